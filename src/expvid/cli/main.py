@@ -1,0 +1,23 @@
+"""The `expvid` command: wires each stage's CLI module into one Typer app."""
+
+from __future__ import annotations
+
+import typer
+
+from expvid.cli.data import data_app
+from expvid.cli.frames import frames_command
+from expvid.cli.sample import sample_app
+
+app = typer.Typer(
+    name="expvid",
+    no_args_is_help=True,
+    add_completion=False,
+    help="Build, verify and run scientific-experiment video benchmarks for multimodal LLMs.",
+)
+app.command("frames")(frames_command)
+app.add_typer(sample_app, name="sample")
+app.add_typer(data_app, name="data")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    app()

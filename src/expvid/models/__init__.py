@@ -1,0 +1,1 @@
+"""expvid.models"""

@@ -1,0 +1,54 @@
+"""The data model shared by every stage (pydantic v2). Imports nothing else from `expvid`."""
+
+from expvid.schema.items import (
+    BLANK_PATTERN,
+    OPTION_LETTERS,
+    AnswerType,
+    AnswerValue,
+    Box,
+    ImagesRef,
+    Item,
+    MediaRef,
+    VideoRef,
+    count_blanks,
+)
+from expvid.schema.jsonl import DataError, RecordProblem, describe_validation_error, read_jsonl
+from expvid.schema.manifest import JudgeSettings, RunManifest, SamplerSettings
+from expvid.schema.records import (
+    ErrorKind,
+    ExtractionStatus,
+    FrameRef,
+    ItemScore,
+    Judgment,
+    Prediction,
+    TaskScore,
+    Usage,
+)
+
+__all__ = [
+    "BLANK_PATTERN",
+    "OPTION_LETTERS",
+    "AnswerType",
+    "AnswerValue",
+    "Box",
+    "DataError",
+    "ErrorKind",
+    "ExtractionStatus",
+    "FrameRef",
+    "ImagesRef",
+    "Item",
+    "ItemScore",
+    "JudgeSettings",
+    "Judgment",
+    "MediaRef",
+    "Prediction",
+    "RecordProblem",
+    "RunManifest",
+    "SamplerSettings",
+    "TaskScore",
+    "Usage",
+    "VideoRef",
+    "count_blanks",
+    "describe_validation_error",
+    "read_jsonl",
+]

@@ -1,0 +1,48 @@
+"""The run manifest: everything needed to know how a run's numbers were produced."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from expvid.schema.records import utc_now
+
+
+class SamplerSettings(BaseModel):
+    """How frames were chosen and encoded; identical for every model in a comparison."""
+
+    strategy: str = "uniform"  # "uniform" (segment midpoints) or "fps"
+    num_frames: int | None = None
+    fps: float | None = None
+    max_frames: int | None = None
+    size: int | None = 224  # square side; None keeps the source size
+    max_side: int | None = None  # keep aspect ratio, longest side at most this
+    image_format: str = "jpeg"
+    jpeg_quality: int = 90
+
+
+class JudgeSettings(BaseModel):
+    name: str
+    model: str | None = None
+    endpoint: str | None = None
+    prompt: str | None = None
+    threshold: float | None = None
+    offline: bool = False
+
+
+class RunManifest(BaseModel):
+    """`manifest.json` of a run directory."""
+
+    suite: str
+    model: str
+    command: list[str] = Field(default_factory=list)
+    config: dict[str, Any] = Field(default_factory=dict)
+    samplers: dict[str, SamplerSettings] = Field(default_factory=dict)
+    judge: JudgeSettings | None = None
+    dataset_root: str | None = None
+    dataset_fingerprint: str | None = None
+    versions: dict[str, str] = Field(default_factory=dict)
+    created_at: datetime = Field(default_factory=utc_now)
+    updated_at: datetime = Field(default_factory=utc_now)
