@@ -150,8 +150,10 @@ class Item(BaseModel):
             if not isinstance(answer, int) or isinstance(answer, bool):
                 raise ValueError(f"step_number answer must be an integer, got {answer!r}")
         elif kind is AnswerType.STEP_SEQUENCE:
-            if not isinstance(answer, list) or not answer or not all(
-                isinstance(a, int) and not isinstance(a, bool) for a in answer
+            if (
+                not isinstance(answer, list)
+                or not answer
+                or not all(isinstance(a, int) and not isinstance(a, bool) for a in answer)
             ):
                 raise ValueError(f"step_sequence answer must be a non-empty list of integers, got {answer!r}")
         elif kind in (AnswerType.BLANKS, AnswerType.FREE_TEXT):
@@ -164,9 +166,10 @@ class Item(BaseModel):
                         f"question has {blanks} blank(s) (runs of 2+ underscores) but the answer has "
                         f"{len(answer)} entr{'y' if len(answer) == 1 else 'ies'}"
                     )
-        elif kind is AnswerType.BOXES:
-            if not isinstance(answer, list) or not answer or not all(isinstance(a, Box) for a in answer):
-                raise ValueError(f"boxes answer must be a non-empty list of boxes, got {answer!r}")
+        elif kind is AnswerType.BOXES and (
+            not isinstance(answer, list) or not answer or not all(isinstance(a, Box) for a in answer)
+        ):
+            raise ValueError(f"boxes answer must be a non-empty list of boxes, got {answer!r}")
         return self
 
     @property

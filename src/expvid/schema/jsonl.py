@@ -65,6 +65,7 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any] | RecordProblem
                 yield number, RecordProblem(path, number, f"not valid JSON ({exc.msg} at column {exc.colno})")
                 continue
             if not isinstance(value, dict):
-                yield number, RecordProblem(path, number, f"expected a JSON object, got {type(value).__name__}")
+                kind = type(value).__name__
+                yield number, RecordProblem(path, number, f"expected a JSON object, got {kind}")
                 continue
             yield number, value

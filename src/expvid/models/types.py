@@ -1,0 +1,125 @@
+"""The one protocol every model backend speaks: `await backend.generate(request) -> response`.
+
+Requests carry images as encoded bytes in time order, never file names. `hints` lets offline
+baselines (random, longest-option, ...) answer without a model; it never contains the gold answer
+and is never sent to a remote API.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Annotated, Any, Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from expvid.schema import AnswerType, ErrorKind, Usage
+
+
+class TextPart(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    type: Literal["text"] = "text"
+    text: str
+
+
+class ImagePart(BaseModel):
+    """An encoded image (JPEG or PNG bytes)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    type: Literal["image"] = "image"
+    data: bytes = Field(repr=False)
+    mime: str = "image/jpeg"
+
+    @property
+    def digest(self) -> str:
+        """Content hash used in cache keys instead of the bytes themselves."""
+        return hashlib.sha256(self.data).hexdigest()
+
+
+ContentPart = Annotated[TextPart | ImagePart, Field(discriminator="type")]
+
+
+class Message(BaseModel):
+    role: Literal["system", "user", "assistant"]
+    content: list[ContentPart]
+
+    @property
+    def n_images(self) -> int:
+        return sum(isinstance(part, ImagePart) for part in self.content)
+
+
+class AnswerHints(BaseModel):
+    """What an offline baseline may know about the expected answer: its shape, never its value."""
+
+    answer_type: AnswerType
+    options: dict[str, str] | None = None
+    step_numbers: list[int] | None = None  # candidate step numbers (step prediction, generation)
+    n_blanks: int = 0
+
+
+class ThinkingConfig(BaseModel):
+    """Reasoning switch for backends that support it (Gemini budgets, Claude thinking, Qwen3-style)."""
+
+    enabled: bool = False
+    budget_tokens: int | None = None
+
+
+class GenerateRequest(BaseModel):
+    messages: list[Message]
+    temperature: float = 0.1
+    max_tokens: int = 8192
+    seed: int | None = None
+    thinking: ThinkingConfig | None = None
+    hints: AnswerHints | None = None
+    #: Free-form labels for logs (item id, task). Not part of the cache key, never sent to a model.
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def n_images(self) -> int:
+        return sum(message.n_images for message in self.messages)
+
+    def without_images(self) -> GenerateRequest:
+        """The same request with every image removed (the paper's no-vision ablation)."""
+        messages = [
+            Message(role=m.role, content=[p for p in m.content if isinstance(p, TextPart)])
+            for m in self.messages
+        ]
+        return self.model_copy(update={"messages": messages})
+
+
+class GenerateResponse(BaseModel):
+    text: str | None
+    reasoning: str | None = None
+    finish_reason: str | None = None
+    usage: Usage = Field(default_factory=Usage)
+    latency_s: float = 0.0
+    cached: bool = False
+    model: str = ""
+    request_hash: str | None = None
+
+
+class BackendError(RuntimeError):
+    """A request that failed for good (after the backend's own retries)."""
+
+    def __init__(self, message: str, *, kind: ErrorKind = ErrorKind.REQUEST, status: int | None = None):
+        super().__init__(message)
+        self.kind = kind
+        self.status = status
+
+
+@runtime_checkable
+class ModelBackend(Protocol):
+    """What the runner needs from a model. Implementations must be safe to call concurrently."""
+
+    name: str
+
+    async def generate(self, request: GenerateRequest) -> GenerateResponse:
+        """Answer one request, or raise `BackendError` once retries are exhausted."""
+        ...
+
+    def describe(self) -> dict[str, Any]:
+        """Settings worth recording in a run manifest (no secrets)."""
+        ...
+
+    async def aclose(self) -> None: ...
