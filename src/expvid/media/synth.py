@@ -158,11 +158,12 @@ def write_video(
     written = 0
     with av.open(str(path), "w") as container:
         stream = container.add_stream(codec, rate=rate)
+        assert isinstance(stream, av.VideoStream)
         stream.pix_fmt = "yuv420p"
         if times is not None:
             stream.time_base = Fraction(1, 90000)
             stream.codec_context.time_base = Fraction(1, 90000)
-        options = {"crf": str(crf), "preset": preset, "bf": str(bframes)}
+        options: dict[str, object] = {"crf": str(crf), "preset": preset, "bf": str(bframes)}
         params = ["scenecut=0"]
         if gop:
             params += [f"keyint={gop}", f"min-keyint={gop}"]
