@@ -106,6 +106,8 @@ class ItemScore(BaseModel):
     possible: float = 1.0
     discipline: str | None = None
     video_id: str | None = None
+    #: Set when the item needed a judge and the judge failed: scored 0, counted as n_judge_failed.
+    judge_error: str | None = None
 
 
 class TaskScore(BaseModel):
