@@ -5,8 +5,12 @@ from __future__ import annotations
 import typer
 
 from expvid.cli.data import data_app
+from expvid.cli.demo import demo_command
+from expvid.cli.eval import eval_command
 from expvid.cli.frames import frames_command
+from expvid.cli.report import compare_command, report_command
 from expvid.cli.sample import sample_app
+from expvid.cli.score import score_command
 
 app = typer.Typer(
     name="expvid",
@@ -14,6 +18,11 @@ app = typer.Typer(
     add_completion=False,
     help="Build, verify and run scientific-experiment video benchmarks for multimodal LLMs.",
 )
+app.command("demo")(demo_command)
+app.command("eval")(eval_command)
+app.command("score")(score_command)
+app.command("report")(report_command)
+app.command("compare")(compare_command)
 app.command("frames")(frames_command)
 app.add_typer(sample_app, name="sample")
 app.add_typer(data_app, name="data")

@@ -88,6 +88,8 @@ class Judgment(BaseModel):
     error: str | None = None
     cached: bool = False
     sample: int = 0
+    #: Hash of what was judged (the extracted answer); a re-done prediction makes the judgment stale.
+    input_sha256: str | None = None
     created_at: datetime = Field(default_factory=utc_now)
 
     @property

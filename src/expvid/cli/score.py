@@ -1,0 +1,64 @@
+"""`expvid score`: score predictions without querying a model or decoding any video.
+
+expvid score RUN_DIR [--judge SPEC]                 re-score a run (e.g. with another judge)
+expvid score --data DIR --predictions FILE --out DIR   score a JSONL made anywhere else
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from expvid.cli.errors import friendly_errors
+from expvid.run.report import build_table, load_runs, to_markdown
+from expvid.suites.registry import get_suite
+
+
+def score_command(
+    run_dir: Annotated[Path | None, typer.Argument(help="Run directory to re-score.")] = None,
+    data: Annotated[Path | None, typer.Option("--data", help="Dataset root (with --predictions).")] = None,
+    predictions: Annotated[
+        Path | None,
+        typer.Option("--predictions", help='JSONL of {"id", "response"} or {"id", "task", "response"}.'),
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Where to write the scored run (with --predictions).")
+    ] = None,
+    suite: Annotated[str, typer.Option("--suite")] = "expvid",
+    judge: Annotated[
+        str | None, typer.Option("--judge", help="LLM judge spec (default: offline judge).")
+    ] = None,
+    judge_base_url: Annotated[str | None, typer.Option("--judge-base-url")] = None,
+    judge_api_key_env: Annotated[str | None, typer.Option("--judge-api-key-env")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet")] = False,
+) -> None:
+    """Score a run directory, or an external predictions file against a dataset."""
+    from expvid.run.rescore import JudgeChoice, rescore_run, score_external
+
+    choice = JudgeChoice(spec=judge, base_url=judge_base_url, api_key_env=judge_api_key_env)
+    with friendly_errors():
+        if predictions is not None:
+            if data is None or out is None:
+                raise typer.BadParameter("--predictions needs --data and --out")
+            target = out
+            asyncio.run(
+                score_external(
+                    suite=suite,
+                    data=data,
+                    predictions=predictions,
+                    out=out,
+                    judge=choice,
+                    show_progress=not quiet,
+                )
+            )
+        elif run_dir is not None:
+            target = run_dir
+            asyncio.run(rescore_run(run_dir, judge=choice, show_progress=not quiet))
+        else:
+            raise typer.BadParameter("give a RUN_DIR, or --data, --predictions and --out")
+        runs = load_runs([target])
+        suite_name = runs[0].scores.run.suite
+        typer.echo(to_markdown(build_table(get_suite(suite_name), runs, references=[])))

@@ -1,0 +1,174 @@
+"""`evaluate(config)`: the whole evaluation of one model on one suite, resumable.
+
+Order of work: load and fingerprint the data; refuse to resume a run made with other settings;
+write the manifest; generate predictions for items that have none (or whose last attempt failed);
+judge what needs judging; score. Each stage appends or atomically rewrites its own file, so killing
+the process at any moment loses at most the requests in flight.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from expvid.media.cache import FrameCache
+from expvid.models.factory import create_backend
+from expvid.run.config import EvalConfig
+from expvid.run.generate import GenerationPhase
+from expvid.run.manifest import check_resumable, new_manifest
+from expvid.run.media_inputs import MediaPreparer
+from expvid.run.progress import run_progress
+from expvid.run.rundir import AppendLog, RunDir
+from expvid.run.scoring_phase import RunScores, ScoringInputs, judge_and_score
+from expvid.schema import DataError, Item, SamplerSettings
+from expvid.suites.base import Dataset
+from expvid.suites.protocol import EvalSuite
+from expvid.suites.registry import get_suite
+
+
+@dataclass
+class EvalResult:
+    scores: RunScores
+    rundir: RunDir
+    generated: int
+    resumed: int
+    failed: int
+
+
+def select_items(dataset: Dataset, tasks: Sequence[str] | None, limit: int | None) -> list[Item]:
+    """Items of the chosen tasks (all when None), at most `limit` per task, in file order."""
+    groups = dataset.by_task()
+    if tasks is not None:
+        unknown = [t for t in tasks if t not in {s.name for s in dataset.tasks} | set(groups)]
+        if unknown:
+            known = ", ".join(spec.name for spec in dataset.tasks)
+            raise DataError(f"unknown task(s) {', '.join(unknown)}; this dataset has: {known}")
+        groups = {task: groups.get(task, []) for task in tasks}
+    selected: list[Item] = []
+    for group in groups.values():
+        selected.extend(group if limit is None else group[:limit])
+    return selected
+
+
+def _cache_dirs(config: EvalConfig) -> tuple[FrameCache | None, Path | None]:
+    if config.cache_dir is None:
+        return None, None
+    return FrameCache(config.cache_dir / "frames"), config.cache_dir / "responses"
+
+
+def _backend_options(config: EvalConfig, responses: Path | None) -> dict[str, Any]:
+    options = dict(config.backend_options)
+    options.setdefault("concurrency", config.concurrency)
+    options.setdefault("cache_dir", responses)
+    if config.frames.max_images is not None:
+        options.setdefault("max_images", config.frames.max_images)
+    return options
+
+
+def _judge_options(config: EvalConfig, responses: Path | None) -> dict[str, Any]:
+    options: dict[str, Any] = {"concurrency": config.judge_concurrency, "cache_dir": responses}
+    if config.judge_base_url:
+        options["base_url"] = config.judge_base_url
+    if config.judge_api_key_env:
+        options["api_key_env"] = config.judge_api_key_env
+    return options
+
+
+def _samplers(suite: EvalSuite, items: Sequence[Item], config: EvalConfig) -> dict[str, SamplerSettings]:
+    samplers: dict[str, SamplerSettings] = {}
+    for item in items:
+        if item.task not in samplers:
+            settings = suite.sampler(item, config.frames)
+            if settings is not None:
+                samplers[item.task] = settings
+    return samplers
+
+
+async def evaluate(
+    config: EvalConfig,
+    *,
+    command: list[str] | None = None,
+    console: Console | None = None,
+    show_progress: bool = True,
+) -> EvalResult:
+    console = console or Console(stderr=True)
+    suite = get_suite(config.suite)
+    dataset = suite.load(config.data, strict=config.strict)
+    for problem in dataset.problems:
+        console.print(f"[yellow]skipped[/] {problem}")
+    items = select_items(dataset, config.tasks, config.limit)
+    if not items:
+        raise DataError(f"{config.data}: no items to evaluate for tasks {config.tasks or 'all'}")
+    rundir = RunDir(config.out)
+    fingerprint = dataset.fingerprint()
+    previous = rundir.read_manifest() if rundir.exists() else None
+    if previous is not None:
+        check_resumable(previous, config, fingerprint)
+
+    frame_cache, response_dir = _cache_dirs(config)
+    backend = create_backend(config.model, **_backend_options(config, response_dir))
+    needs_judge = any(item.answer_type.value in ("blanks", "free_text") for item in items)
+    judge = suite.build_judge(config.judge, _judge_options(config, response_dir)) if needs_judge else None
+    temperature = suite.generation.temperature if config.temperature is None else config.temperature
+    max_tokens = suite.generation.max_tokens if config.max_tokens is None else config.max_tokens
+
+    manifest = new_manifest(
+        config,
+        command=command if command is not None else sys.argv,
+        fingerprint=fingerprint,
+        samplers=_samplers(suite, items, config),
+        judge=judge.manifest_settings() if judge is not None else None,
+        backend=backend.describe(),
+        generation={"temperature": temperature, "max_tokens": max_tokens, "source": suite.generation.source},
+    )
+    if previous is not None:
+        manifest = manifest.model_copy(update={"created_at": previous.created_at})
+    rundir.write_manifest(manifest)
+
+    done = rundir.predictions()
+    todo = [
+        item
+        for item in items
+        if (item.id, 0) not in done or (config.retry_failed and not done[(item.id, 0)].ok)
+    ]
+    resumed = len(items) - len(todo)
+    with run_progress(console, show_progress) as progress:
+        bar = progress.phase(f"generate ({backend.name})", len(todo))
+        try:
+            with AppendLog(rundir.predictions_path) as log:
+                phase = GenerationPhase(
+                    suite=suite,
+                    backend=backend,
+                    preparer=MediaPreparer(frame_cache, workers=config.decode_workers),
+                    log=log,
+                    frames=config.frames,
+                    prompt=config.prompt,
+                    temperature=temperature,
+                    max_tokens=max_tokens,
+                    seed=config.seed,
+                    concurrency=config.concurrency,
+                    on_done=lambda p: bar.advance(failed=not p.ok, cached=p.cached),
+                )
+                await phase.run(todo)
+        finally:
+            await backend.aclose()
+        scores = await judge_and_score(
+            suite=suite,
+            rundir=rundir,
+            inputs=ScoringInputs(items=items, predictions=rundir.predictions()),
+            judge=judge,
+            judge_concurrency=config.judge_concurrency,
+            model=config.model,
+            fingerprint=fingerprint,
+            n_bootstrap=config.n_bootstrap,
+            seed=config.seed or 0,
+            progress=progress,
+        )
+    return EvalResult(
+        scores=scores, rundir=rundir, generated=len(todo), resumed=resumed, failed=bar.counter.failed
+    )

@@ -1,0 +1,69 @@
+"""The results table as Markdown (for READMEs and issues) and CSV (for spreadsheets)."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from expvid.run.report.table import Table
+
+
+def _cell(value: float | None) -> str:
+    return "–" if value is None else f"{value:.1f}"
+
+
+def to_markdown(table: Table, *, title: str | None = None) -> str:
+    columns = table.columns
+    lines = []
+    if title:
+        lines += [f"### {title}", ""]
+    # Markdown has no column spans: the group name goes into each group's average column header.
+    header = ["Model"]
+    for group in table.groups:
+        for column in group.columns:
+            header.append(f"{column.label} ({group.name})" if column.kind == "level" else column.label)
+    lines.append("| " + " | ".join(header) + " |")
+    lines.append("|" + "|".join(["---"] + ["---:"] * len(columns)) + "|")
+    for row in table.rows:
+        label = f"_{row.label}_" if row.reference else f"**{row.label}**"
+        cells = [_cell(row.values.get(column.key)) for column in columns]
+        lines.append("| " + " | ".join([label, *cells]) + " |")
+    notes = [note for row in table.rows if not row.reference for note in row.notes]
+    failures = []
+    for row in table.rows:
+        if row.reference:
+            continue
+        unparseable = sum(v for k, v in row.unparseable.items() if not k.startswith("L"))
+        failed = sum(v for k, v in row.failed.items() if not k.startswith("L"))
+        if unparseable or failed:
+            failures.append(
+                f"{row.label}: {unparseable} unparseable, {failed} failed request(s), all scored 0"
+            )
+    if notes or failures:
+        lines.append("")
+        lines.extend(f"- {text}" for text in dict.fromkeys(notes + failures))
+    return "\n".join(lines) + "\n"
+
+
+def to_csv(table: Table) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    header = ["model", "reference"]
+    for group in table.groups:
+        for column in group.columns:
+            name = f"{group.name}/{column.label}"
+            header += [name, f"{name} ci_low", f"{name} ci_high", f"{name} n"]
+    writer.writerow(header)
+    for row in table.rows:
+        cells: list[object] = [row.label, int(row.reference)]
+        for column in table.columns:
+            value = row.values.get(column.key)
+            ci = row.ci.get(column.key)
+            cells += [
+                "" if value is None else f"{value:.4f}",
+                "" if ci is None else f"{ci[0]:.4f}",
+                "" if ci is None else f"{ci[1]:.4f}",
+                row.counts.get(column.key, ""),
+            ]
+        writer.writerow(cells)
+    return buffer.getvalue()

@@ -1,0 +1,170 @@
+"""ExpVid as the runner evaluates it: paper defaults, prompts, extraction and scoring wiring.
+
+Defaults, each from the paper (review version 000, appendix F):
+- F.2: uniform sampling, 8 frames for Level-1 clips, 32 for Level-2 segments; Level-3 uses the
+  model's recommended or maximum frame count (Table 3: 96-512), so 128 is our default and
+  `--frames L3=N` sets it; frames resized to 224x224; temperature 0.1; at most 8192 new tokens.
+- F.4: prompts (see `expvid_prompts`).
+- F.1: metrics (accuracy, Jaccard, per-blank accuracy), level averages as Table 2 computes them
+  (`expvid.scoring.levels`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from expvid.models.factory import create_backend
+from expvid.models.types import AnswerHints, ImagePart, Message, TextPart
+from expvid.schema import AnswerType, Item, ItemScore, JudgeSettings, Judgment, SamplerSettings, VideoRef
+from expvid.scoring import (
+    EXPVID_LEVELS,
+    BlankJudge,
+    Extraction,
+    LLMBlankJudge,
+    OfflineBlankJudge,
+    expvid_table2,
+    extract_answer,
+    needs_judge,
+    score_item,
+)
+from expvid.suites.base import Dataset
+from expvid.suites.expvid_prompts import build_prompt
+from expvid.suites.expvid_suite import EXPVID_TASKS, load_expvid
+from expvid.suites.protocol import FrameOptions, GenerationDefaults, PromptOptions
+
+#: F.2 frame budgets per level; Level 3 is per model in the paper (96-512), 128 here.
+DEFAULT_FRAMES: dict[str, int] = {"L1": 8, "L2": 32, "L3": 128}
+DEFAULT_SIZE = 224  # F.2: "resized to 224x224"
+GENERATION = GenerationDefaults(temperature=0.1, max_tokens=8192, source="ExpVid appendix F.2")
+
+_NUMBERED_LINE = re.compile(r"^\s*(\d+)\s*[.)]\s+\S", re.MULTILINE)
+
+
+def step_numbers_in(question: str) -> list[int]:
+    """Step numbers of the numbered list inside a question ("12. Add ..." lines), in order.
+
+    The release's step_prediction lists have no "1." before their first step (formats.md), so
+    when the list starts at 2, step 1 is added: it is the unnumbered first line.
+    """
+    numbers = [int(match) for match in _NUMBERED_LINE.findall(question)]
+    if numbers and numbers[0] == 2:
+        numbers.insert(0, 1)
+    return list(dict.fromkeys(numbers))
+
+
+def frame_count(item: Item, frames: FrameOptions) -> int:
+    """Frames for this item: a per-task override, else per level, else the F.2 default."""
+    level_key = f"L{item.level}" if item.level else "L1"
+    count = frames.counts.get(item.task, frames.counts.get(level_key, DEFAULT_FRAMES.get(level_key, 8)))
+    if frames.max_images is not None:
+        count = min(count, frames.max_images)
+    return count
+
+
+class ExpVidSuite:
+    """The ten ExpVid tasks under the paper's evaluation settings."""
+
+    name = "expvid"
+    tasks = EXPVID_TASKS
+    levels = EXPVID_LEVELS
+    generation = GENERATION
+
+    def load(
+        self,
+        root: Path,
+        *,
+        tasks: Sequence[str] | None = None,
+        strict: bool = False,
+        check_media: bool = True,
+    ) -> Dataset:
+        return load_expvid(root, tasks=tasks, strict=strict, check_media=check_media)
+
+    def sampler(self, item: Item, frames: FrameOptions) -> SamplerSettings | None:
+        if not isinstance(item.media, VideoRef):
+            return None
+        if frames.fps is not None:
+            cap = frames.max_frames or frames.max_images
+            if frames.max_images is not None and cap is not None:
+                cap = min(cap, frames.max_images)
+            return SamplerSettings(
+                strategy="fps",
+                fps=frames.fps,
+                max_frames=cap,
+                size=frames.size,
+                max_side=frames.max_side,
+                image_format=frames.image_format,
+                jpeg_quality=frames.jpeg_quality,
+            )
+        return SamplerSettings(
+            strategy="uniform",
+            num_frames=frame_count(item, frames),
+            size=frames.size,
+            max_side=frames.max_side,
+            image_format=frames.image_format,
+            jpeg_quality=frames.jpeg_quality,
+        )
+
+    def prompt_text(self, item: Item, options: PromptOptions) -> str:
+        return build_prompt(item, with_asr=options.with_asr)
+
+    def messages(self, item: Item, images: Sequence[ImagePart], options: PromptOptions) -> list[Message]:
+        return [Message(role="user", content=[*images, TextPart(text=self.prompt_text(item, options))])]
+
+    def hints(self, item: Item) -> AnswerHints:
+        steps = None
+        if item.answer_type in (AnswerType.STEP_NUMBER, AnswerType.STEP_SEQUENCE):
+            steps = step_numbers_in(item.question) or None
+        return AnswerHints(
+            answer_type=item.answer_type, options=item.options, step_numbers=steps, n_blanks=item.n_blanks
+        )
+
+    def extract(self, response: str | None, item: Item) -> Extraction:
+        return extract_answer(response, item)
+
+    def needs_judge(self, item: Item, extraction: Extraction) -> bool:
+        return needs_judge(item, extraction)
+
+    def score(self, item: Item, extraction: Extraction, judgment: Judgment | None) -> ItemScore:
+        return score_item(item, extraction, judgment)
+
+    def build_judge(self, spec: str | None, backend_options: dict[str, Any]) -> BlankJudgeAdapter:
+        return build_blank_judge(spec, backend_options)
+
+    def reference_rows(self) -> list[dict[str, Any]]:
+        """Table 2 as published (both thinking settings where the paper lists two rows)."""
+        rows = []
+        for row in expvid_table2().rows:
+            label = f"{row.model} (paper)" if row.think is None else f"{row.model} (paper, think={row.think})"
+            rows.append({"label": label, "values": {**row.tasks, **row.levels}})
+        return rows
+
+
+class BlankJudgeAdapter:
+    """Runs an ExpVid blank judge (LLM or offline) on the blanks extracted from a response."""
+
+    def __init__(self, judge: BlankJudge) -> None:
+        self.inner = judge
+        self.name = judge.name
+
+    async def judge(self, item: Item, extraction: Extraction, response: str | None) -> Judgment:
+        blanks = [str(b) for b in extraction.value] if isinstance(extraction.value, list) else []
+        return await self.inner.judge(item, blanks)
+
+    def describe(self) -> dict[str, Any]:
+        return self.inner.describe()
+
+    def manifest_settings(self) -> JudgeSettings:
+        settings: JudgeSettings = self.inner.manifest_settings()  # type: ignore[attr-defined]
+        return settings
+
+
+def build_blank_judge(spec: str | None, backend_options: dict[str, Any]) -> BlankJudgeAdapter:
+    """Level-3 judge: an LLM judge behind any backend spec (the paper used Phi-3-mini), or, with
+    no spec, the offline judge (normalised match + MiniLM similarity), labelled offline in reports."""
+    if spec is None:
+        return BlankJudgeAdapter(OfflineBlankJudge())
+    backend = create_backend(spec, **backend_options)
+    return BlankJudgeAdapter(LLMBlankJudge(backend))

@@ -1,0 +1,328 @@
+"""ExpVid: the ten tasks as data, and the loader for the published release layout.
+
+The release (formats.md, "ExpVid") is one JSONL file per task under `annotations/level{1,2,3}/`,
+records with the fields `id, video_path, question, options, answer, asr_caption, video_id,
+category`, and pre-cut clips under `videos/`. Ids are only unique within a file, so an item's id
+is `"{task}/{record id}"`. Answers come in several shapes (letters, an int or a numeric string,
+lists of numeric strings, lists of blank fillers); the loader normalises each to the task's
+`AnswerType` once, here, so no scorer ever has to guess. Question texts are kept byte for byte
+(full-width commas, the step-prediction list without "1." before its first step): they are data.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from expvid.schema import (
+    OPTION_LETTERS,
+    AnswerType,
+    AnswerValue,
+    DataError,
+    Item,
+    RecordProblem,
+    VideoRef,
+    count_blanks,
+    describe_validation_error,
+    read_jsonl,
+)
+from expvid.suites.base import Dataset, TaskSpec
+
+SUITE = "expvid"
+
+_C, _N, _S, _B = AnswerType.CHOICE, AnswerType.STEP_NUMBER, AnswerType.STEP_SEQUENCE, AnswerType.BLANKS
+
+#: The ten tasks in the column order of the paper's Table 2 (Level-1 | Level-2 | Level-3).
+#: Metrics from section 4 / appendix E.1: top-1 accuracy for MCQs and step prediction, Jaccard for
+#: sequence generation, per-blank accuracy (LLM-judged) for the fill-in-the-blank Level-3 tasks.
+EXPVID_TASKS: tuple[TaskSpec, ...] = (
+    TaskSpec("tools", 1, _C, "Tool Recognition", "Tool", "annotations/level1/tools.jsonl", "accuracy"),
+    TaskSpec(
+        "materials", 1, _C, "Material Recognition", "Mat.", "annotations/level1/materials.jsonl", "accuracy"
+    ),
+    TaskSpec(
+        "quantity", 1, _C, "Quantity Recognition", "Quan.", "annotations/level1/quantity.jsonl", "accuracy"
+    ),
+    TaskSpec(
+        "operation", 1, _C, "Operation Recognition", "Oper.", "annotations/level1/operation.jsonl", "accuracy"
+    ),
+    TaskSpec(
+        "sequence_ordering",
+        2,
+        _C,
+        "Step Ordering",
+        "Ord.",
+        "annotations/level2/sequence_ordering.jsonl",
+        "accuracy",
+    ),
+    TaskSpec(
+        "sequence_generation",
+        2,
+        _S,
+        "Sequence Generation",
+        "Gen.",
+        "annotations/level2/sequence_generation.jsonl",
+        "jaccard",
+    ),
+    TaskSpec(
+        "video_verification",
+        2,
+        _C,
+        "Completeness Verification",
+        "Veri.",
+        "annotations/level2/video_verification.jsonl",
+        "accuracy",
+    ),
+    TaskSpec(
+        "step_prediction",
+        2,
+        _N,
+        "Step Prediction",
+        "Pred.",
+        "annotations/level2/step_prediction.jsonl",
+        "accuracy",
+    ),
+    TaskSpec(
+        "experimental_conclusion",
+        3,
+        _B,
+        "Experimental Analysis",
+        "Anal.",
+        "annotations/level3/experimental_conclusion.jsonl",
+        "blank_accuracy",
+    ),
+    TaskSpec(
+        "scientific_discovery",
+        3,
+        _B,
+        "Scientific Discovery",
+        "Disc.",
+        "annotations/level3/scientific_discovery.jsonl",
+        "blank_accuracy",
+    ),
+)
+
+TASKS: dict[str, TaskSpec] = {spec.name: spec for spec in EXPVID_TASKS}
+
+#: Fields every release record carries; `options` is required for the choice tasks only.
+RECORD_FIELDS: tuple[str, ...] = (
+    "id",
+    "video_path",
+    "question",
+    "options",
+    "answer",
+    "asr_caption",
+    "video_id",
+    "category",
+)
+_REQUIRED = ("id", "video_path", "question", "answer", "asr_caption", "video_id", "category")
+_NUMERIC = re.compile(r"\s*\d+\s*")
+
+
+def task_spec(name: str) -> TaskSpec:
+    """The spec of one ExpVid task; `DataError` naming the valid tasks for an unknown name."""
+    try:
+        return TASKS[name]
+    except KeyError:
+        raise DataError(f"unknown ExpVid task {name!r}; tasks are: {', '.join(TASKS)}") from None
+
+
+class _BadRecord(ValueError):
+    """One record is unusable; the message becomes a `RecordProblem` for its line."""
+
+
+def load_expvid(
+    root: Path | str,
+    *,
+    tasks: Iterable[str] | None = None,
+    strict: bool = False,
+    check_media: bool = True,
+) -> Dataset:
+    """Load an ExpVid release (or a candidate/verified export in the same layout) from `root`.
+
+    Every unusable line becomes a `RecordProblem(file, line, message)` and the rest still loads;
+    with `strict=True` a `DataError` listing all problems is raised instead. A task file that is
+    absent is skipped, unless that task was requested explicitly in `tasks`. `check_media` checks
+    that each record's video file exists (it does not decode it).
+    """
+    root_path = Path(root).expanduser()
+    if not root_path.is_dir():
+        raise DataError(f"{root_path}: not a directory (expected an ExpVid release root)")
+    root_path = root_path.resolve()
+    if isinstance(tasks, str):  # a single name, not an iterable of one-letter "tasks"
+        tasks = [tasks]
+    requested = None if tasks is None else list(dict.fromkeys(tasks))
+    specs = EXPVID_TASKS if requested is None else tuple(task_spec(name) for name in requested)
+    if requested is not None:  # keep the canonical order whatever order they were asked in
+        specs = tuple(spec for spec in EXPVID_TASKS if spec in specs)
+
+    dataset = Dataset(suite=SUITE, root=root_path)
+    loaded: list[TaskSpec] = []
+    for spec in specs:
+        path = root_path / spec.path
+        if not path.is_file():
+            if requested is not None:
+                dataset.problems.append(
+                    RecordProblem(path, 0, f"annotation file for task {spec.name!r} not found")
+                )
+            continue
+        loaded.append(spec)
+        data = _read_text_bytes(path)
+        if isinstance(data, RecordProblem):
+            dataset.problems.append(data)
+            continue
+        dataset.file_hashes[spec.path] = hashlib.sha256(data).hexdigest()
+        _load_task_file(spec, path, root_path, check_media, dataset)
+    if requested is None and not loaded:
+        expected = ", ".join(spec.path for spec in EXPVID_TASKS[:2])
+        raise DataError(f"{root_path}: no ExpVid annotation files found (expected e.g. {expected}, ...)")
+    dataset.tasks = tuple(loaded)
+    if strict and dataset.problems:
+        raise DataError(dataset.problems)
+    return dataset
+
+
+def _read_text_bytes(path: Path) -> bytes | RecordProblem:
+    """The file's bytes, or a problem if it cannot be read as UTF-8 text (then none of it loads)."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        return RecordProblem(path, 0, f"cannot read the file ({exc.strerror or exc})")
+    try:
+        data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        return RecordProblem(path, line, f"not UTF-8 text ({exc.reason} at byte {exc.start}); file skipped")
+    return data
+
+
+def _load_task_file(spec: TaskSpec, path: Path, root: Path, check_media: bool, dataset: Dataset) -> None:
+    first_line: dict[str, int] = {}
+    for line, record in read_jsonl(path):
+        if isinstance(record, RecordProblem):
+            dataset.problems.append(record)
+            continue
+        try:
+            item = _record_to_item(spec, record, root, check_media)
+        except _BadRecord as exc:
+            dataset.problems.append(RecordProblem(path, line, str(exc)))
+            continue
+        source_id = item.source_id or ""
+        if source_id in first_line:
+            message = f"duplicate id {record['id']!r} (first seen on line {first_line[source_id]})"
+            dataset.problems.append(RecordProblem(path, line, message))
+            continue
+        first_line[source_id] = line
+        dataset.items.append(item)
+
+
+def _record_to_item(spec: TaskSpec, record: dict[str, Any], root: Path, check_media: bool) -> Item:
+    missing = [name for name in _REQUIRED if name not in record]
+    if spec.answer_type is AnswerType.CHOICE and "options" not in record:
+        missing.append("options")
+    if missing:
+        raise _BadRecord(f"missing field(s): {', '.join(missing)}")
+
+    record_id = record["id"]
+    if isinstance(record_id, bool) or not isinstance(record_id, int | str) or str(record_id) == "":
+        raise _BadRecord(f"id must be a non-empty string or an integer, got {record_id!r}")
+    question = _text(record, "question", allow_empty=False)
+    video_path = _text(record, "video_path", allow_empty=False)
+    category = _text(record, "category", allow_empty=False)
+    video_id = record["video_id"]
+    if isinstance(video_id, bool) or not isinstance(video_id, int | str) or str(video_id) == "":
+        raise _BadRecord(f"video_id must be a non-empty string or an integer, got {video_id!r}")
+    caption = record["asr_caption"]
+    if caption is not None and not isinstance(caption, str):
+        raise _BadRecord(f"asr_caption must be a string, got {type(caption).__name__}")
+
+    extras = {key: value for key, value in record.items() if key not in RECORD_FIELDS}
+    options: dict[str, str] | None = None
+    if spec.answer_type is AnswerType.CHOICE:
+        options = _options(record["options"])
+    elif "options" in record:  # not part of this task's shape: keep it, but out of the way
+        extras["options"] = record["options"]
+    answer = _answer(spec, record["answer"], options, question)
+
+    resolved = (root / video_path).resolve()
+    if check_media and not resolved.is_file():
+        raise _BadRecord(f"video file not found: {video_path}")
+    try:
+        return Item(
+            id=f"{spec.name}/{record_id}",
+            source_id=str(record_id),
+            suite=SUITE,
+            task=spec.name,
+            level=spec.level,
+            discipline=category,
+            media=VideoRef(path=str(resolved), source_path=video_path),
+            question=question,
+            options=options,
+            answer=answer,
+            answer_type=spec.answer_type,
+            context=caption,
+            meta={"video_id": str(video_id), **extras},
+        )
+    except ValidationError as exc:
+        raise _BadRecord(describe_validation_error(exc)) from None
+
+
+def _text(record: dict[str, Any], name: str, *, allow_empty: bool) -> str:
+    value = record[name]
+    if not isinstance(value, str):
+        raise _BadRecord(f"{name} must be a string, got {type(value).__name__}")
+    if not allow_empty and not value.strip():
+        raise _BadRecord(f"{name} is empty")
+    return value
+
+
+def _options(raw: Any) -> dict[str, str]:
+    if not isinstance(raw, dict) or len(raw) < 2:
+        raise _BadRecord(f"options must be an object mapping 2 to 10 letters to texts, got {raw!r}")
+    bad = [key for key in raw if key not in OPTION_LETTERS]
+    if bad:
+        raise _BadRecord(f"option keys must be letters A-J, got {bad}")
+    options: dict[str, str] = {}
+    for letter, text in raw.items():
+        if isinstance(text, bool) or not isinstance(text, str | int):
+            raise _BadRecord(f"option {letter} must be text, got {text!r}")
+        options[letter] = str(text)  # completeness verification maps letters to step numbers
+    return options
+
+
+def _answer(spec: TaskSpec, raw: Any, options: dict[str, str] | None, question: str) -> AnswerValue:
+    kind = spec.answer_type
+    if kind is AnswerType.CHOICE:
+        if not isinstance(raw, str) or options is None or raw not in options:
+            raise _BadRecord(f"answer {raw!r} is not one of the options {list(options or {})}")
+        return raw
+    if kind is AnswerType.STEP_NUMBER:
+        return _step_number(raw, what="answer")
+    if kind is AnswerType.STEP_SEQUENCE:
+        if not isinstance(raw, list) or not raw:
+            raise _BadRecord(f"answer must be a non-empty list of step numbers, got {raw!r}")
+        return [_step_number(value, what="answer entry") for value in raw]
+    if kind is AnswerType.BLANKS:
+        if not isinstance(raw, list) or not raw or not all(isinstance(value, str) for value in raw):
+            raise _BadRecord(f"answer must be a non-empty list of strings (one per blank), got {raw!r}")
+        blanks = count_blanks(question)
+        if blanks != len(raw):
+            raise _BadRecord(
+                f"question has {blanks} blank(s) (runs of 2+ underscores) but the answer has {len(raw)} "
+                f"entr{'y' if len(raw) == 1 else 'ies'}"
+            )
+        return list(raw)
+    raise _BadRecord(f"task {spec.name} has unsupported answer type {kind.value}")  # pragma: no cover
+
+
+def _step_number(value: Any, *, what: str) -> int:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and _NUMERIC.fullmatch(value):
+        return int(value)
+    raise _BadRecord(f"{what} must be a step number (an integer or a numeric string), got {value!r}")

@@ -1,0 +1,24 @@
+"""Fixtures shared by every test area."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from expvid.suites.sample import make_sample
+
+
+@pytest.fixture(scope="session")
+def sample_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled sample ExpVid benchmark (seed 0), generated once per test session.
+
+    Holds `annotations/` (ten tasks), `videos/` (clips and Level-3 videos, release names),
+    `sources/<video_id>/{video.mp4, transcript.srt, paper.md, meta.json}` (six kept experiments and
+    two that curation should reject) and `sample_truth.json` (source frame ranges of every clip;
+    read it with `expvid.suites.sample.read_truth`). Shared by all tests: treat it as read-only and
+    copy it (`shutil.copytree`) before changing anything.
+    """
+    root = tmp_path_factory.mktemp("expvid_sample") / "sample"
+    make_sample(root, seed=0)
+    return root
