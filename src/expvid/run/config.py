@@ -53,6 +53,8 @@ class EvalConfig(BaseModel):
     backend_options: dict[str, Any] = Field(default_factory=dict)
     #: Frame and response caches live here; None disables both.
     cache_dir: Path | None = None
+    #: Keep model responses in the cache too (frames are always cached when cache_dir is set).
+    cache_responses: bool = True
     strict: bool = False
     retry_failed: bool = True
     n_bootstrap: int = Field(default=2000, ge=0)

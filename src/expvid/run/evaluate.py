@@ -58,7 +58,8 @@ def select_items(dataset: Dataset, tasks: Sequence[str] | None, limit: int | Non
 def _cache_dirs(config: EvalConfig) -> tuple[FrameCache | None, Path | None]:
     if config.cache_dir is None:
         return None, None
-    return FrameCache(config.cache_dir / "frames"), config.cache_dir / "responses"
+    responses = config.cache_dir / "responses" if config.cache_responses else None
+    return FrameCache(config.cache_dir / "frames"), responses
 
 
 def _backend_options(config: EvalConfig, responses: Path | None) -> dict[str, Any]:

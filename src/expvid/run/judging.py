@@ -20,16 +20,28 @@ from expvid.scoring import Extraction
 from expvid.suites.protocol import RunJudge
 
 
+def judge_identity(judge: RunJudge) -> str:
+    """Hash of everything that defines a judge (model, endpoint, prompt, thresholds; no secrets)."""
+    return hashlib.sha256(json.dumps(judge.describe(), sort_keys=True, default=str).encode()).hexdigest()
+
+
 @dataclass(frozen=True)
 class JudgeTask:
     item: Item
     prediction: Prediction
     extraction: Extraction
+    judge_identity: str = ""
 
     @property
     def input_sha256(self) -> str:
+        """What was judged and by whom: a judgment is reused only when all of it is unchanged."""
         payload = json.dumps(
-            {"extracted": self.extraction.value, "response": self.prediction.response}, default=str
+            {
+                "extracted": self.extraction.value,
+                "response": self.prediction.response,
+                "judge": self.judge_identity,
+            },
+            default=str,
         )
         return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 

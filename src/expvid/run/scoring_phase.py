@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
-from expvid.run.judging import JudgeTask, JudgingPhase, load_judgments
+from expvid.run.judging import JudgeTask, JudgingPhase, judge_identity, load_judgments
 from expvid.run.progress import RunProgress
 from expvid.run.rundir import ITEM_SCORES, AppendLog, RunDir, write_atomic
 from expvid.schema import Item, ItemScore, JudgeSettings, Judgment, Prediction
@@ -67,8 +67,9 @@ async def judge_and_score(
         (item, inputs.predictions[(item.id, 0)]) for item in items if (item.id, 0) in inputs.predictions
     ]
     extractions = {item.id: suite.extract(pred.response if pred.ok else None, item) for item, pred in scored}
+    identity = judge_identity(judge) if judge is not None else ""
     to_judge = [
-        JudgeTask(item, pred, extractions[item.id])
+        JudgeTask(item, pred, extractions[item.id], identity)
         for item, pred in scored
         if suite.needs_judge(item, extractions[item.id])
     ]
