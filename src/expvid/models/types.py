@@ -80,12 +80,15 @@ class GenerateRequest(BaseModel):
         return sum(message.n_images for message in self.messages)
 
     def without_images(self) -> GenerateRequest:
-        """The same request with every image removed (the paper's no-vision ablation)."""
+        """The same request with every image removed (the paper's no-vision ablation).
+
+        A message that held only images disappears: APIs reject messages with empty content.
+        """
         messages = [
             Message(role=m.role, content=[p for p in m.content if isinstance(p, TextPart)])
             for m in self.messages
         ]
-        return self.model_copy(update={"messages": messages})
+        return self.model_copy(update={"messages": [m for m in messages if m.content]})
 
 
 class GenerateResponse(BaseModel):
@@ -106,6 +109,13 @@ class BackendError(RuntimeError):
         super().__init__(message)
         self.kind = kind
         self.status = status
+
+
+class BackendConfigError(ValueError):
+    """A backend that cannot be built as asked: unknown spec, bad option, missing key or package.
+
+    Raised when the backend is created, before any item is run, so a typo never costs a run.
+    """
 
 
 @runtime_checkable

@@ -1,0 +1,135 @@
+"""On-disk response cache: the same full request never costs a second model call.
+
+The key is a hash of EVERYTHING that can change the answer (backend kind, model, base URL, messages
+with image content hashes, sampling settings, thinking, extra body, wire options), so a changed
+prompt, a different frame or a new temperature is a miss, never a stale hit. `hints` and `metadata`
+are not sent to the model and are left out.
+
+Storage is one sqlite file in WAL mode: readers never block the writer, several processes (parallel
+runs sharing a cache) are safe, and a crash loses at most the response being written. sqlite calls
+run in a worker thread so a busy database never stalls the event loop. Only successful responses are
+stored; failures are always retried on the next run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from expvid.models.types import GenerateRequest, GenerateResponse, ImagePart, TextPart
+
+CACHE_FILE_NAME = "responses.sqlite3"
+#: Bump when the meaning of a key changes so old entries can never be served for new requests.
+KEY_VERSION = 1
+
+
+def request_fingerprint(request: GenerateRequest) -> dict[str, Any]:
+    """The parts of a request that reach the model, with images replaced by their content hash."""
+    messages = []
+    for message in request.messages:
+        parts: list[dict[str, str]] = []
+        for part in message.content:
+            if isinstance(part, TextPart):
+                parts.append({"type": "text", "text": part.text})
+            elif isinstance(part, ImagePart):
+                parts.append({"type": "image", "mime": part.mime, "sha256": part.digest})
+        messages.append({"role": message.role, "content": parts})
+    return {
+        "messages": messages,
+        "temperature": request.temperature,
+        "max_tokens": request.max_tokens,
+        "seed": request.seed,
+        "thinking": None if request.thinking is None else request.thinking.model_dump(mode="json"),
+    }
+
+
+def cache_key(
+    request: GenerateRequest,
+    *,
+    backend: str,
+    model: str,
+    base_url: str | None,
+    extra: dict[str, Any] | None = None,
+) -> str:
+    """sha256 of the canonical JSON of the full request; `extra` holds body additions and wire options."""
+    payload = {
+        "v": KEY_VERSION,
+        "backend": backend,
+        "model": model,
+        "base_url": base_url,
+        "request": request_fingerprint(request),
+        "extra": extra or {},
+    }
+    canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+class ResponseCache:
+    """A key -> GenerateResponse store in `directory/responses.sqlite3`."""
+
+    def __init__(self, directory: Path | str) -> None:
+        self.directory = Path(directory)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.path = self.directory / CACHE_FILE_NAME
+        self._local = threading.local()
+        self._connections: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+        self._connection()  # create the schema now, so a bad path fails at construction
+
+    def _connection(self) -> sqlite3.Connection:
+        """One connection per thread (sqlite connections must not be shared across threads)."""
+        connection: sqlite3.Connection | None = getattr(self._local, "connection", None)
+        if connection is None:
+            connection = sqlite3.connect(
+                self.path, timeout=60.0, isolation_level=None, check_same_thread=False
+            )
+            connection.execute("PRAGMA busy_timeout = 60000")
+            connection.execute("PRAGMA journal_mode = WAL")
+            connection.execute("PRAGMA synchronous = NORMAL")
+            connection.execute(
+                "CREATE TABLE IF NOT EXISTS responses ("
+                " key TEXT PRIMARY KEY,"
+                " response TEXT NOT NULL,"
+                " created_at REAL NOT NULL)"
+            )
+            self._local.connection = connection
+            with self._lock:
+                self._connections.append(connection)
+        return connection
+
+    def get(self, key: str) -> GenerateResponse | None:
+        row = self._connection().execute("SELECT response FROM responses WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            return None
+        response = GenerateResponse.model_validate_json(row[0])
+        return response.model_copy(update={"cached": True, "request_hash": key})
+
+    def put(self, key: str, response: GenerateResponse) -> None:
+        stored = response.model_copy(update={"cached": False, "request_hash": key})
+        self._connection().execute(
+            "INSERT OR REPLACE INTO responses (key, response, created_at) VALUES (?, ?, ?)",
+            (key, stored.model_dump_json(), time.time()),
+        )
+
+    def __len__(self) -> int:
+        row = self._connection().execute("SELECT COUNT(*) FROM responses").fetchone()
+        return int(row[0])
+
+    async def aget(self, key: str) -> GenerateResponse | None:
+        return await asyncio.to_thread(self.get, key)
+
+    async def aput(self, key: str, response: GenerateResponse) -> None:
+        await asyncio.to_thread(self.put, key, response)
+
+    def close(self) -> None:
+        with self._lock:
+            connections, self._connections = self._connections, []
+        for connection in connections:
+            connection.close()
+        self._local = threading.local()

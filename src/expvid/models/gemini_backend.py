@@ -1,0 +1,181 @@
+"""Gemini through the official `google-genai` SDK (optional extra: pip install 'expvid[gemini]').
+
+Imported lazily like the Anthropic SDK. The SDK's retries are switched off (one attempt per call) so
+our retry loop, limiter and cache apply. `thinking_budget` maps the request's ThinkingConfig: 0 turns
+thinking off, a positive number caps it, -1 (thinking on, no budget) lets the model decide.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+from typing import Any
+
+from expvid.models.options import BackendOptions
+from expvid.models.remote import RemoteBackend
+from expvid.models.retry import AttemptFailure, failure_for_status
+from expvid.models.types import BackendConfigError, GenerateRequest, GenerateResponse, TextPart
+from expvid.schema import Usage
+
+DEFAULT_KEY_ENV = "GEMINI_API_KEY"
+
+
+def import_genai() -> tuple[Any, Any, Any]:
+    try:
+        from google import genai
+        from google.genai import errors, types
+    except ImportError:
+        raise BackendConfigError(
+            "the gemini backend needs the 'google-genai' package: pip install 'expvid[gemini]'"
+        ) from None
+    return genai, types, errors
+
+
+def gemini_payload(
+    request: GenerateRequest, *, model: str, types: Any, extra_body: dict[str, Any] | None
+) -> dict[str, Any]:
+    """Keyword arguments for `aio.models.generate_content`. System text goes to system_instruction."""
+    system = [
+        p.text for m in request.messages if m.role == "system" for p in m.content if isinstance(p, TextPart)
+    ]
+    contents = []
+    for message in request.messages:
+        if message.role == "system":
+            continue
+        parts = [
+            types.Part(text=part.text)
+            if isinstance(part, TextPart)
+            else types.Part(inline_data=types.Blob(data=part.data, mime_type=part.mime))
+            for part in message.content
+        ]
+        contents.append(types.Content(role="model" if message.role == "assistant" else "user", parts=parts))
+    config: dict[str, Any] = {
+        "temperature": request.temperature,
+        "max_output_tokens": request.max_tokens,
+    }
+    if system:
+        config["system_instruction"] = "\n\n".join(system)
+    if request.seed is not None:
+        config["seed"] = request.seed
+    thinking = request.thinking
+    if thinking is not None:
+        if thinking.enabled and thinking.budget_tokens != 0:
+            budget = -1 if thinking.budget_tokens is None else thinking.budget_tokens
+            config["thinking_config"] = types.ThinkingConfig(thinking_budget=budget, include_thoughts=True)
+        else:
+            config["thinking_config"] = types.ThinkingConfig(thinking_budget=0)
+    if extra_body:
+        config["http_options"] = types.HttpOptions(extra_body=dict(extra_body))
+    return {"model": model, "contents": contents, "config": types.GenerateContentConfig(**config)}
+
+
+def _finish_reason(candidate: Any) -> str | None:
+    reason = getattr(candidate, "finish_reason", None)
+    if reason is None:
+        return None
+    return str(getattr(reason, "value", reason))
+
+
+def parse_generate_content(response: Any, *, model: str) -> GenerateResponse:
+    candidates = getattr(response, "candidates", None) or []
+    if not candidates:
+        feedback = getattr(response, "prompt_feedback", None)
+        blocked = getattr(feedback, "block_reason", None)
+        if blocked is not None:
+            # Blocking is deterministic: retrying the same prompt cannot help.
+            reason = getattr(blocked, "value", blocked)
+            raise AttemptFailure.malformed(f"prompt blocked ({reason})", retryable=False)
+        raise AttemptFailure.malformed("no candidates")
+    candidate = candidates[0]
+    texts: list[str] = []
+    thoughts: list[str] = []
+    content = getattr(candidate, "content", None)
+    for part in getattr(content, "parts", None) or []:
+        text = getattr(part, "text", None)
+        if text is None:
+            continue
+        (thoughts if getattr(part, "thought", None) else texts).append(text)
+    finish_reason = _finish_reason(candidate)
+    if not texts and not thoughts:
+        raise AttemptFailure.malformed(f"candidate has no text (finish reason {finish_reason})")
+    usage = getattr(response, "usage_metadata", None)
+    return GenerateResponse(
+        text="".join(texts) if texts else None,
+        reasoning="".join(thoughts) if thoughts else None,
+        finish_reason=finish_reason,
+        usage=Usage(
+            prompt_tokens=getattr(usage, "prompt_token_count", None),
+            completion_tokens=getattr(usage, "candidates_token_count", None),
+            reasoning_tokens=getattr(usage, "thoughts_token_count", None),
+        ),
+        model=getattr(response, "model_version", None) or model,
+    )
+
+
+def transport_errors() -> tuple[tuple[type[BaseException], ...], tuple[type[BaseException], ...]]:
+    """(timeout errors, network errors), asyncio's included, of the HTTP stacks google-genai may use.
+
+    Depending on its version and on what is installed it sends through httpx, httpx2 or aiohttp.
+    """
+    timeouts: list[type[BaseException]] = []
+    network: list[type[BaseException]] = []
+    for name in ("httpx2", "httpx"):
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        timeouts.append(module.TimeoutException)
+        network.append(module.TransportError)
+    try:
+        aiohttp = importlib.import_module("aiohttp")
+    except ImportError:
+        pass
+    else:
+        network.append(aiohttp.ClientError)
+    return (TimeoutError, *timeouts), tuple(network)
+
+
+class GeminiBackend(RemoteBackend):
+    kind = "gemini"
+
+    def __init__(self, model: str, *, base_url: str | None, api_key: str, options: BackendOptions) -> None:
+        self._genai, self._types, self._errors = import_genai()
+        super().__init__(model, base_url=base_url, options=options)
+        self._api_key = api_key
+        self._transport_errors = transport_errors()
+
+    def _new_client(self) -> Any:
+        http_options = self._types.HttpOptions(
+            base_url=self.base_url,
+            timeout=int(self.options.timeout_s * 1000),
+            retry_options=self._types.HttpRetryOptions(attempts=1),
+        )
+        return self._genai.Client(api_key=self._api_key, http_options=http_options)
+
+    def _api_key_env(self) -> str | None:
+        return self.options.api_key_env or DEFAULT_KEY_ENV
+
+    def _prepare(self, request: GenerateRequest) -> dict[str, Any]:
+        return gemini_payload(
+            request, model=self.model, types=self._types, extra_body=self.options.extra_body
+        )
+
+    async def _send_once(self, payload: dict[str, Any]) -> GenerateResponse:
+        timeouts, transport_errors = self._transport_errors
+        try:
+            async with asyncio.timeout(self.options.timeout_s):
+                response = await self._client().aio.models.generate_content(**payload)
+        except timeouts:
+            raise AttemptFailure.timeout(f"no complete answer within {self.options.timeout_s} s") from None
+        except self._errors.APIError as error:
+            http_response = getattr(error, "response", None)
+            headers = getattr(http_response, "headers", None) or {}
+            raise failure_for_status(int(error.code or 0), headers, str(error.message or error)) from None
+        except transport_errors as error:
+            raise AttemptFailure.network(f"{type(error).__name__}: {error}") from None
+        except ValueError as error:  # pydantic / JSON errors from a body that is not a response
+            raise AttemptFailure.malformed(f"{type(error).__name__}: {error}") from None
+        return parse_generate_content(response, model=self.model)
+
+    async def _close_client(self, client: Any) -> None:
+        await client.aio.aclose()

@@ -1,0 +1,309 @@
+"""A real HTTP server on 127.0.0.1 speaking the OpenAI, Anthropic and Gemini APIs, for tests and benchmarks.
+
+Backends are tested against it exactly as they run in production (real sockets, real SDKs, real
+status codes and headers), and the build pipeline, suites and throughput benchmark use it to serve
+scripted replies without a model. It validates each request (images decoded and verified), records it,
+counts requests in flight, and answers through a programmable responder (see `loopback_replies`):
+
+    with LoopbackServer(script(Reply.rate_limited(1), "The answer is B")) as server:
+        backend = create_backend(f"openai:test@{server.openai_base_url}")
+
+Routes: POST /v1/chat/completions, GET /v1/models (OpenAI); POST /v1/messages (Anthropic);
+POST /{version}/models/{model}:generateContent (Gemini). uvicorn + Starlette run in a daemon thread
+on port 0 (the OS picks a free port), so parallel test runs never collide.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import socket
+import threading
+import time
+from collections.abc import Callable
+from types import TracebackType
+from typing import Any
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
+
+from expvid.models.loopback_render import error_body, success_body
+from expvid.models.loopback_replies import Reply, Responder, Script, as_reply, echo, fixed, script
+from expvid.models.loopback_requests import (
+    RecordedRequest,
+    RequestShapeError,
+    parse_anthropic,
+    parse_gemini,
+    parse_openai,
+)
+
+__all__ = ["LoopbackServer", "RecordedRequest", "Reply", "Responder", "Script", "echo", "fixed", "script"]
+
+Parser = Callable[[dict[str, Any], RecordedRequest], None]
+
+
+class DeliberateDrop(Exception):
+    """Raised after the response has started, so uvicorn closes the connection mid-answer."""
+
+
+class _DropFilter(logging.Filter):
+    """Keeps uvicorn from logging our deliberate drops as application crashes."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return not isinstance(exc, DeliberateDrop)
+
+
+_drop_filter = _DropFilter()
+logging.getLogger("uvicorn.error").addFilter(_drop_filter)
+
+
+class DroppedResponse(Response):
+    """Announces a body, then hangs up before sending it: what a crashing proxy looks like."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        headers = [(b"content-type", b"application/json"), (b"content-length", b"1024")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        raise DeliberateDrop("loopback dropped the connection on purpose")
+
+
+class LoopbackServer:
+    """A loopback API server; use as a context manager or call start() / stop()."""
+
+    def __init__(
+        self,
+        responder: Responder | Reply | str = "OK",
+        *,
+        api_key: str | None = None,
+        models: tuple[str, ...] = ("loopback",),
+        host: str = "127.0.0.1",
+        port: int = 0,
+    ) -> None:
+        self.responder = responder
+        self.api_key = api_key
+        self.models = models
+        self.host = host
+        self._requested_port = port
+        self.port = 0
+        self._lock = threading.Lock()
+        self._requests: list[RecordedRequest] = []
+        self._rejections: list[str] = []
+        self._responder_errors: list[str] = []
+        self._in_flight = 0
+        self._max_in_flight = 0
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- configuration and inspection (called from the test's thread) ---------------------------
+
+    @property
+    def responder(self) -> Responder:
+        return self._responder
+
+    @responder.setter
+    def responder(self, value: Responder | Reply | str) -> None:
+        self._responder = value if callable(value) else fixed(value)
+
+    def reset(self, responder: Responder | Reply | str | None = None) -> None:
+        """Forget recorded requests and counters; optionally install a new responder."""
+        with self._lock:
+            self._requests.clear()
+            self._rejections.clear()
+            self._responder_errors.clear()
+            self._max_in_flight = self._in_flight
+        if responder is not None:
+            self.responder = responder
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        with self._lock:
+            return list(self._requests)
+
+    @property
+    def rejections(self) -> list[str]:
+        """Why requests were refused with 400/401 (bad shape, bad image, wrong key)."""
+        with self._lock:
+            return list(self._rejections)
+
+    @property
+    def responder_errors(self) -> list[str]:
+        with self._lock:
+            return list(self._responder_errors)
+
+    @property
+    def in_flight(self) -> int:
+        return self._in_flight
+
+    @property
+    def max_in_flight(self) -> int:
+        """Most requests that were being handled at the same time since start or reset()."""
+        return self._max_in_flight
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def openai_base_url(self) -> str:
+        return f"{self.url}/v1"
+
+    @property
+    def anthropic_base_url(self) -> str:
+        return self.url
+
+    @property
+    def gemini_base_url(self) -> str:
+        return self.url
+
+    # -- lifecycle ------------------------------------------------------------------------------
+
+    def start(self, timeout_s: float = 10.0) -> LoopbackServer:
+        if self._thread is not None:
+            raise RuntimeError("loopback server already started")
+        # proto=IPPROTO_TCP matters: asyncio only sets TCP_NODELAY on accepted sockets whose proto says
+        # TCP, and without it every keep-alive response waits ~40 ms on Nagle + delayed ACK.
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.bind((self.host, self._requested_port))
+        self.port = sock.getsockname()[1]
+        config = uvicorn.Config(
+            self._app(),
+            log_config=None,
+            log_level="warning",
+            access_log=False,
+            lifespan="off",
+            http="h11",
+            timeout_graceful_shutdown=1,
+            backlog=4096,
+        )
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(
+            target=self._server.run, kwargs={"sockets": [sock]}, name=f"loopback-{self.port}", daemon=True
+        )
+        self._thread.start()
+        deadline = time.monotonic() + timeout_s
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError(f"loopback server on port {self.port} did not start")
+            time.sleep(0.005)
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+        self._server = None
+        self._thread = None
+
+    def __enter__(self) -> LoopbackServer:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+    # -- the ASGI app (runs in the server thread) -----------------------------------------------
+
+    def _app(self) -> Starlette:
+        async def chat_completions(request: Request) -> Response:
+            return await self._serve("openai", request, parse_openai)
+
+        async def list_models(_request: Request) -> Response:
+            data = [{"id": m, "object": "model", "created": 0, "owned_by": "loopback"} for m in self.models]
+            return JSONResponse({"object": "list", "data": data})
+
+        async def messages(request: Request) -> Response:
+            return await self._serve("anthropic", request, parse_anthropic)
+
+        async def generate_content(request: Request) -> Response:
+            model, _, action = request.path_params["model_action"].partition(":")
+            if action != "generateContent":
+                body = error_body("gemini", 404, f"loopback serves generateContent only, not {action!r}")
+                return JSONResponse(body, status_code=404)
+            return await self._serve("gemini", request, parse_gemini, model=model)
+
+        routes = [
+            Route("/v1/chat/completions", chat_completions, methods=["POST"]),
+            Route("/v1/models", list_models, methods=["GET"]),
+            Route("/v1/messages", messages, methods=["POST"]),
+            Route("/{version}/models/{model_action}", generate_content, methods=["POST"]),
+        ]
+        return Starlette(routes=routes)
+
+    def _reject(self, protocol: str, status: int, message: str) -> Response:
+        with self._lock:
+            self._rejections.append(message)
+        return JSONResponse(error_body(protocol, status, message), status_code=status)
+
+    async def _serve(self, protocol: str, request: Request, parse: Parser, model: str = "") -> Response:
+        raw = await request.body()
+        headers = {key.lower(): value for key, value in request.headers.items()}
+        record = RecordedRequest(
+            protocol=protocol, path=request.url.path, headers=headers, body={}, model=model
+        )
+        try:
+            body = json.loads(raw)
+            if not isinstance(body, dict):
+                raise RequestShapeError("body must be a JSON object")
+            record.body = body
+            parse(body, record)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            return self._reject(protocol, 400, "body is not JSON")
+        except RequestShapeError as error:
+            return self._reject(protocol, 400, str(error))
+        if self.api_key is not None and record.api_key != self.api_key:
+            return self._reject(protocol, 401, "missing or wrong API key")
+
+        with self._lock:
+            record.index = len(self._requests)
+            record.received_at = time.monotonic()
+            self._requests.append(record)
+            self._in_flight += 1
+            self._max_in_flight = max(self._max_in_flight, self._in_flight)
+        try:
+            try:
+                reply = as_reply(self._responder(record))
+            except Exception as error:
+                with self._lock:
+                    self._responder_errors.append(f"{type(error).__name__}: {error}")
+                reply = Reply.error(500, f"loopback responder failed: {error}")
+            if reply.delay_s > 0:
+                await _sleep_unless_disconnected(request, reply.delay_s)
+        finally:
+            with self._lock:
+                self._in_flight -= 1
+        return _render(protocol, reply, record.model)
+
+
+def _render(protocol: str, reply: Reply, model: str) -> Response:
+    if reply.drop_connection:
+        return DroppedResponse()
+    headers = dict(reply.headers)
+    if reply.raw_body is not None:
+        return Response(
+            reply.raw_body, status_code=reply.status, headers=headers, media_type="application/json"
+        )
+    if reply.status != 200:
+        message = reply.error_message or f"loopback error {reply.status}"
+        return JSONResponse(
+            error_body(protocol, reply.status, message), status_code=reply.status, headers=headers
+        )
+    return JSONResponse(success_body(protocol, reply, model), headers=headers)
+
+
+async def _sleep_unless_disconnected(request: Request, delay_s: float) -> None:
+    """Sleep, but stop early when the client hangs up (a timed-out client is no longer waiting)."""
+    deadline = time.monotonic() + delay_s
+    while (left := deadline - time.monotonic()) > 0:
+        await asyncio.sleep(min(0.05, left))
+        if await request.is_disconnected():
+            return

@@ -1,0 +1,119 @@
+"""Render a protocol-neutral `Reply` as each API's JSON: success bodies and error bodies."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any
+
+from expvid.models.loopback_replies import Reply, usage_for
+
+ANTHROPIC_STOP = {"stop": "end_turn", "length": "max_tokens"}
+GEMINI_FINISH = {"stop": "STOP", "length": "MAX_TOKENS"}
+ANTHROPIC_ERROR_TYPE = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    529: "overloaded_error",
+}
+GEMINI_STATUS = {
+    400: "INVALID_ARGUMENT",
+    401: "UNAUTHENTICATED",
+    403: "PERMISSION_DENIED",
+    404: "NOT_FOUND",
+    429: "RESOURCE_EXHAUSTED",
+    500: "INTERNAL",
+    503: "UNAVAILABLE",
+}
+
+
+def openai_completion(reply: Reply, model: str) -> dict[str, Any]:
+    usage = usage_for(reply)
+    message: dict[str, Any] = {"role": "assistant", "content": reply.text}
+    if reply.reasoning is not None:
+        message["reasoning_content"] = reply.reasoning
+    completion_usage: dict[str, Any] = {
+        "prompt_tokens": usage["prompt"],
+        "completion_tokens": usage["completion"],
+        "total_tokens": usage["prompt"] + usage["completion"],
+    }
+    if usage["reasoning"] is not None:
+        completion_usage["completion_tokens_details"] = {"reasoning_tokens": usage["reasoning"]}
+    return {
+        "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [{"index": 0, "message": message, "finish_reason": reply.finish_reason, "logprobs": None}],
+        "usage": completion_usage,
+    }
+
+
+def anthropic_message(reply: Reply, model: str) -> dict[str, Any]:
+    usage = usage_for(reply)
+    content: list[dict[str, Any]] = []
+    if reply.reasoning is not None:
+        content.append({"type": "thinking", "thinking": reply.reasoning, "signature": "loopback"})
+    if reply.text is not None:
+        content.append({"type": "text", "text": reply.text})
+    output_usage: dict[str, Any] = {"input_tokens": usage["prompt"], "output_tokens": usage["completion"]}
+    if usage["reasoning"] is not None:
+        output_usage["output_tokens_details"] = {"thinking_tokens": usage["reasoning"]}
+    return {
+        "id": f"msg_{uuid.uuid4().hex[:24]}",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": content,
+        "stop_reason": ANTHROPIC_STOP.get(reply.finish_reason, reply.finish_reason),
+        "stop_sequence": None,
+        "usage": output_usage,
+    }
+
+
+def gemini_response(reply: Reply, model: str) -> dict[str, Any]:
+    usage = usage_for(reply)
+    parts: list[dict[str, Any]] = []
+    if reply.reasoning is not None:
+        parts.append({"text": reply.reasoning, "thought": True})
+    if reply.text is not None:
+        parts.append({"text": reply.text})
+    metadata: dict[str, Any] = {
+        "promptTokenCount": usage["prompt"],
+        "candidatesTokenCount": usage["completion"],
+        "totalTokenCount": usage["prompt"] + usage["completion"] + (usage["reasoning"] or 0),
+    }
+    if usage["reasoning"] is not None:
+        metadata["thoughtsTokenCount"] = usage["reasoning"]
+    return {
+        "candidates": [
+            {
+                "content": {"role": "model", "parts": parts},
+                "finishReason": GEMINI_FINISH.get(reply.finish_reason, reply.finish_reason),
+                "index": 0,
+            }
+        ],
+        "usageMetadata": metadata,
+        "modelVersion": model,
+    }
+
+
+def error_body(protocol: str, status: int, message: str) -> dict[str, Any]:
+    if protocol == "anthropic":
+        kind = ANTHROPIC_ERROR_TYPE.get(status, "api_error")
+        return {"type": "error", "error": {"type": kind, "message": message}}
+    if protocol == "gemini":
+        return {"error": {"code": status, "message": message, "status": GEMINI_STATUS.get(status, "UNKNOWN")}}
+    kind = "invalid_request_error" if 400 <= status < 500 else "server_error"
+    return {"error": {"message": message, "type": kind, "code": status}}
+
+
+def success_body(protocol: str, reply: Reply, model: str) -> dict[str, Any]:
+    if protocol == "anthropic":
+        return anthropic_message(reply, model)
+    if protocol == "gemini":
+        return gemini_response(reply, model)
+    return openai_completion(reply, model)

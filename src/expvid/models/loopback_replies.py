@@ -1,0 +1,141 @@
+"""What the loopback server answers: protocol-neutral replies, and responders that choose them.
+
+A `Reply` says WHAT to answer (text, reasoning, an HTTP error, a broken body, a delay, a dropped
+connection); each protocol route renders it in its own wire shape (OpenAI, Anthropic, Gemini).
+A responder is any callable `RecordedRequest -> Reply | str`; `fixed`, `script` and `echo` are the
+common ones.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from expvid.models.loopback_requests import RecordedRequest
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One answer of the loopback server. Build with the class methods; fields are for the routes."""
+
+    text: str | None = ""
+    reasoning: str | None = None
+    #: Neutral reason ("stop", "length"); each protocol maps it to its own spelling.
+    finish_reason: str = "stop"
+    status: int = 200
+    headers: Mapping[str, str] = field(default_factory=dict)
+    #: Sent verbatim instead of a rendered body (malformed bodies, hand-written error bodies).
+    raw_body: bytes | None = None
+    error_message: str = ""
+    delay_s: float = 0.0
+    #: Start the response, then close the connection before the body: a dropped connection.
+    drop_connection: bool = False
+    prompt_tokens: int = 10
+    completion_tokens: int | None = None
+    reasoning_tokens: int | None = None
+
+    @classmethod
+    def ok(
+        cls,
+        text: str | None,
+        *,
+        reasoning: str | None = None,
+        finish_reason: str = "stop",
+        delay_s: float = 0.0,
+        prompt_tokens: int = 10,
+        completion_tokens: int | None = None,
+        reasoning_tokens: int | None = None,
+    ) -> Reply:
+        return cls(
+            text=text,
+            reasoning=reasoning,
+            finish_reason=finish_reason,
+            delay_s=delay_s,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            reasoning_tokens=reasoning_tokens,
+        )
+
+    @classmethod
+    def slow(cls, text: str, delay_s: float) -> Reply:
+        return cls(text=text, delay_s=delay_s)
+
+    @classmethod
+    def rate_limited(cls, retry_after: str | float | None = 1, *, header: str = "Retry-After") -> Reply:
+        """429; `retry_after` as delta-seconds (number or string) or an HTTP-date string, or None."""
+        headers = {} if retry_after is None else {header: str(retry_after)}
+        return cls(status=429, headers=headers, error_message="rate limit reached (loopback)")
+
+    @classmethod
+    def error(cls, status: int = 500, message: str = "internal error (loopback)", **headers: str) -> Reply:
+        return cls(status=status, error_message=message, headers=headers)
+
+    @classmethod
+    def malformed(cls, body: bytes = b"<html>502 Bad Gateway</html>", status: int = 200) -> Reply:
+        return cls(status=status, raw_body=body)
+
+    @classmethod
+    def dropped(cls) -> Reply:
+        return cls(drop_connection=True)
+
+
+Responder = Callable[[RecordedRequest], "Reply | str"]
+
+
+def as_reply(value: Reply | str) -> Reply:
+    return value if isinstance(value, Reply) else Reply.ok(value)
+
+
+def fixed(reply: Reply | str) -> Responder:
+    """The same answer to every request."""
+    answer = as_reply(reply)
+    return lambda _request: answer
+
+
+class Script:
+    """Answers calls in order from a list; afterwards `then` (a responder), or HTTP 500 if none.
+
+    Thread-safe: the server calls it from its own thread while the test inspects it.
+    """
+
+    def __init__(
+        self, replies: Iterable[Reply | str], *, then: Responder | Reply | str | None = None
+    ) -> None:
+        self._replies = [as_reply(r) for r in replies]
+        self._then: Responder | None = then if callable(then) else (None if then is None else fixed(then))
+        self._next = 0
+        self._lock = threading.Lock()
+
+    @property
+    def remaining(self) -> int:
+        with self._lock:
+            return len(self._replies) - self._next
+
+    def __call__(self, request: RecordedRequest) -> Reply | str:
+        with self._lock:
+            if self._next < len(self._replies):
+                reply = self._replies[self._next]
+                self._next += 1
+                return reply
+        if self._then is not None:
+            return self._then(request)
+        return Reply.error(500, f"loopback script exhausted after {len(self._replies)} replies")
+
+
+def script(*replies: Reply | str, then: Responder | Reply | str | None = None) -> Script:
+    return Script(replies, then=then)
+
+
+def echo(request: RecordedRequest) -> Reply:
+    """Answers with a summary of what arrived; handy for checking what a backend sent."""
+    return Reply.ok(f"model={request.model} images={request.n_images} texts={len(request.texts)}")
+
+
+def usage_for(reply: Reply) -> dict[str, Any]:
+    """Token counts to report: the reply's own, or a word count when it gave none."""
+    completion = reply.completion_tokens
+    if completion is None:
+        completion = len((reply.text or "").split()) + len((reply.reasoning or "").split())
+    return {"prompt": reply.prompt_tokens, "completion": completion, "reasoning": reply.reasoning_tokens}

@@ -1,0 +1,209 @@
+"""Requests as the loopback server sees them: validated, images decoded, recorded for tests to inspect.
+
+Validation is deliberately strict (the shapes real servers require), so a backend that sends a
+malformed message, a broken data URL or an image that does not decode fails here, not in production.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import io
+from dataclasses import dataclass, field
+from typing import Any
+
+from PIL import Image, UnidentifiedImageError
+
+FORMAT_MIME = {"JPEG": "image/jpeg", "PNG": "image/png", "WEBP": "image/webp", "GIF": "image/gif"}
+
+
+class RequestShapeError(ValueError):
+    """The request body does not have the shape the protocol requires (answered with HTTP 400)."""
+
+
+@dataclass
+class RecordedRequest:
+    protocol: str  # "openai" | "anthropic" | "gemini"
+    path: str
+    headers: dict[str, str]  # lower-cased names
+    body: dict[str, Any]
+    model: str
+    #: Text parts in order across all messages, system prompt first.
+    texts: list[str] = field(default_factory=list)
+    #: Decoded image bytes in the order they appeared.
+    images: list[bytes] = field(default_factory=list)
+    image_mimes: list[str] = field(default_factory=list)
+    #: Message roles in order ("system" included when sent as a message or a system field).
+    roles: list[str] = field(default_factory=list)
+    index: int = 0
+    received_at: float = 0.0
+
+    @property
+    def n_images(self) -> int:
+        return len(self.images)
+
+    @property
+    def api_key(self) -> str | None:
+        """The credential as each protocol sends it: Bearer token, x-api-key or x-goog-api-key."""
+        authorization = self.headers.get("authorization", "")
+        if authorization.lower().startswith("bearer "):
+            return authorization[7:]
+        return self.headers.get("x-api-key") or self.headers.get("x-goog-api-key")
+
+
+def decode_image(data: str, mime: str, where: str, *, urlsafe_ok: bool = False) -> bytes:
+    """Decode and verify one image. Gemini's proto3 JSON also accepts the URL-safe base64 alphabet."""
+    if urlsafe_ok:
+        data = data.replace("-", "+").replace("_", "/")
+    try:
+        raw = base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        raise RequestShapeError(f"{where}: image data is not valid base64") from None
+    try:
+        with Image.open(io.BytesIO(raw)) as image:
+            image_format = image.format
+            image.verify()
+    except (UnidentifiedImageError, OSError, SyntaxError) as error:
+        raise RequestShapeError(f"{where}: image does not decode ({error})") from None
+    actual = FORMAT_MIME.get(image_format or "", f"image/{(image_format or 'unknown').lower()}")
+    if actual != mime:
+        raise RequestShapeError(f"{where}: declared {mime} but the bytes are {actual}")
+    return raw
+
+
+def _require(condition: bool, message: str) -> None:
+    if not condition:
+        raise RequestShapeError(message)
+
+
+def _string(value: Any, where: str) -> str:
+    _require(isinstance(value, str), f"{where} must be a string")
+    return str(value)
+
+
+def parse_openai(body: dict[str, Any], record: RecordedRequest) -> None:
+    """POST /v1/chat/completions: model, messages[{role, content: str | parts}], image_url data URLs."""
+    record.model = _string(body.get("model"), "model")
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        raise RequestShapeError("messages must be a non-empty list")
+    for i, message in enumerate(messages):
+        where = f"messages[{i}]"
+        _require(isinstance(message, dict), f"{where} must be an object")
+        role = message.get("role")
+        _require(role in {"system", "user", "assistant", "developer"}, f"{where}.role {role!r} is not valid")
+        record.roles.append(role)
+        content = message.get("content")
+        if isinstance(content, str):
+            record.texts.append(content)
+            continue
+        _require(isinstance(content, list), f"{where}.content must be a string or a list of parts")
+        for j, part in enumerate(content):
+            _parse_openai_part(part, f"{where}.content[{j}]", record)
+    for name in ("temperature", "max_tokens", "max_completion_tokens", "seed"):
+        if name in body:
+            _require(isinstance(body[name], int | float), f"{name} must be a number")
+
+
+def _parse_openai_part(part: Any, where: str, record: RecordedRequest) -> None:
+    _require(isinstance(part, dict), f"{where} must be an object")
+    kind = part.get("type")
+    if kind == "text":
+        record.texts.append(_string(part.get("text"), f"{where}.text"))
+        return
+    _require(kind == "image_url", f"{where}.type {kind!r} is not 'text' or 'image_url'")
+    image_url = part.get("image_url")
+    _require(isinstance(image_url, dict), f"{where}.image_url must be an object")
+    url = _string(image_url.get("url"), f"{where}.image_url.url")
+    header, sep, data = url.partition(",")
+    _require(
+        bool(sep) and header.startswith("data:") and header.endswith(";base64"),
+        f"{where}: only base64 data URLs are accepted",
+    )
+    mime = header[len("data:") : -len(";base64")]
+    record.images.append(decode_image(data, mime, where))
+    record.image_mimes.append(mime)
+
+
+def _parse_anthropic_blocks(content: Any, where: str, record: RecordedRequest) -> None:
+    if isinstance(content, str):
+        record.texts.append(content)
+        return
+    _require(isinstance(content, list), f"{where} must be a string or a list of blocks")
+    for j, block in enumerate(content):
+        at = f"{where}[{j}]"
+        _require(isinstance(block, dict), f"{at} must be an object")
+        kind = block.get("type")
+        if kind == "text":
+            record.texts.append(_string(block.get("text"), f"{at}.text"))
+            continue
+        _require(kind == "image", f"{at}.type {kind!r} is not 'text' or 'image'")
+        source = block.get("source")
+        _require(isinstance(source, dict) and source.get("type") == "base64", f"{at}.source must be base64")
+        mime = _string(source.get("media_type"), f"{at}.source.media_type")
+        record.images.append(decode_image(_string(source.get("data"), f"{at}.source.data"), mime, at))
+        record.image_mimes.append(mime)
+
+
+def parse_anthropic(body: dict[str, Any], record: RecordedRequest) -> None:
+    """POST /v1/messages: model, max_tokens, optional system, messages of user/assistant blocks."""
+    record.model = _string(body.get("model"), "model")
+    _require(isinstance(body.get("max_tokens"), int), "max_tokens is required and must be an integer")
+    if "system" in body:
+        record.roles.append("system")
+        _parse_anthropic_blocks(body["system"], "system", record)
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        raise RequestShapeError("messages must be a non-empty list")
+    for i, message in enumerate(messages):
+        _require(isinstance(message, dict), f"messages[{i}] must be an object")
+        role = message.get("role")
+        _require(role in {"user", "assistant"}, f"messages[{i}].role {role!r} is not 'user' or 'assistant'")
+        record.roles.append(role)
+        _parse_anthropic_blocks(message.get("content"), f"messages[{i}].content", record)
+    thinking = body.get("thinking")
+    if thinking is not None:
+        _require(isinstance(thinking, dict), "thinking must be an object")
+        kind = thinking.get("type")
+        _require(kind in {"enabled", "disabled", "adaptive"}, f"thinking.type {kind!r} is not valid")
+        if kind == "enabled":
+            budget = thinking.get("budget_tokens")
+            _require(isinstance(budget, int) and budget >= 1024, "thinking.budget_tokens must be >= 1024")
+            _require(budget < body["max_tokens"], "thinking.budget_tokens must be less than max_tokens")
+
+
+def _parse_gemini_parts(parts: Any, where: str, record: RecordedRequest) -> None:
+    if not isinstance(parts, list) or not parts:
+        raise RequestShapeError(f"{where} must be a non-empty list")
+    for j, part in enumerate(parts):
+        at = f"{where}[{j}]"
+        _require(isinstance(part, dict), f"{at} must be an object")
+        if "text" in part:
+            record.texts.append(_string(part["text"], f"{at}.text"))
+            continue
+        inline = part.get("inlineData", part.get("inline_data"))
+        _require(isinstance(inline, dict), f"{at} has neither text nor inlineData")
+        mime = _string(inline.get("mimeType", inline.get("mime_type")), f"{at}.inlineData.mimeType")
+        data = _string(inline.get("data"), f"{at}.inlineData.data")
+        record.images.append(decode_image(data, mime, at, urlsafe_ok=True))
+        record.image_mimes.append(mime)
+
+
+def parse_gemini(body: dict[str, Any], record: RecordedRequest) -> None:
+    """POST /v1beta/models/{model}:generateContent: contents[{role, parts}], systemInstruction, config."""
+    system = body.get("systemInstruction", body.get("system_instruction"))
+    if system is not None:
+        _require(isinstance(system, dict), "systemInstruction must be an object")
+        record.roles.append("system")
+        _parse_gemini_parts(system.get("parts"), "systemInstruction.parts", record)
+    contents = body.get("contents")
+    if not isinstance(contents, list) or not contents:
+        raise RequestShapeError("contents must be a non-empty list")
+    for i, content in enumerate(contents):
+        _require(isinstance(content, dict), f"contents[{i}] must be an object")
+        role = content.get("role", "user")
+        _require(role in {"user", "model"}, f"contents[{i}].role {role!r} is not 'user' or 'model'")
+        record.roles.append(role)
+        _parse_gemini_parts(content.get("parts"), f"contents[{i}].parts", record)
+    config = body.get("generationConfig", {})
+    _require(isinstance(config, dict), "generationConfig must be an object")
