@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 
 from expvid.run.report.plots import discipline_bars, task_bars
 from expvid.run.report.table import LoadedRun, Table
+from expvid.run.report.text_formats import run_notes
 
 _STYLE = """
 body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:2rem;color:#222;max-width:1400px}
@@ -20,8 +21,8 @@ code{background:#f3f3f3;padding:1px 4px} details{margin:0.5rem 0}
 """
 
 
-def _fmt(value: float | None) -> str:
-    return "–" if value is None else f"{value:.1f}"
+def _fmt(value: float | None, fmt: str = ".1f") -> str:
+    return "–" if value is None else format(value, fmt)
 
 
 def _table_html(table: Table) -> str:
@@ -40,7 +41,7 @@ def _table_html(table: Table) -> str:
             n = row.counts.get(column.key)
             title = f" title='n={n}'" if n is not None else ""
             css = " class=avg" if column.kind == "level" else ""
-            parts.append(f"<td{css}{title}>{_fmt(value)}{extra}</td>")
+            parts.append(f"<td{css}{title}>{_fmt(value, column.fmt)}{extra}</td>")
         parts.append("</tr>")
     parts.append("</table>")
     return "".join(parts)
@@ -78,16 +79,18 @@ def _run_details(run: LoadedRun) -> str:
 def to_html(table: Table, runs: Sequence[LoadedRun], *, title: str) -> str:
     run_rows = [row for row in table.rows if not row.reference]
     reference_rows = [row for row in table.rows if row.reference]
-    task_columns = [c for c in table.columns if c.kind == "task"]
+    # Bars for every 0-100 column but the averages (a suite's cells included; 0-1 metrics are not).
+    task_columns = [c for c in table.columns if c.kind in ("task", "cell") and c.fmt == ".1f"]
     level_names = [c.key for c in table.columns if c.kind == "level"]
-    notes = list(dict.fromkeys(note for row in run_rows for note in row.notes))
+    notes = run_notes(table)
     body = [f"<h1>{html.escape(title)}</h1>"]
     body += [f"<p class=note>{html.escape(note)}</p>" for note in notes]
     body.append(_table_html(table))
     body.append("<p>Scores are 0-100; brackets are 95% cluster-bootstrap intervals (resampling videos).")
     body.append(" Unparseable answers and failed requests score 0 and are counted in scores.json.</p>")
-    body.append("<h2>Per task</h2>")
-    body.append(task_bars(task_columns, run_rows, reference_rows[:5]))
+    if task_columns:
+        body.append("<h2>Per task</h2>")
+        body.append(task_bars(task_columns, run_rows, reference_rows[:5]))
     per_discipline = discipline_bars(runs, level_names) if level_names else None
     if per_discipline:
         body.append("<h2>Per discipline</h2>")

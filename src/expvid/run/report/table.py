@@ -1,8 +1,15 @@
 """The paper's results table as data: column groups, rows for runs and for published references.
 
 For ExpVid this is Table 2: Tool, Mat., Quan., Oper., Avg | Ord., Gen., Veri., Pred., Avg |
-Anal., Disc., Avg. A suite may describe its own layout (`table_layout()`); otherwise the layout is
-derived from its tasks (column labels) and its levels (one group per level, ending in "Avg").
+Anal., Disc., Avg. A suite may describe its own layout (`table_layout()`), as ColumnGroups or as
+plain dicts `{"name", "columns": [{"key", "label", "kind", "path"?, "fmt"?}]}` (so suites need not
+import the runner); otherwise the layout is derived from its tasks (column labels) and its levels
+(one group per level, ending in "Avg"). Column kinds: "task" (scores.tasks), "level"
+(scores.levels) and "cell" (any entry of scores.json with a `score`, found by `path`: a breakdown
+group's level, a discipline's level, a metric).
+
+A run scored with other extraction modes (SciVideoBench's official extraction) gets one more row
+per mode, labelled "[mode extraction]", right under its own row.
 """
 
 from __future__ import annotations
@@ -10,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from expvid.run.rundir import RunDir
 from expvid.run.scoring_phase import RunScores, read_scores
@@ -19,9 +27,21 @@ from expvid.suites.protocol import EvalSuite
 
 @dataclass(frozen=True)
 class Column:
-    key: str  # task name, or level name for an average column
+    key: str  # task name, level name, or a suite's cell key (unique within the table)
     label: str
-    kind: str  # "task" | "level"
+    kind: str  # "task" | "level" | "cell"
+    path: tuple[str, ...] = ()  # for "cell": keys into scores.json leading to an entry with "score"
+    fmt: str = ".1f"
+
+    @classmethod
+    def from_spec(cls, spec: dict[str, Any]) -> Column:
+        return cls(
+            key=str(spec["key"]),
+            label=str(spec.get("label", spec["key"])),
+            kind=str(spec.get("kind", "task")),
+            path=tuple(str(part) for part in spec.get("path", ())),
+            fmt=str(spec.get("fmt", ".1f")),
+        )
 
 
 @dataclass(frozen=True)
@@ -52,11 +72,16 @@ class Table:
         return [column for group in self.groups for column in group.columns]
 
 
+def _group(spec: ColumnGroup | dict[str, Any]) -> ColumnGroup:
+    if isinstance(spec, ColumnGroup):
+        return spec
+    return ColumnGroup(str(spec["name"]), tuple(Column.from_spec(column) for column in spec["columns"]))
+
+
 def default_layout(suite: EvalSuite) -> tuple[ColumnGroup, ...]:
     custom = getattr(suite, "table_layout", None)
     if callable(custom):
-        layout: tuple[ColumnGroup, ...] = custom()
-        return layout
+        return tuple(_group(spec) for spec in custom())
     labels = {spec.name: spec.column for spec in suite.tasks}
     groups = []
     for level in suite.levels:
@@ -90,19 +115,66 @@ def load_runs(paths: Sequence[Path]) -> list[LoadedRun]:
     return runs
 
 
-def run_row(run: LoadedRun, groups: Sequence[ColumnGroup]) -> Row:
-    scores = run.scores
-    row = Row(label=run.label, values={})
+def lookup(data: dict[str, Any], column: Column) -> dict[str, Any] | None:
+    """The scores.json entry a column shows (a dict with "score", "n", ...), or None."""
+    path = column.path if column.kind == "cell" else ("tasks" if column.kind == "task" else "levels", column.key)
+    node: Any = data
+    for part in path:
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+    return node if isinstance(node, dict) and "score" in node else None
+
+
+def _row(label: str, data: dict[str, Any], groups: Sequence[ColumnGroup]) -> Row:
+    row = Row(label=label, values={})
     for column in (c for g in groups for c in g.columns):
-        entry = scores.tasks.get(column.key) if column.kind == "task" else scores.levels.get(column.key)
-        row.values[column.key] = None if entry is None else entry.score
-        row.ci[column.key] = None if entry is None else entry.ci95
+        entry = lookup(data, column)
+        row.values[column.key] = None if entry is None else entry.get("score")
+        ci = None if entry is None else entry.get("ci95")
+        row.ci[column.key] = None if ci is None else (float(ci[0]), float(ci[1]))
         if entry is not None:
-            row.counts[column.key] = entry.n
-            row.unparseable[column.key] = entry.n_unparseable
-            row.failed[column.key] = entry.n_failed
-    row.notes = list(scores.run.notes)
+            row.counts[column.key] = int(entry.get("n", 0))
+            row.unparseable[column.key] = int(entry.get("n_unparseable", 0))
+            row.failed[column.key] = int(entry.get("n_failed", 0))
     return row
+
+
+def _extras_notes(scores: RunScores) -> list[str]:
+    notes = []
+    if scores.pass_at_k is not None and scores.pass_at_k.overall:
+        curve = ", ".join(f"@{k} {value:.1f}" for k, value in sorted(scores.pass_at_k.overall.items()))
+        notes.append(f"pass@k over {scores.pass_at_k.n_samples} samples per item ({scores.pass_at_k.n_items} items): {curve}")
+    if scores.agreement is not None:
+        agreement = scores.agreement
+        pearson = "undefined" if agreement.pearson is None else f"{agreement.pearson:.3f}"
+        accuracy = "–" if agreement.accuracy is None else f"{agreement.accuracy:.3f}"
+        notes.append(
+            f"judge vs human judgements ({agreement.n} items): Pearson {pearson}, accuracy {accuracy}"
+            + (f"; {agreement.n_without_judge} without a judge decision" if agreement.n_without_judge else "")
+        )
+    return notes
+
+
+def run_rows(run: LoadedRun, groups: Sequence[ColumnGroup]) -> list[Row]:
+    """The run's row, then one row per extra extraction mode."""
+    scores = run.scores
+    data = scores.model_dump(mode="json")
+    row = _row(run.label, data, groups)
+    row.notes = list(scores.run.notes) + _extras_notes(scores)
+    rows = [row]
+    for name, mode in data.get("extraction_modes", {}).items():
+        extra = _row(f"{run.label} [{name} extraction]", mode, groups)
+        extra.notes = [
+            f"{run.label}: {name} extraction guessed {mode['n_fallback']} answer(s) at random (seeded) and reads "
+            f"{len(mode['differs'])} reply(ies) differently from the strict extraction"
+        ]
+        rows.append(extra)
+    return rows
+
+
+def run_row(run: LoadedRun, groups: Sequence[ColumnGroup]) -> Row:
+    return run_rows(run, groups)[0]
 
 
 def reference_rows(suite: EvalSuite, which: Sequence[str] | None) -> list[Row]:
@@ -123,6 +195,6 @@ def reference_rows(suite: EvalSuite, which: Sequence[str] | None) -> list[Row]:
 
 def build_table(suite: EvalSuite, runs: Sequence[LoadedRun], references: Sequence[str] | None) -> Table:
     groups = default_layout(suite)
-    rows = [run_row(run, groups) for run in runs]
+    rows = [row for run in runs for row in run_rows(run, groups)]
     rows.extend(reference_rows(suite, references))
     return Table(groups=groups, rows=rows)

@@ -8,8 +8,8 @@ import io
 from expvid.run.report.table import Table
 
 
-def _cell(value: float | None) -> str:
-    return "–" if value is None else f"{value:.1f}"
+def _cell(value: float | None, fmt: str = ".1f") -> str:
+    return "–" if value is None else format(value, fmt)
 
 
 def to_markdown(table: Table, *, title: str | None = None) -> str:
@@ -26,23 +26,26 @@ def to_markdown(table: Table, *, title: str | None = None) -> str:
     lines.append("|" + "|".join(["---"] + ["---:"] * len(columns)) + "|")
     for row in table.rows:
         label = f"_{row.label}_" if row.reference else f"**{row.label}**"
-        cells = [_cell(row.values.get(column.key)) for column in columns]
+        cells = [_cell(row.values.get(column.key), column.fmt) for column in columns]
         lines.append("| " + " | ".join([label, *cells]) + " |")
+    notes = run_notes(table)
+    if notes:
+        lines.append("")
+        lines.extend(f"- {text}" for text in notes)
+    return "\n".join(lines) + "\n"
+
+
+def run_notes(table: Table) -> list[str]:
+    """Caveats every rendering must show: run notes (offline judge, incomplete run) and failure counts."""
     notes = [note for row in table.rows if not row.reference for note in row.notes]
-    failures = []
     for row in table.rows:
         if row.reference:
             continue
         unparseable = sum(v for k, v in row.unparseable.items() if not k.startswith("L"))
         failed = sum(v for k, v in row.failed.items() if not k.startswith("L"))
         if unparseable or failed:
-            failures.append(
-                f"{row.label}: {unparseable} unparseable, {failed} failed request(s), all scored 0"
-            )
-    if notes or failures:
-        lines.append("")
-        lines.extend(f"- {text}" for text in dict.fromkeys(notes + failures))
-    return "\n".join(lines) + "\n"
+            notes.append(f"{row.label}: {unparseable} unparseable, {failed} failed request(s), all scored 0")
+    return list(dict.fromkeys(notes))
 
 
 def to_csv(table: Table) -> str:
