@@ -59,12 +59,24 @@ def _load(path: Path) -> Any:
             from sentence_transformers import SentenceTransformer
         except ImportError as exc:
             raise EmbedderError("the offline judge needs sentence-transformers installed") from exc
+        _quiet_transformers()
         try:
             model = SentenceTransformer(key, device="cpu", local_files_only=True)
         except Exception as exc:  # a broken model folder: say which, keep the cause
             raise EmbedderError(f"could not load the embedding model from {path}: {exc}") from exc
         _LOADED[key] = model
         return model
+
+
+def _quiet_transformers() -> None:
+    """No weight-loading progress bars in the middle of a run's own progress display."""
+    try:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+        hf_logging.set_verbosity_error()
+    except Exception:  # an older or absent transformers: noise, not an error
+        return
 
 
 class MiniLMEmbedder:
