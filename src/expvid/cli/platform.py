@@ -1,0 +1,271 @@
+"""`expvid platform ...`: serve the verification web app, manage users, import candidates, export.
+
+The lead wires this into the main app with `app.add_typer(platform_app, name="platform")`.
+Every command migrates the database to the newest schema first (creating the SQLite file if needed).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Column, Table
+
+from expvid.platform.config import DATABASE_ENV, default_database_url
+
+platform_app = typer.Typer(
+    no_args_is_help=True, help="Expert verification platform (web review of candidates)."
+)
+user_app = typer.Typer(no_args_is_help=True, help="Manage platform accounts.")
+platform_app.add_typer(user_app, name="user")
+console = Console()
+
+DbOption = Annotated[
+    str,
+    typer.Option(
+        "--db",
+        envvar=DATABASE_ENV,
+        help="Database URL: sqlite:///file.db (default) or postgresql://user:pass@host/dbname.",
+        default_factory=default_database_url,
+        show_default=False,
+    ),
+]
+
+
+def _fail(message: str) -> typer.Exit:
+    console.print(f"[red]error:[/red] {message}")
+    return typer.Exit(code=1)
+
+
+@platform_app.command("migrate")
+def migrate(db: DbOption) -> None:
+    """Create or upgrade the database schema (Alembic)."""
+    from expvid.platform.db.migrate import upgrade_to_head
+
+    console.print(f"database at revision {upgrade_to_head(db)}")
+
+
+@platform_app.command("serve")
+def serve(
+    db: DbOption,
+    host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="TCP port.")] = 8000,
+    secure_cookies: Annotated[bool, typer.Option(help="Mark cookies Secure (serving over HTTPS).")] = False,
+    workers: Annotated[
+        int, typer.Option(min=1, help="Worker processes (each with its own connection pool).")
+    ] = 1,
+) -> None:
+    """Run the web app (uvicorn)."""
+    import os
+
+    import uvicorn
+
+    from expvid.platform import PlatformSettings, create_app, open_database
+    from expvid.platform.web.app import SECURE_COOKIES_ENV
+
+    database = open_database(db)
+    console.print(f"serving on http://{host}:{port}  (database {database.engine.url.render_as_string()})")
+    if workers == 1:
+        app = create_app(PlatformSettings(database_url=db, secure_cookies=secure_cookies), database=database)
+        uvicorn.run(app, host=host, port=port, log_level="info")
+        return
+    database.dispose()
+    os.environ[DATABASE_ENV] = db
+    os.environ[SECURE_COOKIES_ENV] = "1" if secure_cookies else "0"
+    uvicorn.run(
+        "expvid.platform.web.app:app_from_env",
+        factory=True,
+        host=host,
+        port=port,
+        workers=workers,
+        log_level="info",
+    )
+
+
+@platform_app.command("import")
+def import_dir(
+    directory: Annotated[Path, typer.Argument(help="Candidate directory (ExpVid release layout).")],
+    db: DbOption,
+    skip_bad: Annotated[bool, typer.Option(help="Import the good records and report the bad lines.")] = False,
+    assign: Annotated[bool, typer.Option(help="Assign new items to annotators right away.")] = True,
+) -> None:
+    """Import candidate items (and provenance, segments, papers) into the platform."""
+    from expvid.platform import open_database
+    from expvid.platform.services.importer import import_candidates
+    from expvid.schema import DataError
+
+    database = open_database(db)
+    try:
+        report = import_candidates(database, directory, skip_bad=skip_bad, assign=assign)
+    except DataError as error:
+        raise _fail(str(error)) from None
+    finally:
+        database.dispose()
+    table = Table("task", "imported")
+    for task, n in sorted(report.imported.items()):
+        table.add_row(task, str(n))
+    console.print(table)
+    console.print(
+        f"{report.total_imported} new item(s), {report.unchanged} already present, "
+        f"{report.experiments} experiment(s), {report.segments} segment(s)"
+    )
+    for key in report.changed_upstream:
+        console.print(f"[yellow]changed upstream, kept the platform's version:[/yellow] {key}")
+    for problem in report.problems:
+        console.print(f"[yellow]skipped:[/yellow] {problem}")
+    for warning in report.warnings:
+        console.print(f"[yellow]warning:[/yellow] {warning}")
+    if report.assignment is not None:
+        console.print(f"{report.assignment.assignments_created} assignment(s) made")
+        for discipline, n in sorted(report.assignment.short_of_annotators.items()):
+            console.print(f"[yellow]{n} item(s) in {discipline} lack two eligible annotators[/yellow]")
+
+
+@platform_app.command("export")
+def export_dir(
+    directory: Annotated[Path, typer.Argument(help="New directory for the verified benchmark.")],
+    db: DbOption,
+) -> None:
+    """Write the verified items as an ExpVid-layout benchmark usable by `expvid eval`."""
+    from expvid.platform import open_database
+    from expvid.platform.services.exporter import ExportError, export_verified
+
+    database = open_database(db)
+    try:
+        report = export_verified(database, directory)
+    except ExportError as error:
+        raise _fail(str(error)) from None
+    finally:
+        database.dispose()
+    console.print(
+        f"exported {report.total} verified item(s) and {report.videos} video file(s) to {report.out}"
+    )
+
+
+@platform_app.command("assign")
+def assign(db: DbOption) -> None:
+    """Assign pending items to two annotators each (by discipline and load)."""
+    from expvid.platform import open_database
+    from expvid.platform.services.assignment import assign_pending
+
+    database = open_database(db)
+    try:
+        with database.write() as session:
+            report = assign_pending(session)
+    finally:
+        database.dispose()
+    console.print(
+        f"{report.assignments_created} assignment(s) made, {report.items_fully_assigned} item(s) complete"
+    )
+    for discipline, n in sorted(report.short_of_annotators.items()):
+        console.print(f"[yellow]{n} item(s) in {discipline} lack two eligible annotators[/yellow]")
+
+
+@platform_app.command("status")
+def status(db: DbOption) -> None:
+    """Progress and agreement, as on the dashboard."""
+    from expvid.platform import open_database
+    from expvid.platform.services.reports import STATES, agreement_report, progress
+
+    database = open_database(db)
+    try:
+        with database.read() as session:
+            report, agreement = progress(session), agreement_report(session)
+    finally:
+        database.dispose()
+    table = Table(*(Column(h, overflow="fold") for h in ("discipline", "task", *STATES, "total")))
+    for row in report.by_group:
+        table.add_row(row["discipline"], row["task"], *(str(row[s]) for s in STATES), str(row["total"]))
+    console.print(table)
+    console.print(f"items left: {report.items_left}")
+    figures = Table("task", "items", "% agreement", "kappa", "AC1")
+
+    def fmt(value: float | None, digits: int) -> str:
+        return "n/a" if value is None else f"{value:.{digits}f}"
+
+    for task, a in [("all", agreement.overall), *agreement.by_task.items()]:
+        figures.add_row(task, str(a.n), fmt(a.percent, 1), fmt(a.kappa, 3), fmt(a.ac1, 3))
+    console.print(figures)
+
+
+@user_app.command("add")
+def user_add(
+    name: Annotated[str, typer.Argument(help="User name.")],
+    db: DbOption,
+    role: Annotated[str, typer.Option(help="annotator | adjudicator | admin")] = "annotator",
+    discipline: Annotated[
+        list[str] | None, typer.Option(help="Discipline(s) reviewed; repeat or comma-separate. None = any.")
+    ] = None,
+    password_stdin: Annotated[bool, typer.Option(help="Read the password from standard input.")] = False,
+) -> None:
+    """Create an account (the password is prompted for, or read from stdin)."""
+    from expvid.platform import PlatformSettings, open_database
+    from expvid.platform.security.passwords import Passwords
+    from expvid.platform.services.errors import SYSTEM, InvalidInput
+    from expvid.platform.services.users import add_user
+
+    if password_stdin:
+        password = sys.stdin.readline().rstrip("\n")
+    else:
+        password = typer.prompt("password", hide_input=True, confirmation_prompt=True)
+    database = open_database(db)
+    try:
+        with database.write() as session:
+            user = add_user(
+                session,
+                Passwords(PlatformSettings(database_url=db).passwords),
+                username=name,
+                password=password,
+                role=role,
+                disciplines=discipline or [],
+                actor=SYSTEM,
+            )
+            disciplines = ", ".join(user.disciplines) or "any discipline"
+    except InvalidInput as error:
+        raise _fail("; ".join(error.problems)) from None
+    finally:
+        database.dispose()
+    console.print(f"created {role} {name} ({disciplines})")
+
+
+@user_app.command("list")
+def user_list(db: DbOption) -> None:
+    """List accounts."""
+    from expvid.platform import open_database
+    from expvid.platform.services.users import list_users
+
+    database = open_database(db)
+    try:
+        with database.read() as session:
+            table = Table("user", "role", "disciplines", "active")
+            for user in list_users(session):
+                table.add_row(
+                    user.username,
+                    user.role,
+                    ", ".join(user.disciplines) or "any",
+                    "yes" if user.active else "no",
+                )
+    finally:
+        database.dispose()
+    console.print(table)
+
+
+@user_app.command("deactivate")
+def user_deactivate(name: Annotated[str, typer.Argument()], db: DbOption) -> None:
+    """Deactivate an account and end its sessions (its decisions stay)."""
+    from expvid.platform import open_database
+    from expvid.platform.services.errors import SYSTEM, NotFound
+    from expvid.platform.services.users import set_active
+
+    database = open_database(db)
+    try:
+        with database.write() as session:
+            set_active(session, name, False, actor=SYSTEM)
+    except NotFound as error:
+        raise _fail(str(error)) from None
+    finally:
+        database.dispose()
+    console.print(f"deactivated {name}")

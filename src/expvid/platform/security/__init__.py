@@ -1,0 +1,1 @@
+"""Accounts and sessions: password hashing, database-backed sessions with CSRF tokens, throttling."""

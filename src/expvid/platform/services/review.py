@@ -1,0 +1,263 @@
+"""Annotator decisions: approve, edit or reject an item, always with a justification.
+
+ExpVid appendix E: "Each annotation requires a brief justification, even for approvals". ProMQA
+section 3.3: two annotators judge each item independently; agreement settles it, a conflict goes to
+an adjudicator. A decision is saved against the item version the annotator saw (optimistic
+locking): if the item changed since, or the same annotator saved from another tab, the save is
+refused with `Conflict` instead of silently overwriting.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session
+
+from expvid.platform.db.models import Assignment, Decision, Experiment, Item, Segment, utc_now
+from expvid.platform.services import audit
+from expvid.platform.services.access import assignment_for
+from expvid.platform.services.content import Content, ContentError, same_content, validate_content
+from expvid.platform.services.errors import SYSTEM, Actor, Conflict, Forbidden, InvalidInput, NotFound
+from expvid.platform.services.level2 import (
+    RebuildError,
+    StepEditError,
+    StepRow,
+    apply_step_edit,
+    normalized_rows,
+    rebuild_content,
+    rows_change_anything,
+)
+from expvid.platform.services.settlement import (
+    OPEN_STATES,
+    apply_step_change,
+    finalize,
+    item_content,
+    mark_conflict,
+    segment_steps,
+    set_content,
+)
+
+VERDICTS = ("approve", "edit", "reject")
+
+
+@dataclass(frozen=True)
+class DecisionInput:
+    verdict: str
+    justification: str
+    #: The item version shown to the annotator.
+    item_version: int
+    #: The version of this annotator's own decision shown (0 when there was none).
+    decision_version: int = 0
+    #: Edited question / options / answer (verdict "edit", items without a step list).
+    content: Content | None = None
+    #: Edited step list (verdict "edit", Level-2 items with a segment).
+    rows: list[StepRow] | None = None
+
+
+@dataclass(frozen=True)
+class DecisionResult:
+    decision_id: int
+    decision_version: int
+    item_state: str
+    item_version: int
+
+
+def uses_step_editor(item: Item) -> bool:
+    return item.level == 2 and item.segment_id is not None
+
+
+def lock_item(db: Session, item_id: int) -> Item:
+    """Lock an item for a write; Level-2 items lock their experiment first (one lock order, no deadlock)."""
+    experiment_id = db.scalar(select(Item.experiment_id).where(Item.id == item_id, Item.level == 2))
+    if experiment_id is not None:
+        db.execute(select(Experiment.id).where(Experiment.id == experiment_id).with_for_update())
+    item = db.scalar(select(Item).where(Item.id == item_id).with_for_update())
+    if item is None:
+        raise NotFound(f"item {item_id} not found")
+    return item
+
+
+def preview_step_edit(db: Session, item: Item, rows: list[StepRow]) -> Content:
+    """The item's question rebuilt from an edited step list (what the annotator proposes)."""
+    assert item.segment_id is not None and item.experiment_id is not None
+    experiment = db.get(Experiment, item.experiment_id)
+    segment = db.get(Segment, item.segment_id)
+    assert experiment is not None and segment is not None
+    old_segment = segment_steps(segment)
+    try:
+        change = apply_step_edit(experiment.full_steps, old_segment, rows)
+        return rebuild_content(
+            item.task,
+            item_content(item),
+            key=item.key,
+            old_full=experiment.full_steps,
+            new_full=change.full_steps,
+            old_segment=old_segment,
+            new_segment=change.segment_steps,
+            renumber=change.renumber,
+        )
+    except StepEditError as error:
+        raise InvalidInput(error.problems) from None
+    except RebuildError as error:
+        raise InvalidInput([f"this question cannot be rebuilt from the edited list: {error}"]) from None
+
+
+def _proposal(db: Session, item: Item, data: DecisionInput) -> dict[str, Any] | None:
+    if data.verdict != "edit":
+        return None
+    if uses_step_editor(item):
+        if data.rows is None:
+            raise InvalidInput(["an edit of a Level-2 item is an edited step list"])
+        segment = db.get(Segment, item.segment_id)
+        assert segment is not None
+        if not rows_change_anything(segment_steps(segment), data.rows):
+            raise InvalidInput(["the step list is unchanged: choose approve, or change the steps"])
+        derived = preview_step_edit(db, item, data.rows)
+        return {"steps": [r.as_dict() for r in data.rows], **derived.as_dict()}
+    if data.content is None:
+        raise InvalidInput(["an edit needs the edited question, options and answer"])
+    try:
+        validate_content(item.task, data.content)
+    except ContentError as error:
+        raise InvalidInput(error.problems) from None
+    if same_content(data.content, item_content(item)):
+        raise InvalidInput(["nothing was changed: choose approve, or edit the question, options or answer"])
+    return data.content.as_dict()
+
+
+def submit_decision(
+    db: Session, actor: Actor, item_id: int, data: DecisionInput, *, min_justification: int = 5
+) -> DecisionResult:
+    """Save (or revise) an annotator's decision; settles the item when both decisions agree."""
+    if actor.role != "annotator":
+        raise Forbidden("only annotators record review decisions")
+    item = lock_item(db, item_id)
+    assignment = assignment_for(db, actor, item.id)
+    if assignment is None:
+        raise NotFound(f"item {item_id} not found")
+    problems = []
+    if data.verdict not in VERDICTS:
+        problems.append(f"the decision must be one of {', '.join(VERDICTS)}")
+    if len(data.justification.strip()) < min_justification:
+        problems.append(
+            f"a justification of at least {min_justification} characters is required for every decision"
+        )
+    if problems:
+        raise InvalidInput(problems)
+    if item.state not in OPEN_STATES:
+        raise Conflict(f"this item is closed for review (it is {item.state})", current_version=item.version)
+    if item.version != data.item_version:
+        raise Conflict(
+            f"the item changed since you opened it (you saw version {data.item_version}, it is now "
+            f"version {item.version}); reload to review the current version",
+            current_version=item.version,
+        )
+    decision = db.scalar(select(Decision).where(Decision.item_id == item.id, Decision.user_id == actor.id))
+    current_decision_version = decision.version if decision else 0
+    if current_decision_version != data.decision_version:
+        raise Conflict(
+            "you saved a decision on this item from another page in the meantime "
+            f"(decision version {current_decision_version}); reload before saving again",
+            current_version=item.version,
+        )
+    proposal = _proposal(db, item, data)
+    now = utc_now()
+    after = {"verdict": data.verdict, "proposal": proposal, "item_version": item.version}
+    if decision is None:
+        opened = assignment.opened_at
+        decision = Decision(
+            item_id=item.id,
+            user_id=actor.id,
+            verdict=data.verdict,
+            proposal=proposal,
+            justification=data.justification.strip(),
+            item_version=item.version,
+            version=1,
+            stale=False,
+            seconds_spent=(now - opened).total_seconds() if opened else None,
+            created_at=now,
+            updated_at=now,
+        )
+        db.add(decision)
+        db.flush()
+        action, before = "decision.created", None
+    else:
+        before = {
+            "verdict": decision.verdict,
+            "proposal": decision.proposal,
+            "item_version": decision.item_version,
+        }
+        action = "decision.updated"
+        decision.verdict = data.verdict
+        decision.proposal = proposal
+        decision.justification = data.justification.strip()
+        decision.item_version = item.version
+        decision.version += 1
+        decision.stale = False
+        decision.updated_at = now
+    db.execute(update(Assignment).where(Assignment.id == assignment.id).values(completed_at=now))
+    audit.record(
+        db, actor, action, entity="decision", entity_id=decision.id, item_id=item.id,
+        before=before, after={**after, "version": decision.version}, reason=decision.justification,
+    )  # fmt: skip
+    settle_if_ready(db, item)
+    return DecisionResult(decision.id, decision.version, item.state, item.version)
+
+
+def _same_proposal(item: Item, a: Decision, b: Decision) -> bool:
+    if a.proposal is None or b.proposal is None:
+        return False
+    if uses_step_editor(item):
+        rows_a = [StepRow.from_dict(r) for r in a.proposal.get("steps", [])]
+        rows_b = [StepRow.from_dict(r) for r in b.proposal.get("steps", [])]
+        return normalized_rows(rows_a) == normalized_rows(rows_b)
+    return same_content(a.proposal, b.proposal)
+
+
+def settle_if_ready(db: Session, item: Item) -> None:
+    """Settle by agreement when both current decisions are in; otherwise hand the item to adjudication."""
+    decisions = list(
+        db.scalars(
+            select(Decision)
+            .where(Decision.item_id == item.id, Decision.stale.is_(False))
+            .order_by(Decision.id)
+        )
+    )
+    if len(decisions) < 2:
+        return
+    a, b = decisions[:2]
+    reason = f"two annotators: {a.verdict} / {b.verdict}"
+    if a.verdict == b.verdict == "approve":
+        finalize(db, SYSTEM, item, "verified", via="agreement", reason=f"{reason} (auto-settled)")
+    elif a.verdict == b.verdict == "reject":
+        finalize(db, SYSTEM, item, "rejected", via="agreement", reason=reason)
+    elif a.verdict == b.verdict == "edit" and _same_proposal(item, a, b):
+        assert a.proposal is not None
+        why = f"{reason}, identical edits"
+        if uses_step_editor(item):
+            rows = [StepRow.from_dict(r) for r in a.proposal["steps"]]
+            apply_step_change(db, SYSTEM, item=item, rows=rows, reason=why)
+        else:
+            set_content(db, SYSTEM, item, Content.from_dict(a.proposal), action="item.edited", reason=why)
+        finalize(db, SYSTEM, item, "verified", via="agreement", reason=why)
+    else:
+        mark_conflict(db, SYSTEM, item, reason=f"{reason}: the judgements differ")
+
+
+def mark_opened(db: Session, actor: Actor, item_id: int) -> None:
+    """Record when an annotator first opened an item (the start of its time per item)."""
+    if actor.id is None:
+        return
+    db.execute(
+        update(Assignment)
+        .where(Assignment.item_id == item_id, Assignment.user_id == actor.id, Assignment.opened_at.is_(None))
+        .values(opened_at=utc_now())
+    )
+
+
+def own_decision(db: Session, actor: Actor, item_id: int) -> Decision | None:
+    if actor.id is None:
+        return None
+    return db.scalar(select(Decision).where(Decision.item_id == item_id, Decision.user_id == actor.id))

@@ -1,0 +1,151 @@
+"""The FastAPI application: routes, error pages, security headers."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+from urllib.parse import quote
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, RedirectResponse, Response
+from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from expvid.platform.config import PlatformSettings
+from expvid.platform.db.engine import Database
+from expvid.platform.security.passwords import Passwords
+from expvid.platform.services.errors import Conflict, Forbidden, InvalidInput, NotFound, PlatformError
+from expvid.platform.web.deps import CsrfRejected, Unauthenticated
+from expvid.platform.web.render import STATIC_DIR, page
+from expvid.platform.web.routes import adjudicate, admin, api, auth, dashboard, home, media, review
+
+#: No inline scripts or styles anywhere: the pages pass data to app.js through data- attributes.
+_SECURITY_HEADERS = [
+    (
+        b"content-security-policy",
+        b"default-src 'self'; img-src 'self' data:; media-src 'self'; frame-ancestors 'none'",
+    ),
+    (b"x-content-type-options", b"nosniff"),
+    (b"x-frame-options", b"DENY"),
+    (b"referrer-policy", b"same-origin"),
+]
+
+
+class SecurityHeaders:
+    """Adds the headers above to every response (a pure ASGI middleware: streaming stays intact)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = [*message.get("headers", []), *_SECURITY_HEADERS]
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+def _wants_json(request: Request) -> bool:
+    return request.url.path.startswith("/api/")
+
+
+def _error(
+    request: Request, status: int, message: str, problems: list[str] | None = None, **extra: Any
+) -> Response:
+    if _wants_json(request):
+        return JSONResponse({"detail": message, "problems": problems or [], **extra}, status_code=status)
+    return page(
+        request, "error.html", {"status": status, "message": message, "problems": problems or []}, status
+    )
+
+
+def create_app(settings: PlatformSettings, *, database: Database | None = None) -> FastAPI:
+    """Build the web app. The database must already be migrated (`upgrade_to_head`)."""
+    owns_database = database is None
+    db = database or Database(settings.database_url)
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        yield
+        if owns_database:
+            db.dispose()
+
+    app = FastAPI(
+        title="expvid verification platform",
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=None,
+        lifespan=lifespan,
+    )
+    app.state.settings = settings
+    app.state.database = db
+    app.state.passwords = Passwords(settings.passwords)
+    app.add_middleware(SecurityHeaders)
+    app.mount("/static", StaticFiles(directory=str(STATIC_DIR)), name="static")
+    for module in (auth, home, review, adjudicate, dashboard, media, admin, api):
+        app.include_router(module.router)
+
+    @app.exception_handler(Unauthenticated)
+    async def _unauthenticated(request: Request, _exc: Unauthenticated) -> Response:
+        if request.method == "GET" and not _wants_json(request):
+            target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+            return RedirectResponse(f"/login?next={quote(target)}", status_code=303)
+        return _error(request, 401, "Sign in first.")
+
+    @app.exception_handler(CsrfRejected)
+    async def _csrf(request: Request, _exc: CsrfRejected) -> Response:
+        return _error(request, 403, "The request lacks a valid CSRF token; reload the page and try again.")
+
+    @app.exception_handler(NotFound)
+    async def _not_found(request: Request, exc: NotFound) -> Response:
+        return _error(request, 404, str(exc) or "Not found.")
+
+    @app.exception_handler(Forbidden)
+    async def _forbidden(request: Request, exc: Forbidden) -> Response:
+        return _error(request, 403, str(exc))
+
+    @app.exception_handler(InvalidInput)
+    async def _invalid(request: Request, exc: InvalidInput) -> Response:
+        return _error(request, 422, "The submission was not saved.", exc.problems)
+
+    @app.exception_handler(Conflict)
+    async def _conflict(request: Request, exc: Conflict) -> Response:
+        return _error(request, 409, str(exc), current_version=exc.current_version)
+
+    @app.exception_handler(PlatformError)
+    async def _platform(request: Request, exc: PlatformError) -> Response:  # pragma: no cover - safety net
+        return _error(request, 400, str(exc))
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation(request: Request, exc: RequestValidationError) -> Response:
+        return _error(
+            request,
+            404 if request.method == "GET" else 422,
+            "Bad request.",
+            [str(e.get("msg")) for e in exc.errors()],
+        )
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(request: Request, exc: StarletteHTTPException) -> Response:
+        return _error(request, exc.status_code, str(exc.detail))
+
+    return app
+
+
+SECURE_COOKIES_ENV = "EXPVID_PLATFORM_SECURE_COOKIES"
+
+
+def app_from_env() -> FastAPI:
+    """App factory for `uvicorn --factory` and multi-worker serving: settings from the environment
+    (`EXPVID_PLATFORM_DB`, `EXPVID_PLATFORM_SECURE_COOKIES=1`); the database must be migrated already."""
+    import os
+
+    return create_app(PlatformSettings(secure_cookies=os.environ.get(SECURE_COOKIES_ENV) == "1"))

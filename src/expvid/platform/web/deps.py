@@ -1,0 +1,104 @@
+"""Request-level security: who is asking (session cookie), and is this write genuine (CSRF token).
+
+Every page and API call except the login page and static files needs a live session; every write
+(POST) also needs the session's CSRF token, from the form field `csrf_token` or the `X-CSRF-Token`
+header (API). Role checks happen in the services, which know what each role may do.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import Depends, Request
+from starlette.concurrency import run_in_threadpool
+
+from expvid.platform.config import PlatformSettings
+from expvid.platform.db.engine import Database
+from expvid.platform.security.passwords import Passwords
+from expvid.platform.security.sessions import SessionInfo, lookup_session, needs_touch, touch_session
+from expvid.platform.security.tokens import same
+from expvid.platform.services.errors import Actor, Forbidden
+
+SESSION_COOKIE = "expvid_session"
+LOGIN_CSRF_COOKIE = "expvid_login_csrf"
+CSRF_HEADER = "X-CSRF-Token"
+CSRF_FIELD = "csrf_token"
+
+
+class Unauthenticated(Exception):
+    """No live session: pages redirect to the login form, API calls and writes get 401."""
+
+
+class CsrfRejected(Exception):
+    """A write without the session's CSRF token."""
+
+
+@dataclass(frozen=True)
+class Viewer:
+    session: SessionInfo
+    actor: Actor
+
+    @property
+    def csrf_token(self) -> str:
+        return self.session.csrf_token
+
+    def require(self, *roles: str) -> None:
+        if self.actor.role not in roles:
+            raise Forbidden(f"this needs the role {' or '.join(roles)}")
+
+
+def settings_of(request: Request) -> PlatformSettings:
+    return request.app.state.settings
+
+
+def database_of(request: Request) -> Database:
+    return request.app.state.database
+
+
+def passwords_of(request: Request) -> Passwords:
+    return request.app.state.passwords
+
+
+def _session_for(request: Request) -> SessionInfo:
+    token = request.cookies.get(SESSION_COOKIE)
+    if not token:
+        raise Unauthenticated()
+    database = database_of(request)
+    with database.read() as db:
+        info = lookup_session(db, token)
+        stale = info is not None and needs_touch(db, info.session_id)
+    if info is None:
+        raise Unauthenticated()
+    if stale:
+        with database.write() as db:
+            touch_session(db, info.session_id, hours=settings_of(request).session_hours)
+    return info
+
+
+def viewer(request: Request) -> Viewer:
+    """Dependency for reads: the signed-in user."""
+    info = _session_for(request)
+    actor = Actor(id=info.user_id, name=info.username, role=info.role, disciplines=info.disciplines)
+    request.state.viewer = Viewer(session=info, actor=actor)
+    return request.state.viewer
+
+
+async def writer(request: Request) -> Viewer:
+    """Dependency for writes: the signed-in user, and a matching CSRF token."""
+    current = await run_in_threadpool(viewer, request)  # the session lookup is blocking I/O
+    token = request.headers.get(CSRF_HEADER)
+    if token is None and request.headers.get("content-type", "").startswith(
+        ("application/x-www-form-urlencoded", "multipart/form-data")
+    ):
+        form = await request.form()
+        value = form.get(CSRF_FIELD)
+        token = value if isinstance(value, str) else None
+    if not same(token, current.csrf_token):
+        raise CsrfRejected()
+    return current
+
+
+#: Route parameter types: `current: ViewerDep` for reads, `current: WriterDep` for writes.
+ViewerDep = Annotated[Viewer, Depends(viewer)]
+WriterDep = Annotated[Viewer, Depends(writer)]

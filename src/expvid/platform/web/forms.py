@@ -1,0 +1,173 @@
+"""Turning submitted forms (and API JSON) into service inputs, with errors a reviewer can act on."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from starlette.datastructures import FormData
+
+from expvid.platform.db.models import Item
+from expvid.platform.services.content import Content, clean_text, same_content
+from expvid.platform.services.errors import InvalidInput
+from expvid.platform.services.level2 import StepRow, normalized_rows
+from expvid.platform.services.review import DecisionInput
+from expvid.platform.services.tasks import task_spec
+
+_SPLIT_NUMBERS = re.compile(r"[,\s;]+")
+
+
+def _text(form: FormData | Mapping[str, Any], name: str) -> str:
+    value = form.get(name)
+    return value if isinstance(value, str) else ""
+
+
+def _int(form: FormData | Mapping[str, Any], name: str, default: int | None = None) -> int:
+    raw = form.get(name)
+    if isinstance(raw, int) and not isinstance(raw, bool):
+        return raw
+    if isinstance(raw, str) and raw.strip().lstrip("-").isdigit():
+        return int(raw)
+    if default is not None:
+        return default
+    raise InvalidInput([f"the form field {name!r} is missing or not a number; reload the page"])
+
+
+def _like(template: Any, text: str) -> Any:
+    """A step number typed like the release's answer (integer, or numeric string)."""
+    if isinstance(template, int) and not isinstance(template, bool) and text.isdigit():
+        return int(text)
+    return text
+
+
+def content_from_form(item: Item, form: FormData | Mapping[str, Any]) -> Content:
+    spec = task_spec(item.task)
+    question = clean_text(_text(form, "question"))
+    options: dict[str, str] | None = None
+    if spec.kind == "mcq":
+        letters = sorted(
+            key.removeprefix("option_")
+            for key in form
+            if key.startswith("option_") and len(key) == len("option_A")
+        )
+        options = {letter: clean_text(_text(form, f"option_{letter}")) for letter in letters}
+        answer: Any = _text(form, "answer").strip()
+    elif spec.kind == "step_list":
+        template = item.answer[0] if isinstance(item.answer, list) and item.answer else "1"
+        answer = [_like(template, part) for part in _SPLIT_NUMBERS.split(_text(form, "answer")) if part]
+    elif spec.kind == "step_number":
+        answer = _like(item.answer, _text(form, "answer").strip())
+    else:
+        answer = [line.strip() for line in _text(form, "answers").splitlines() if line.strip()]
+    return Content(question=question, options=options, answer=answer)
+
+
+def _float_or_none(raw: str, label: str, problems: list[str]) -> float | None:
+    raw = raw.strip()
+    if not raw:
+        return None
+    try:
+        return float(raw)
+    except ValueError:
+        problems.append(f"{label}: {raw!r} is not a time in seconds")
+        return None
+
+
+def rows_from_form(form: FormData) -> list[StepRow]:
+    """Step rows from parallel form lists; rows marked "remove" and blank new rows are dropped."""
+    refs = form.getlist("step_ref")
+    texts = form.getlist("step_text")
+    starts = form.getlist("step_start")
+    ends = form.getlist("step_end")
+    actions = form.getlist("step_action")
+    if not len(refs) == len(texts) == len(starts) == len(ends) == len(actions):
+        raise InvalidInput(["the step table was submitted incompletely; reload the page"])
+    rows: list[StepRow] = []
+    problems: list[str] = []
+    for position, (ref, text, start, end, action) in enumerate(
+        zip(refs, texts, starts, ends, actions, strict=True), start=1
+    ):
+        ref, text = str(ref).strip(), str(text)
+        if action == "remove" or (not ref and not text.strip()):
+            continue
+        label = f"row {position}"
+        rows.append(
+            StepRow(
+                ref=int(ref) if ref.isdigit() else None,
+                text=clean_text(text),
+                start=_float_or_none(str(start), label, problems),
+                end=_float_or_none(str(end), label, problems),
+            )
+        )
+    if problems:
+        raise InvalidInput(problems)
+    return rows
+
+
+def rows_from_json(raw: Any) -> list[StepRow]:
+    if not isinstance(raw, list) or not all(isinstance(r, dict) for r in raw):
+        raise InvalidInput(["'steps' must be a list of {ref, text, start, end} objects"])
+    try:
+        return [StepRow.from_dict(r) for r in raw]
+    except (TypeError, ValueError) as error:
+        raise InvalidInput([f"bad step row: {error}"]) from None
+
+
+def decision_from_form(
+    item: Item, form: FormData, *, step_editor: bool, current_rows: list[StepRow]
+) -> DecisionInput:
+    verdict = _text(form, "verdict")
+    content: Content | None = None
+    rows: list[StepRow] | None = None
+    if step_editor:
+        rows = rows_from_form(form)
+        changed = normalized_rows(rows) != normalized_rows(current_rows)
+    else:
+        content = content_from_form(item, form)
+        changed = not same_content(content, Content(item.question, item.options, item.answer))
+    if verdict == "approve" and changed:
+        raise InvalidInput(
+            ["you changed the item but chose approve: choose edit to propose the change, or undo it"]
+        )
+    return DecisionInput(
+        verdict=verdict,
+        justification=_text(form, "justification"),
+        item_version=_int(form, "item_version"),
+        decision_version=_int(form, "decision_version", 0),
+        content=content if verdict == "edit" else None,
+        rows=rows if verdict == "edit" else None,
+    )
+
+
+def decision_from_json(item: Item, body: Mapping[str, Any], *, step_editor: bool) -> DecisionInput:
+    verdict = body.get("verdict")
+    content = rows = None
+    if verdict == "edit":
+        if step_editor:
+            rows = rows_from_json(body.get("steps"))
+        else:
+            raw = body.get("content")
+            if not isinstance(raw, dict) or "question" not in raw:
+                raise InvalidInput(["'content' must be an object with question, options and answer"])
+            content = Content(
+                question=str(raw["question"]), options=raw.get("options"), answer=raw.get("answer")
+            )
+    justification = body.get("justification")
+    return DecisionInput(
+        verdict=str(verdict),
+        justification=justification if isinstance(justification, str) else "",
+        item_version=_int(body, "item_version"),
+        decision_version=_int(body, "decision_version", 0),
+        content=content,
+        rows=rows,
+    )
+
+
+def echo(form: FormData) -> dict[str, Any]:
+    """What the reviewer typed, to show again after an error (nothing typed is lost)."""
+    data: dict[str, Any] = {}
+    for key in form:
+        values = form.getlist(key)
+        data[key] = values if key.startswith("step_") else (values[0] if values else "")
+    return data

@@ -1,0 +1,158 @@
+"""Review pages: one item with its video, guidelines and the decision form (per task type)."""
+
+from __future__ import annotations
+
+from urllib.parse import quote
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+from starlette.concurrency import run_in_threadpool
+
+from expvid.platform.db.models import Assignment, Item, Segment
+from expvid.platform.services.access import get_visible_item
+from expvid.platform.services.authoring import create_level3_question
+from expvid.platform.services.errors import Conflict, InvalidInput
+from expvid.platform.services.level2 import rows_from_steps
+from expvid.platform.services.review import mark_opened, submit_decision, uses_step_editor
+from expvid.platform.services.settlement import segment_steps
+from expvid.platform.web.deps import Viewer, ViewerDep, WriterDep, database_of, settings_of
+from expvid.platform.web.forms import decision_from_form, echo
+from expvid.platform.web.render import page
+from expvid.platform.web.views import review_context, visible_history
+
+router = APIRouter()
+
+
+def _template(item: Item) -> str:
+    if item.level == 3:
+        return "review_blanks.html"
+    if uses_step_editor(item):
+        return "review_steps.html"
+    return "review_content.html"
+
+
+@router.get("/items/{item_id}", response_class=HTMLResponse)
+def review_page(item_id: int, request: Request, current: ViewerDep) -> Response:
+    database = database_of(request)
+    with database.read() as db:
+        item = get_visible_item(db, current.actor, item_id)
+        if current.actor.role == "adjudicator" and item.state == "conflict":
+            return RedirectResponse(f"/adjudicate/{item.id}", status_code=303)
+        first_visit = (
+            current.actor.role == "annotator"
+            and db.scalar(
+                select(Assignment.opened_at).where(
+                    Assignment.item_id == item.id, Assignment.user_id == current.actor.id
+                )
+            )
+            is None
+        )
+    if first_visit:
+        with database.write() as db:
+            mark_opened(db, current.actor, item_id)
+    with database.read() as db:
+        item = get_visible_item(db, current.actor, item_id)
+        context = review_context(db, current.actor, item)
+        context["notice"] = request.query_params.get("notice")
+        return page(request, _template(item), context)
+
+
+def _next_item(db: Session, current: Viewer) -> int | None:
+    return db.scalar(
+        select(Assignment.item_id)
+        .join(Item, Item.id == Assignment.item_id)
+        .where(
+            Assignment.user_id == current.actor.id,
+            Assignment.completed_at.is_(None),
+            Item.state.in_(("pending", "in_review")),
+        )
+        .order_by(Assignment.item_id)
+        .limit(1)
+    )
+
+
+@router.post("/items/{item_id}/decision", response_class=HTMLResponse)
+async def save_decision(item_id: int, request: Request, current: WriterDep) -> Response:
+    form = await request.form()
+    database = database_of(request)
+    settings = settings_of(request)
+
+    def work() -> Response:
+        try:
+            with database.read() as db:
+                item = get_visible_item(db, current.actor, item_id)
+                current_rows = []
+                if uses_step_editor(item):
+                    segment = db.get(Segment, item.segment_id)
+                    assert segment is not None
+                    current_rows = rows_from_steps(segment_steps(segment))
+                data = decision_from_form(
+                    item, form, step_editor=uses_step_editor(item), current_rows=current_rows
+                )
+            database.write_retry(
+                lambda db: submit_decision(
+                    db, current.actor, item_id, data, min_justification=settings.min_justification
+                )
+            )
+        except (InvalidInput, Conflict) as error:
+            with database.read() as db:
+                item = get_visible_item(db, current.actor, item_id)
+                problems = error.problems if isinstance(error, InvalidInput) else [str(error)]
+                context = review_context(db, current.actor, item, form=echo(form), problems=problems)
+                context["conflict"] = isinstance(error, Conflict)
+                return page(
+                    request, _template(item), context, status_code=409 if isinstance(error, Conflict) else 422
+                )
+        with database.read() as db:
+            following = _next_item(db, current)
+        target = f"/items/{following}?notice=saved" if following else "/?notice=saved"
+        return RedirectResponse(target, status_code=303)
+
+    return await run_in_threadpool(work)
+
+
+@router.get("/items/{item_id}/history", response_class=HTMLResponse)
+def history_page(item_id: int, request: Request, current: ViewerDep) -> Response:
+    with database_of(request).read() as db:
+        item = get_visible_item(db, current.actor, item_id)
+        events = visible_history(db, current.actor, item)
+        return page(request, "history.html", {"item": item, "events": events})
+
+
+@router.post("/experiments/{video_id}/questions", response_class=HTMLResponse)
+async def write_question(video_id: str, request: Request, current: WriterDep) -> Response:
+    """A new Level-3 fill-in-the-blank question, written beside the paper and the full video."""
+    form = await request.form()
+    database = database_of(request)
+    settings = settings_of(request)
+    back = str(form.get("back_item") or "")
+
+    def work() -> Response:
+        try:
+            item = database.write_retry(
+                lambda db: create_level3_question(
+                    db,
+                    current.actor,
+                    video_id=video_id,
+                    task=str(form.get("task") or ""),
+                    question=str(form.get("new_question") or ""),
+                    answers=[a for a in str(form.get("new_answers") or "").splitlines() if a.strip()],
+                    justification=str(form.get("new_justification") or ""),
+                    min_justification=settings.min_justification,
+                )
+            )
+        except InvalidInput as error:
+            if back.isdigit():
+                with database.read() as db:
+                    item_back = get_visible_item(db, current.actor, int(back))
+                    context = review_context(db, current.actor, item_back, form=echo(form))
+                    context["author_problems"] = error.problems
+                    return page(request, "review_blanks.html", context, status_code=422)
+            raise
+        target = f"/items/{back}" if back.isdigit() else "/"
+        notice = quote(f"new question {item.key} created and sent to two other annotators")
+        return RedirectResponse(f"{target}?notice={notice}", status_code=303)
+
+    return await run_in_threadpool(work)

@@ -1,0 +1,81 @@
+"""`expvid platform ...` commands, run through Typer against both database backends."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from expvid.cli.platform import platform_app
+
+runner = CliRunner()
+
+
+def invoke(*args: str, stdin: str | None = None) -> tuple[int, str]:
+    result = runner.invoke(platform_app, list(args), input=stdin)
+    return result.exit_code, result.output
+
+
+def test_users_import_status_and_export(db_url: str, candidates: Path, tmp_path: Path) -> None:
+    code, out = invoke("migrate", "--db", db_url)
+    assert code == 0 and "revision" in out
+    code, out = invoke("user", "add", "alice", "--role", "annotator", "--discipline", "Biology",
+                       "--discipline", "Neuroscience", "--password-stdin", "--db", db_url, stdin="correct horse\n")  # fmt: skip
+    assert code == 0 and "created annotator alice (Biology, Neuroscience)" in out
+    code, out = invoke("user", "add", "bob", "--password-stdin", "--db", db_url, stdin="battery staple\n")
+    assert code == 0 and "any discipline" in out
+    code, out = invoke(
+        "user",
+        "add",
+        "eve",
+        "--role",
+        "superuser",
+        "--password-stdin",
+        "--db",
+        db_url,
+        stdin="long enough pw\n",
+    )
+    assert code == 1 and "role must be one of annotator, adjudicator, admin" in out
+    code, out = invoke("user", "add", "alice", "--password-stdin", "--db", db_url, stdin="another password\n")
+    assert code == 1 and "already exists" in out
+    code, out = invoke("user", "add", "short", "--password-stdin", "--db", db_url, stdin="abc\n")
+    assert code == 1 and "at least 8 characters" in out
+
+    code, out = invoke("import", str(candidates), "--db", db_url)
+    assert code == 0, out
+    assert "11 new item(s)" in out and "2 experiment(s), 2 segment(s)" in out
+    assert "lack two eligible annotators" in out  # Chemistry has no annotator at all
+    code, out = invoke("import", str(candidates), "--db", db_url)
+    assert code == 0 and "0 new item(s), 11 already present" in out
+
+    code, out = invoke("status", "--db", db_url)
+    assert code == 0 and "items left: 11" in out and "Biology" in out
+
+    export = tmp_path / "export"
+    code, out = invoke("export", str(export), "--db", db_url)
+    assert code == 0 and "exported 0 verified item(s)" in out
+    assert json.loads((export / "verification.json").read_text())["total_items"] == 0
+    code, out = invoke("export", str(export), "--db", db_url)
+    assert code == 1 and "not empty" in out
+
+    code, out = invoke("user", "list", "--db", db_url)
+    assert code == 0 and "alice" in out and "bob" in out
+    code, out = invoke("user", "deactivate", "bob", "--db", db_url)
+    assert code == 0
+    code, out = invoke("user", "deactivate", "nobody", "--db", db_url)
+    assert code == 1 and "no user 'nobody'" in out
+
+
+def test_import_reports_bad_lines_and_imports_nothing(db_url: str, candidates: Path, tmp_path: Path) -> None:
+    broken = tmp_path / "broken"
+    shutil.copytree(candidates, broken)
+    (broken / "annotations" / "level1" / "materials.jsonl").write_text('{"id": 1, "question": "q"}\n')
+    code, out = invoke("import", str(broken), "--db", db_url)
+    assert code == 1
+    assert "materials.jsonl:1:" in out.replace("\n", "") and "video_path" in out
+    code, out = invoke("status", "--db", db_url)
+    assert "items left: 0" in out
+    code, out = invoke("import", str(broken), "--db", db_url, "--skip-bad")
+    assert code == 0 and "10 new item(s)" in out and "skipped:" in out

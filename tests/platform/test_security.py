@@ -1,0 +1,255 @@
+"""Security over real HTTP on loopback: sessions, CSRF, roles, blind review, id guessing, throttling.
+
+The write routes are enumerated from the application itself, so a route added later without the
+session / CSRF / role checks fails these tests instead of slipping through.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+import httpx
+import pytest
+from fastapi.routing import APIRoute
+from platform_env import Env, LiveServer, password_of
+from platform_http import Browserless, csrf_from
+from sqlalchemy import func, select
+
+from expvid.platform.db.models import Assignment, AuditEvent, Decision, Item, User, WebSession
+
+WRITE_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
+
+
+def api_routes(routes: Iterable[object]) -> Iterator[APIRoute]:
+    """Every APIRoute, looking inside included routers (FastAPI may wrap them lazily)."""
+    for route in routes:
+        if isinstance(route, APIRoute):
+            yield route
+            continue
+        inner = getattr(route, "original_router", None)
+        yield from api_routes(getattr(inner, "routes", None) or getattr(route, "routes", None) or [])
+
+
+def write_routes(server: LiveServer) -> list[tuple[str, str]]:
+    app = server.server.config.app
+    return sorted(
+        (route.path, method)
+        for route in api_routes(app.routes)
+        for method in route.methods
+        if method in WRITE_METHODS
+    )
+
+
+def concrete(path: str, item_id: int) -> str:
+    return path.replace("{item_id}", str(item_id)).replace("{video_id}", "E1").replace("{username}", "bob")
+
+
+def snapshot(env: Env) -> tuple[int, ...]:
+    with env.database.read() as db:
+        return (
+            db.scalar(select(func.count()).select_from(AuditEvent)) or 0,
+            db.scalar(select(func.count()).select_from(Decision)) or 0,
+            db.scalar(select(func.count()).select_from(User)) or 0,
+            db.scalar(select(func.count()).select_from(Item)) or 0,
+            db.scalar(select(func.count()).select_from(WebSession)) or 0,
+            int(db.scalar(select(func.sum(Item.version))) or 0),
+        )
+
+
+@pytest.fixture
+def clients(env: Env, server: LiveServer) -> Iterator[dict[str, Browserless]]:
+    made = {
+        name: Browserless(server.url, name, password_of(name))
+        for name in ("alice", "bob", "carol", "dave", "root")
+    }
+    yield made
+    for client in made.values():
+        client.close()
+
+
+def test_every_write_route_is_covered(server: LiveServer) -> None:
+    routes = {path for path, _ in write_routes(server)}
+    assert {"/items/{item_id}/decision", "/api/items/{item_id}/decision", "/adjudicate/{item_id}", "/admin/users",
+            "/login", "/logout"} <= routes  # fmt: skip
+    assert len(routes) >= 12
+
+
+def test_writes_without_a_session_are_refused(env: Env, server: LiveServer) -> None:
+    item_id = env.item_id("materials/0")
+    before = snapshot(env)
+    with httpx.Client(base_url=server.url, follow_redirects=False) as anonymous:
+        for path, method in write_routes(server):
+            body = {"verdict": "approve", "justification": "sneaky write", "item_version": 2, "username": "x",
+                    "password": "y" * 10, "role": "admin", "outcome": "rejected", "reason": "because"}  # fmt: skip
+            response = anonymous.request(method, concrete(path, item_id), data=body)
+            expected = 403 if path == "/login" else 401  # the login form has its own CSRF token
+            assert response.status_code == expected, (path, response.status_code)
+    assert snapshot(env) == before
+
+
+def test_writes_without_the_csrf_token_are_refused(
+    env: Env, server: LiveServer, clients: dict[str, Browserless]
+) -> None:
+    item_id = env.item_id("materials/0")
+    before = snapshot(env)
+    for user in ("alice", "root"):
+        for path, method in write_routes(server):
+            if path == "/login":
+                continue
+            form = {
+                "verdict": "approve",
+                "justification": "no token",
+                "item_version": "2",
+                "reason": "because",
+            }
+            as_form = clients[user].client.request(method, concrete(path, item_id), data=form)
+            assert as_form.status_code == 403, (user, path, as_form.status_code)
+            as_json = clients[user].client.request(method, concrete(path, item_id), json=form)
+            assert as_json.status_code == 403, (user, path)
+            wrong = clients[user].client.request(
+                method, concrete(path, item_id), json=form, headers={"X-CSRF-Token": clients["bob"].csrf}
+            )
+            assert wrong.status_code == 403, (user, path)  # another session's token does not work either
+    assert snapshot(env) == before
+
+
+def test_writes_with_the_wrong_role_are_refused(env: Env, clients: dict[str, Browserless]) -> None:
+    item_id = env.item_id("materials/0")
+    alice, carol, dave = clients["alice"], clients["carol"], clients["dave"]
+    before = snapshot(env)
+    refused = [
+        alice.form_post("/admin/users", {"username": "mallory", "password": "long-password", "role": "admin"}),
+        alice.form_post("/admin/assign", {}),
+        alice.form_post(f"/admin/items/{item_id}/reopen", {"reason": "because I can"}),
+        alice.form_post("/admin/users/bob/active", {"active": "0"}),
+        carol.form_post("/admin/users/bob/active", {"active": "0"}),
+        alice.form_post(f"/adjudicate/{item_id}", {"outcome": "rejected", "justification": "not mine", "item_version": "2"}),
+        alice.api_post(f"/api/adjudications/{item_id}", {"outcome": "rejected", "justification": "no", "item_version": 2}),
+        carol.api_post(f"/api/items/{item_id}/decision", {"verdict": "approve", "justification": "xxxxx", "item_version": 2}),
+        clients["root"].api_post(f"/api/items/{item_id}/decision", {"verdict": "approve", "justification": "xxxxx", "item_version": 2}),
+        carol.form_post("/experiments/E1/questions", {"task": "scientific_discovery", "new_question": "A ____.",
+                                                      "new_answers": "x", "new_justification": "adjudicators do not write"}),
+        dave.form_post("/experiments/E1/questions", {"task": "scientific_discovery", "new_question": "A ____.",
+                                                     "new_answers": "x", "new_justification": "not my experiment"}),
+    ]  # fmt: skip
+    for response in refused:
+        assert response.status_code in (403, 404), (response.request.url, response.status_code)
+    for path in ("/dashboard", "/items", "/admin/users", "/api/progress", "/api/agreement"):
+        assert alice.client.get(path).status_code == 403, path
+    assert snapshot(env) == before
+
+
+def test_an_annotator_cannot_read_or_change_other_items_by_guessing_ids(
+    env: Env, clients: dict[str, Browserless]
+) -> None:
+    alice = clients["alice"]
+    with env.database.read() as db:
+        all_ids = set(db.scalars(select(Item.id)))
+        mine = set(db.scalars(select(Assignment.item_id).where(Assignment.user_id == env.users["alice"])))
+    others = [*sorted(all_ids - mine), max(all_ids) + 1, 999999]
+    assert env.item_id("tools/2") in others  # dave's Chemistry item
+    before = snapshot(env)
+    for item_id in others:
+        for path in (f"/items/{item_id}", f"/api/items/{item_id}", f"/items/{item_id}/history",
+                     f"/api/items/{item_id}/history", f"/media/items/{item_id}/clip", f"/media/items/{item_id}/source"):  # fmt: skip
+            assert alice.client.get(path).status_code == 404, path
+        response = alice.api_post(
+            f"/api/items/{item_id}/decision",
+            {"verdict": "reject", "justification": "guessing", "item_version": 2},
+        )
+        assert response.status_code == 404
+        response = alice.form_post(
+            f"/items/{item_id}/decision",
+            {"verdict": "reject", "justification": "guessing", "item_version": "2"},
+        )
+        assert response.status_code == 404
+    assert snapshot(env) == before
+    assert clients["dave"].client.get(f"/api/items/{env.item_id('tools/2')}").status_code == 200
+
+
+def test_review_is_blind_until_the_item_is_settled(env: Env, clients: dict[str, Browserless]) -> None:
+    item_id = env.item_id("tools/0")
+    secret = "the dish looks glass-bottomed to me"
+    assert clients["alice"].decide(item_id, "reject", secret).status_code == 200
+    bob = clients["bob"]
+    assert bob.client.get(f"/api/items/{item_id}").json()["my_decision"] is None
+    for path in (
+        f"/api/items/{item_id}",
+        f"/items/{item_id}",
+        f"/items/{item_id}/history",
+        f"/api/items/{item_id}/history",
+        "/",
+    ):
+        text = bob.client.get(path).text
+        assert "glass-bottomed" not in text, path
+    assert bob.decide(item_id, "approve").json()["item_state"] == "conflict"
+    view = clients["carol"].client.get(f"/api/adjudications/{item_id}").json()
+    assert {j["justification"] for j in view["judgements"]} == {secret, "checked against the clip"}
+    page = clients["carol"].client.get(f"/adjudicate/{item_id}").text
+    assert secret in page and "alice" not in page and "bob" not in page
+
+
+def test_login_is_throttled_after_repeated_failures(env: Env, server: LiveServer) -> None:
+    with httpx.Client(base_url=server.url, follow_redirects=False) as client:
+
+        def attempt(username: str, password: str) -> httpx.Response:
+            token = csrf_from(client.get("/login").text)
+            return client.post(
+                "/login", data={"username": username, "password": password, "csrf_token": token}
+            )
+
+        for _ in range(5):
+            assert attempt("alice", "wrong-password").status_code == 401
+        throttled = attempt("alice", password_of("alice"))  # even the right password waits
+        assert throttled.status_code == 429 and int(throttled.headers["retry-after"]) > 0
+        assert "expvid_session" not in throttled.cookies
+        assert attempt("bob", password_of("bob")).status_code == 303  # other users are unaffected
+
+
+def test_session_cookie_flags_logout_and_redirects(env: Env, server: LiveServer) -> None:
+    with httpx.Client(base_url=server.url, follow_redirects=False) as client:
+        assert client.get("/").headers["location"] == "/login?next=/"
+        assert client.get("/api/me").status_code == 401
+        page = client.get("/login")
+        assert "default-src 'self'" in page.headers["content-security-policy"]
+        response = client.post(
+            "/login",
+            data={"username": "alice", "password": password_of("alice"), "csrf_token": csrf_from(page.text),
+                  "next": "//evil.example/steal"},
+        )  # fmt: skip
+        assert response.status_code == 303 and response.headers["location"] == "/"
+        cookie = response.headers["set-cookie"].lower()
+        assert "httponly" in cookie and "samesite=lax" in cookie
+        me = client.get("/api/me").json()
+        assert me["username"] == "alice"
+        assert client.post("/logout", data={"csrf_token": me["csrf_token"]}).status_code == 303
+        old = response.cookies["expvid_session"]
+        client.cookies.set("expvid_session", old)
+        assert client.get("/api/me").status_code == 401  # the server forgot the session
+    with env.database.read() as db:
+        stored = db.scalar(select(User.password_hash).where(User.username == "alice"))
+    assert stored is not None and stored.startswith("$argon2id$") and password_of("alice") not in stored
+
+
+def test_video_is_served_with_range_requests_to_its_reviewers_only(
+    env: Env, clients: dict[str, Browserless], server: LiveServer
+) -> None:
+    item_id = env.item_id("materials/0")
+    data = (env.candidates / "sources" / "E1" / "video.mp4").read_bytes()
+    response = clients["alice"].client.get(
+        f"/media/items/{item_id}/source", headers={"Range": "bytes=100-1099"}
+    )
+    assert response.status_code == 206
+    assert response.headers["content-range"] == f"bytes 100-1099/{len(data)}"
+    assert response.content == data[100:1100]
+    whole = clients["alice"].client.get(f"/media/items/{item_id}/clip")
+    assert whole.status_code == 200 and whole.headers["accept-ranges"] == "bytes"
+    assert whole.content == (env.candidates / "videos" / "level_1" / "E1" / "clip_m.mp4").read_bytes()
+    assert (
+        clients["alice"].client.get("/media/experiments/E1/full", headers={"Range": "bytes=0-9"}).status_code
+        == 206
+    )
+    assert clients["dave"].client.get(f"/media/items/{item_id}/clip").status_code == 404
+    assert clients["dave"].client.get("/media/experiments/E1/full").status_code == 404
+    with httpx.Client(base_url=server.url, follow_redirects=False) as anonymous:
+        assert anonymous.get(f"/media/items/{item_id}/clip").status_code == 303
