@@ -10,7 +10,8 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from expvid.run.config import EvalConfig, parse_frame_counts
+from expvid.cli.errors import friendly_errors
+from expvid.run.config import EvalConfig, parse_frame_counts, parse_key_values
 from expvid.run.report import build_table, load_runs, to_markdown
 from expvid.suites.protocol import FrameOptions, PromptOptions
 from expvid.suites.registry import get_suite
@@ -77,14 +78,62 @@ def eval_command(
     ] = False,
     seed: Annotated[int, typer.Option("--seed")] = 0,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bars.")] = False,
+    samples: Annotated[
+        int, typer.Option("--samples", min=1, help="Samples per item for pass@k (sample s uses seed + s).")
+    ] = 1,
+    variant: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--variant", help="Prompt variant KEY[=VALUE], e.g. cot, post_prompt=gpt4v (SciVideoBench)."
+        ),
+    ] = None,
+    keep_times: Annotated[
+        bool, typer.Option("--keep-times", help="SciVideoBench: keep mm:ss times instead of 'frame N'.")
+    ] = False,
+    frame_preset: Annotated[
+        str | None,
+        typer.Option(
+            "--frame-preset", help="A paper's per-model frame setting, e.g. gemini, gpt-4o, qwen2.5-vl."
+        ),
+    ] = None,
+    language: Annotated[
+        str | None, typer.Option("--language", help="SFE: en, zh or both (default en).")
+    ] = None,
+    bertscore: Annotated[
+        str | None,
+        typer.Option("--bertscore", help="SFE: auto, official, minilm or PATH:LAYER (default auto)."),
+    ] = None,
+    suite_option: Annotated[
+        list[str] | None,
+        typer.Option("--suite-option", help="Suite setting KEY=VALUE (e.g. levels=FILE for SFE)."),
+    ] = None,
+    human_judgments: Annotated[
+        Path | None,
+        typer.Option(
+            "--human-judgments", help="ProMQA: JSONL of human 0/1/2 judgements to check the judge against."
+        ),
+    ] = None,
 ) -> None:
     """Evaluate MODEL on a benchmark; writes manifest.json, predictions.jsonl, judgments.jsonl, scores.json."""
     from expvid.run.evaluate import evaluate
 
     try:
         counts = parse_frame_counts(frames) if frames else {}
+        variants = parse_key_values(variant or [], flag="--variant", bare_is_true=True)
+        suite_options = parse_key_values(suite_option or [], flag="--suite-option", bare_is_true=False)
     except ValueError as error:
         raise typer.BadParameter(str(error)) from None
+    if keep_times:
+        variants["keep_times"] = True
+    if language is not None:
+        suite_options["languages"] = ["en", "zh"] if language == "both" else [language]
+    if bertscore is not None:
+        suite_options["bertscore"] = bertscore
+    frame_options = FrameOptions(
+        counts=counts, fps=fps, max_frames=max_frames, size=size or None, max_images=max_images
+    )
+    if frame_preset is not None:
+        frame_options = _with_preset(suite, frame_preset, frame_options)
     backend_options: dict[str, object] = {}
     if base_url:
         backend_options["base_url"] = base_url
@@ -100,10 +149,8 @@ def eval_command(
         tasks=[t.strip() for t in tasks.split(",") if t.strip()] if tasks else None,
         limit=limit,
         concurrency=concurrency,
-        frames=FrameOptions(
-            counts=counts, fps=fps, max_frames=max_frames, size=size or None, max_images=max_images
-        ),
-        prompt=PromptOptions(with_asr=with_asr),
+        frames=frame_options,
+        prompt=PromptOptions(with_asr=with_asr, variant=variants),
         temperature=temperature,
         max_tokens=max_tokens,
         seed=seed,
@@ -114,9 +161,13 @@ def eval_command(
         cache_dir=None if no_cache else (cache_dir or default_cache_root()),
         strict=strict,
         retry_failed=not no_retry_failed,
+        samples=samples,
+        suite_options=suite_options,
+        human_judgments=human_judgments,
     )
     try:
-        result = asyncio.run(evaluate(config, command=sys.argv, console=console, show_progress=not quiet))
+        with friendly_errors():
+            result = asyncio.run(evaluate(config, command=sys.argv, console=console, show_progress=not quiet))
     except KeyboardInterrupt:
         console.print(
             f"[yellow]interrupted[/]: finished items are saved in {out}; re-run the same command to resume"
@@ -127,6 +178,24 @@ def eval_command(
     console.print(
         f"{result.generated} item(s) run, {result.resumed} reused from the run directory, "
         f"{result.failed} failed; scores in {result.rundir.scores_path}"
+    )
+
+
+def _with_preset(suite: str, name: str, explicit: FrameOptions) -> FrameOptions:
+    """The suite's preset for `name`, with every frame option given on the command line on top."""
+    chooser = getattr(get_suite(suite), "frame_preset", None)
+    if not callable(chooser):
+        raise typer.BadParameter(f"the {suite} suite has no frame presets", param_hint="--frame-preset")
+    try:
+        preset: FrameOptions = chooser(name)
+    except ValueError as error:
+        raise typer.BadParameter(str(error), param_hint="--frame-preset") from None
+    return explicit.model_copy(
+        update={
+            "counts": explicit.counts or preset.counts,
+            "fps": explicit.fps if explicit.fps is not None else preset.fps,
+            "max_frames": explicit.max_frames if explicit.max_frames is not None else preset.max_frames,
+        }
     )
 
 

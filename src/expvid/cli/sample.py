@@ -1,4 +1,4 @@
-"""`expvid sample ...`: generate the bundled sample benchmark."""
+"""`expvid sample make DIR [--suite ...]`: generate a bundled sample benchmark."""
 
 from __future__ import annotations
 
@@ -9,9 +9,12 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from expvid.suites.release_io import SampleDirectoryError as SuiteSampleDirectoryError
 from expvid.suites.sample import SampleDirectoryError, make_sample
 
 sample_app = typer.Typer(no_args_is_help=True, help="Generate the bundled sample benchmarks.")
+
+SUITES = ("expvid", "scivideobench", "promqa", "sfe")
 
 
 @sample_app.callback()
@@ -31,8 +34,18 @@ def make(
     force: Annotated[
         bool, typer.Option("--force", help="Overwrite a sample previously generated in DIR.")
     ] = False,
+    suite: Annotated[
+        str, typer.Option("--suite", help="Which benchmark's published shapes: " + ", ".join(SUITES) + ".")
+    ] = "expvid",
 ) -> None:
-    """Write a small ExpVid-format benchmark of synthetic lab videos, raw sources and a truth sidecar."""
+    """Write a small benchmark in a suite's published layout, with synthetic videos or images."""
+    if suite not in SUITES:
+        raise typer.BadParameter(
+            f"unknown suite {suite!r}; choose one of {', '.join(SUITES)}", param_hint="--suite"
+        )
+    if suite != "expvid":
+        _make_other(suite, directory, seed, force)
+        return
     try:
         summary = make_sample(directory, seed=seed, force=force)
     except SampleDirectoryError as exc:
@@ -50,4 +63,31 @@ def make(
         f"{len(summary.experiments)} experiments in the release, {len(summary.rejected)} raw sources for "
         f"curation to reject, {summary.clips} video files; {summary.seconds:.1f} s",
         highlight=False,
+    )
+
+
+def _make_other(suite: str, directory: Path, seed: int, force: bool) -> None:
+    from expvid.suites.promqa import make_promqa_sample
+    from expvid.suites.scivideobench import make_scivideobench_sample
+    from expvid.suites.sfe import make_sfe_sample
+
+    try:
+        if suite == "scivideobench":
+            svb = make_scivideobench_sample(directory, seed, force=force)
+            what = f"{svb.questions} questions on {svb.videos} videos"
+            root, seconds = svb.root, svb.seconds
+        elif suite == "promqa":
+            pmq = make_promqa_sample(directory, seed, force=force)
+            what = f"{pmq.examples} examples on {pmq.recordings} recordings"
+            root, seconds = pmq.root, pmq.seconds
+        else:
+            sfe = make_sfe_sample(directory, seed, force=force)
+            what = ", ".join(f"{n} {language} questions" for language, n in sfe.questions.items())
+            what += f", {sfe.images} images"
+            root, seconds = sfe.root, sfe.seconds
+    except SuiteSampleDirectoryError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(code=1) from None
+    Console().print(
+        f"Sample {suite} benchmark in {root} (seed {seed}): {what}; {seconds:.1f} s", highlight=False
     )

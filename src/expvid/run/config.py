@@ -28,6 +28,33 @@ def parse_frame_counts(text: str) -> dict[str, int]:
     return counts
 
 
+def _value(text: str) -> Any:
+    """Read a command-line value: true/false (yes/no, on/off) as bool, integers as int, else text."""
+    lowered = text.strip().lower()
+    if lowered in ("true", "yes", "on"):
+        return True
+    if lowered in ("false", "no", "off"):
+        return False
+    stripped = text.strip()
+    if stripped.lstrip("-").isdigit():
+        return int(stripped)
+    return stripped
+
+
+def parse_key_values(entries: list[str], *, flag: str, bare_is_true: bool) -> dict[str, Any]:
+    """`["cot", "post_prompt=gpt4v"]` -> {"cot": True, "post_prompt": "gpt4v"}; errors name the flag."""
+    parsed: dict[str, Any] = {}
+    for entry in entries:
+        for part in (p.strip() for p in entry.split(",")):
+            if not part:
+                continue
+            key, sep, value = part.partition("=")
+            if not key.strip() or (not sep and not bare_is_true):
+                raise ValueError(f"{flag}: expected KEY=VALUE, got {part!r}")
+            parsed[key.strip()] = _value(value) if sep else True
+    return parsed
+
+
 class EvalConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -59,6 +86,12 @@ class EvalConfig(BaseModel):
     retry_failed: bool = True
     n_bootstrap: int = Field(default=2000, ge=0)
     decode_workers: int = Field(default=2, ge=1)
+    #: Samples per item (pass@k); sample s uses seed + s. The headline scores use sample 0.
+    samples: int = Field(default=1, ge=1)
+    #: Suite-specific settings (SFE: languages, bertscore, levels); see `expvid.suites.registry`.
+    suite_options: dict[str, Any] = Field(default_factory=dict)
+    #: Human 0/1/2 judgements to check the judge against (ProMQA §4.2); scoring only.
+    human_judgments: Path | None = None
 
     @field_validator("tasks")
     @classmethod
@@ -68,8 +101,12 @@ class EvalConfig(BaseModel):
         return value
 
     def identity(self) -> dict[str, Any]:
-        """Settings that change what the model sees or how answers are produced."""
-        return {
+        """Settings that change what the model sees or how answers are produced.
+
+        Settings added after the first release (samples, suite options) appear only when they
+        differ from their defaults, so run directories made before them stay resumable.
+        """
+        identity: dict[str, Any] = {
             "suite": self.suite,
             "model": self.model,
             "frames": self.frames.model_dump(mode="json"),
@@ -78,3 +115,8 @@ class EvalConfig(BaseModel):
             "max_tokens": self.max_tokens,
             "seed": self.seed,
         }
+        if self.samples != 1:
+            identity["samples"] = self.samples
+        if self.suite_options:
+            identity["suite_options"] = self.suite_options
+        return identity

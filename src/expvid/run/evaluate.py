@@ -27,7 +27,7 @@ from expvid.run.rundir import AppendLog, RunDir
 from expvid.run.scoring_phase import RunScores, ScoringInputs, judge_and_score
 from expvid.schema import DataError, Item, SamplerSettings
 from expvid.suites.base import Dataset
-from expvid.suites.protocol import EvalSuite
+from expvid.suites.protocol import EvalSuite, GenerationDefaults, PromptOptions
 from expvid.suites.registry import get_suite
 
 
@@ -90,6 +90,32 @@ def _samplers(suite: EvalSuite, items: Sequence[Item], config: EvalConfig) -> di
     return samplers
 
 
+def generation_defaults(suite: EvalSuite, prompt: PromptOptions) -> GenerationDefaults:
+    """The paper's decoding settings for this prompt variant (CoT may need more tokens)."""
+    chooser = getattr(suite, "generation_for", None)
+    if callable(chooser):
+        chosen: GenerationDefaults = chooser(prompt)
+        return chosen
+    return suite.generation
+
+
+def validate_options(suite: EvalSuite, config: EvalConfig) -> None:
+    """Let the suite reject options that do not apply to it, before any work is done."""
+    check = getattr(suite, "validate_options", None)
+    if callable(check):
+        try:
+            check(config.prompt, config.frames)
+        except ValueError as error:
+            raise DataError(f"{suite.name}: {error}") from None
+
+
+def make_suite(config: EvalConfig) -> EvalSuite:
+    try:
+        return get_suite(config.suite, config.suite_options)
+    except (TypeError, ValueError) as error:
+        raise DataError(f"suite {config.suite!r}: {error}") from None
+
+
 async def evaluate(
     config: EvalConfig,
     *,
@@ -98,7 +124,8 @@ async def evaluate(
     show_progress: bool = True,
 ) -> EvalResult:
     console = console or Console(stderr=True)
-    suite = get_suite(config.suite)
+    suite = make_suite(config)
+    validate_options(suite, config)
     dataset = suite.load(config.data, strict=config.strict)
     for problem in dataset.problems:
         console.print(f"[yellow]skipped[/] {problem}")
@@ -115,8 +142,9 @@ async def evaluate(
     backend = create_backend(config.model, **_backend_options(config, response_dir))
     needs_judge = any(item.answer_type.value in ("blanks", "free_text") for item in items)
     judge = suite.build_judge(config.judge, _judge_options(config, response_dir)) if needs_judge else None
-    temperature = suite.generation.temperature if config.temperature is None else config.temperature
-    max_tokens = suite.generation.max_tokens if config.max_tokens is None else config.max_tokens
+    defaults = generation_defaults(suite, config.prompt)
+    temperature = defaults.temperature if config.temperature is None else config.temperature
+    max_tokens = defaults.max_tokens if config.max_tokens is None else config.max_tokens
 
     manifest = new_manifest(
         config,
@@ -125,7 +153,7 @@ async def evaluate(
         samplers=_samplers(suite, items, config),
         judge=judge.manifest_settings() if judge is not None else None,
         backend=backend.describe(),
-        generation={"temperature": temperature, "max_tokens": max_tokens, "source": suite.generation.source},
+        generation={"temperature": temperature, "max_tokens": max_tokens, "source": defaults.source},
     )
     if previous is not None:
         manifest = manifest.model_copy(update={"created_at": previous.created_at})
@@ -133,11 +161,12 @@ async def evaluate(
 
     done = rundir.predictions()
     todo = [
-        item
+        (item, sample)
         for item in items
-        if (item.id, 0) not in done or (config.retry_failed and not done[(item.id, 0)].ok)
+        for sample in range(config.samples)
+        if (item.id, sample) not in done or (config.retry_failed and not done[(item.id, sample)].ok)
     ]
-    resumed = len(items) - len(todo)
+    resumed = len(items) * config.samples - len(todo)
     with run_progress(console, show_progress) as progress:
         bar = progress.phase(f"generate ({backend.name})", len(todo))
         try:
@@ -161,7 +190,7 @@ async def evaluate(
         scores = await judge_and_score(
             suite=suite,
             rundir=rundir,
-            inputs=ScoringInputs(items=items, predictions=rundir.predictions()),
+            inputs=ScoringInputs(items=items, predictions=rundir.predictions(), samples=config.samples),
             judge=judge,
             judge_concurrency=config.judge_concurrency,
             model=config.model,
@@ -169,6 +198,7 @@ async def evaluate(
             n_bootstrap=config.n_bootstrap,
             seed=config.seed or 0,
             progress=progress,
+            human_judgments=config.human_judgments,
         )
     return EvalResult(
         scores=scores, rundir=rundir, generated=len(todo), resumed=resumed, failed=bar.counter.failed

@@ -1,9 +1,12 @@
-"""The generation phase: for each item, sample frames, ask the model, append the prediction.
+"""The generation phase: for each (item, sample), sample frames, ask the model, append the prediction.
 
 Items run concurrently: a bounded number are "open" at once (frames being decoded or a request in
 flight), decoding happens in worker threads, and the backend's own adaptive limiter decides how
 many requests are really in flight. Every outcome, success or failure, is appended to
 `predictions.jsonl` the moment it is known, so an interrupted run loses only what was in flight.
+With n samples per item (pass@k), sample s is the same request with seed `seed + s` (sample 0 is
+exactly the single-sample request, so it can come from the response cache); the frames are the
+same for every sample.
 """
 
 from __future__ import annotations
@@ -54,23 +57,25 @@ class GenerationPhase:
         self._open = asyncio.Semaphore(concurrency + max(2, concurrency // 4))
         self.on_done = on_done
 
-    async def run(self, items: Sequence[Item]) -> None:
-        tasks = [asyncio.create_task(self._one(item)) for item in items]
+    async def run(self, work: Sequence[Item | tuple[Item, int]]) -> None:
+        """Run items (sample 0) or (item, sample) pairs."""
+        pairs = [entry if isinstance(entry, tuple) else (entry, 0) for entry in work]
+        tasks = [asyncio.create_task(self._one(item, sample)) for item, sample in pairs]
         try:
             await asyncio.gather(*tasks)
         finally:
             for task in tasks:
                 task.cancel()
 
-    async def _one(self, item: Item) -> None:
+    async def _one(self, item: Item, sample: int) -> None:
         async with self._open:
-            prediction = await self._predict(item)
+            prediction = await self._predict(item, sample)
             self.log.append(prediction)
         if self.on_done is not None:
             self.on_done(prediction)
 
-    async def _predict(self, item: Item) -> Prediction:
-        base = {"item_id": item.id, "task": item.task, "model": self.backend.name}
+    async def _predict(self, item: Item, sample: int = 0) -> Prediction:
+        base = {"item_id": item.id, "task": item.task, "model": self.backend.name, "sample": sample}
         prompt_text = self.suite.prompt_text(item, self.prompt)
         meta = {"prompt": prompt_text, "prompt_sha256": prompt_sha256(prompt_text)}
         settings = self.suite.sampler(item, self.frames)
@@ -82,9 +87,9 @@ class GenerationPhase:
             messages=self.suite.messages(item, media.images, self.prompt),
             temperature=self.temperature,
             max_tokens=self.max_tokens,
-            seed=self.seed,
+            seed=None if self.seed is None else self.seed + sample,
             hints=self.suite.hints(item),
-            metadata={"item_id": item.id, "task": item.task},
+            metadata={"item_id": item.id, "task": item.task, "sample": sample},
         )
         started = time.perf_counter()
         try:

@@ -58,7 +58,7 @@ async def rescore_run(run_dir: Path, *, judge: JudgeChoice, show_progress: bool 
     if not isinstance(settings, dict):
         raise DataError(f"{rundir.manifest_path}: no run settings recorded")
     config = EvalConfig.model_validate(settings)
-    suite = get_suite(manifest.suite)
+    suite = get_suite(manifest.suite, config.suite_options)
     dataset = suite.load(config.data, strict=False, check_media=False)
     if manifest.dataset_fingerprint and dataset.fingerprint() != manifest.dataset_fingerprint:
         raise DataError(
@@ -74,7 +74,7 @@ async def rescore_run(run_dir: Path, *, judge: JudgeChoice, show_progress: bool 
         return await judge_and_score(
             suite=suite,
             rundir=rundir,
-            inputs=ScoringInputs(items=items, predictions=rundir.predictions()),
+            inputs=ScoringInputs(items=items, predictions=rundir.predictions(), samples=config.samples),
             judge=run_judge,
             judge_concurrency=judge.concurrency,
             model=manifest.model,
@@ -82,6 +82,7 @@ async def rescore_run(run_dir: Path, *, judge: JudgeChoice, show_progress: bool 
             n_bootstrap=config.n_bootstrap,
             seed=config.seed or 0,
             progress=progress,
+            human_judgments=config.human_judgments,
         )
 
 

@@ -60,6 +60,9 @@ class Row:
     counts: dict[str, int] = field(default_factory=dict)
     unparseable: dict[str, int] = field(default_factory=dict)
     failed: dict[str, int] = field(default_factory=dict)
+    #: Run-wide counts over every task of scores.json (whatever columns the layout shows):
+    #: {"unparseable": n, "failed": n}; None for published rows.
+    totals: dict[str, int] | None = None
 
 
 @dataclass
@@ -117,7 +120,9 @@ def load_runs(paths: Sequence[Path]) -> list[LoadedRun]:
 
 def lookup(data: dict[str, Any], column: Column) -> dict[str, Any] | None:
     """The scores.json entry a column shows (a dict with "score", "n", ...), or None."""
-    path = column.path if column.kind == "cell" else ("tasks" if column.kind == "task" else "levels", column.key)
+    path = (
+        column.path if column.kind == "cell" else ("tasks" if column.kind == "task" else "levels", column.key)
+    )
     node: Any = data
     for part in path:
         if not isinstance(node, dict) or part not in node:
@@ -127,7 +132,12 @@ def lookup(data: dict[str, Any], column: Column) -> dict[str, Any] | None:
 
 
 def _row(label: str, data: dict[str, Any], groups: Sequence[ColumnGroup]) -> Row:
-    row = Row(label=label, values={})
+    tasks = data.get("tasks", {}).values()
+    totals = {
+        "unparseable": sum(int(t.get("n_unparseable", 0)) for t in tasks),
+        "failed": sum(int(t.get("n_failed", 0)) for t in tasks),
+    }
+    row = Row(label=label, values={}, totals=totals)
     for column in (c for g in groups for c in g.columns):
         entry = lookup(data, column)
         row.values[column.key] = None if entry is None else entry.get("score")
@@ -144,7 +154,9 @@ def _extras_notes(scores: RunScores) -> list[str]:
     notes = []
     if scores.pass_at_k is not None and scores.pass_at_k.overall:
         curve = ", ".join(f"@{k} {value:.1f}" for k, value in sorted(scores.pass_at_k.overall.items()))
-        notes.append(f"pass@k over {scores.pass_at_k.n_samples} samples per item ({scores.pass_at_k.n_items} items): {curve}")
+        notes.append(
+            f"pass@k over {scores.pass_at_k.n_samples} samples per item ({scores.pass_at_k.n_items} items): {curve}"
+        )
     if scores.agreement is not None:
         agreement = scores.agreement
         pearson = "undefined" if agreement.pearson is None else f"{agreement.pearson:.3f}"

@@ -41,8 +41,11 @@ def run_notes(table: Table) -> list[str]:
     for row in table.rows:
         if row.reference:
             continue
-        unparseable = sum(v for k, v in row.unparseable.items() if not k.startswith("L"))
-        failed = sum(v for k, v in row.failed.items() if not k.startswith("L"))
+        if row.totals is not None:
+            unparseable, failed = row.totals["unparseable"], row.totals["failed"]
+        else:
+            unparseable = sum(v for k, v in row.unparseable.items() if not k.startswith("L"))
+            failed = sum(v for k, v in row.failed.items() if not k.startswith("L"))
         if unparseable or failed:
             notes.append(f"{row.label}: {unparseable} unparseable, {failed} failed request(s), all scored 0")
     return list(dict.fromkeys(notes))

@@ -1,0 +1,264 @@
+"""Loading the ProMQA release: `examples.json` (QA pairs) and `graphs.json` (recipe graphs).
+
+`examples.json` is a JSON list of records with `recording_id`, `example_id` (not unique),
+`question_id` (unique: the item id), `end_time` ("HH:MM:SS"; the model sees the recording from 0 to
+there), `activity_name`, `type`, `previous_steps` / `current_step` (`{step_id, description,
+errors?: [{tag, description}]}`), `is_noisy`, `question`, `answers`, `answer_tags`, plus the type's
+target steps and the annotation trail (kept in `meta`). `graphs.json` maps activity ids to
+`{name, steps, edges}`; each example's recipe is the graph whose name is its `activity_name`,
+rendered once here as the official DOT text (`recipe_dot`).
+
+Recordings are not part of the release (they are CaptainCook4D's): `videos/{recording_id}.mp4`
+(or `_4K.mp4`, see `spec.VIDEO_CANDIDATES`). Load with `check_media=False` to read the QA alone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from expvid.schema import AnswerType, DataError, Item, RecordProblem, VideoRef, describe_validation_error
+from expvid.suites.base import Dataset
+from expvid.suites.promqa.recipe_dot import RecipeGraphError, recipe_dot
+from expvid.suites.promqa.spec import (
+    EXAMPLES_FILE,
+    GRAPHS_FILE,
+    HUMAN_TAGS,
+    MACHINE_TAG,
+    QUESTION_TYPES,
+    SUITE,
+    TASKS,
+    VIDEO_CANDIDATES,
+)
+from expvid.suites.release_io import json_records, read_release_bytes
+
+_REQUIRED = (
+    "recording_id",
+    "example_id",
+    "question_id",
+    "end_time",
+    "activity_name",
+    "type",
+    "previous_steps",
+    "current_step",
+    "is_noisy",
+    "question",
+    "answers",
+    "answer_tags",
+)
+_CLOCK = re.compile(r"^(\d{1,2}):([0-5]\d):([0-5]\d)$")
+_TYPES = {name for name, _ in QUESTION_TYPES}
+
+
+class _BadRecord(ValueError):
+    pass
+
+
+def end_seconds(text: Any) -> int:
+    """ "HH:MM:SS" -> seconds; the official code cuts the recording there."""
+    match = _CLOCK.match(text) if isinstance(text, str) else None
+    if not match:
+        raise _BadRecord(f"end_time must be HH:MM:SS, got {text!r}")
+    hours, minutes, seconds = (int(part) for part in match.groups())
+    total = hours * 3600 + minutes * 60 + seconds
+    if total < 1:
+        raise _BadRecord(f"end_time {text!r} leaves no recording to show")
+    return total
+
+
+def find_recording(root: Path, recording_id: str) -> Path | None:
+    for pattern in VIDEO_CANDIDATES:
+        path = root / pattern.format(id=recording_id)
+        if path.is_file():
+            return path
+    return None
+
+
+def answer_source(tags: list[str]) -> str:
+    """Table 16's answer source: "machine", "human" (annotator/adjudicator) or "both"."""
+    machine = MACHINE_TAG in tags
+    human = any(tag in HUMAN_TAGS for tag in tags)
+    return "both" if machine and human else "machine" if machine else "human"
+
+
+def load_graphs(path: Path, dataset: Dataset) -> dict[str, str]:
+    """Activity name -> recipe DOT; problems go to the dataset."""
+    data = read_release_bytes(path)
+    if isinstance(data, RecordProblem):
+        dataset.problems.append(data)
+        return {}
+    dataset.file_hashes[path.name] = hashlib.sha256(data).hexdigest()
+    try:
+        graphs = json.loads(data.decode("utf-8-sig"))
+    except json.JSONDecodeError as error:
+        dataset.problems.append(RecordProblem(path, error.lineno, f"invalid JSON ({error.msg})"))
+        return {}
+    if not isinstance(graphs, dict):
+        dataset.problems.append(RecordProblem(path, 1, "expected an object mapping activity ids to graphs"))
+        return {}
+    recipes: dict[str, str] = {}
+    text = data.decode("utf-8-sig")
+    for activity_id, graph in graphs.items():
+        line = _line_of_key(text, activity_id)
+        name = graph.get("name") if isinstance(graph, dict) else None
+        if not isinstance(name, str) or not name:
+            dataset.problems.append(RecordProblem(path, line, f"graph {activity_id!r} has no name"))
+            continue
+        try:
+            recipes[name] = recipe_dot(graph)
+        except RecipeGraphError as error:
+            dataset.problems.append(RecordProblem(path, line, f"graph {activity_id!r} ({name}): {error}"))
+    return recipes
+
+
+def _line_of_key(text: str, key: str) -> int:
+    position = text.find(json.dumps(key) + ":")
+    return text.count("\n", 0, position) + 1 if position >= 0 else 1
+
+
+def load_promqa(
+    root: Path | str,
+    *,
+    tasks: Iterable[str] | None = None,
+    strict: bool = False,
+    check_media: bool = True,
+) -> Dataset:
+    """Load ProMQA from `root` (examples.json, graphs.json, videos/); `tasks` selects question types."""
+    root_path = Path(root).expanduser()
+    if not root_path.is_dir():
+        raise DataError(f"{root_path}: not a directory (expected a ProMQA release root)")
+    root_path = root_path.resolve()
+    wanted = set(_TYPES if tasks is None else ([tasks] if isinstance(tasks, str) else tasks))
+    unknown = sorted(wanted - _TYPES)
+    if unknown:
+        raise DataError(
+            f"unknown ProMQA question type(s) {', '.join(unknown)}; types are: {', '.join(sorted(_TYPES))}"
+        )
+    for name in (EXAMPLES_FILE, GRAPHS_FILE):
+        if not (root_path / name).is_file():
+            raise DataError(
+                f"{root_path}: no {name} (a ProMQA release has {EXAMPLES_FILE} and {GRAPHS_FILE})"
+            )
+    dataset = Dataset(suite=SUITE, root=root_path, tasks=tuple(spec for spec in TASKS if spec.name in wanted))
+    recipes = load_graphs(root_path / GRAPHS_FILE, dataset)
+    path = root_path / EXAMPLES_FILE
+    data = read_release_bytes(path)
+    if isinstance(data, RecordProblem):
+        dataset.problems.append(data)
+    else:
+        dataset.file_hashes[path.name] = hashlib.sha256(data).hexdigest()
+        seen: dict[str, int] = {}
+        for line, record in json_records(path, data):
+            if isinstance(record, RecordProblem):
+                dataset.problems.append(record)
+                continue
+            try:
+                item = record_to_item(record, root_path, recipes, check_media)
+            except _BadRecord as error:
+                dataset.problems.append(RecordProblem(path, line, str(error)))
+                continue
+            if item.id in seen:
+                dataset.problems.append(
+                    RecordProblem(
+                        path, line, f"duplicate question_id {item.id!r} (first on line {seen[item.id]})"
+                    )
+                )
+                continue
+            seen[item.id] = line
+            if item.task in wanted:
+                dataset.items.append(item)
+    if strict and dataset.problems:
+        raise DataError(dataset.problems)
+    return dataset
+
+
+def _steps(value: Any, name: str) -> list[dict[str, Any]]:
+    steps = value if isinstance(value, list) else None
+    if steps is None:
+        raise _BadRecord(f"{name} must be a list of steps")
+    for step in steps:
+        _check_step(step, name)
+    return steps
+
+
+def _check_step(step: Any, name: str) -> None:
+    if not isinstance(step, dict) or not isinstance(step.get("description"), str):
+        raise _BadRecord(f"{name}: each step needs a text 'description', got {step!r}")
+    errors = step.get("errors", [])
+    if not isinstance(errors, list) or not all(
+        isinstance(e, dict) and isinstance(e.get("tag"), str) and isinstance(e.get("description"), str)
+        for e in errors
+    ):
+        raise _BadRecord(f"{name}: errors must be a list of {{tag, description}}, got {errors!r}")
+
+
+def record_to_item(record: dict[str, Any], root: Path, recipes: dict[str, str], check_media: bool) -> Item:
+    missing = [name for name in _REQUIRED if name not in record]
+    if missing:
+        raise _BadRecord(f"missing field(s): {', '.join(missing)}")
+    question_id = record["question_id"]
+    if not isinstance(question_id, str) or not question_id.strip():
+        raise _BadRecord(f"question_id must be a non-empty string, got {question_id!r}")
+    kind = record["type"]
+    if kind not in _TYPES:
+        raise _BadRecord(f"type {kind!r} is not one of {', '.join(name for name, _ in QUESTION_TYPES)}")
+    activity = record["activity_name"]
+    if activity not in recipes:
+        raise _BadRecord(f"activity {activity!r} has no recipe graph in {'graphs.json'}")
+    seconds = end_seconds(record["end_time"])
+    previous = _steps(record["previous_steps"], "previous_steps")
+    _check_step(record["current_step"], "current_step")
+    answers, tags = record["answers"], record["answer_tags"]
+    if (
+        not isinstance(answers, list)
+        or not answers
+        or not all(isinstance(a, str) and a.strip() for a in answers)
+    ):
+        raise _BadRecord(f"answers must be a non-empty list of texts, got {answers!r}")
+    if not isinstance(tags, list) or len(tags) != len(answers) or not all(isinstance(t, str) for t in tags):
+        raise _BadRecord(f"answer_tags must give one tag per answer ({len(answers)}), got {tags!r}")
+    if not isinstance(record["is_noisy"], bool):
+        raise _BadRecord(f"is_noisy must be true or false, got {record['is_noisy']!r}")
+    recording_id = str(record["recording_id"])
+    video = find_recording(root, recording_id)
+    if video is None:
+        if check_media:
+            tried = ", ".join(pattern.format(id=recording_id) for pattern in VIDEO_CANDIDATES)
+            raise _BadRecord(f"recording not found for {recording_id} (tried {tried})")
+        video = root / VIDEO_CANDIDATES[0].format(id=recording_id)
+    meta = {key: value for key, value in record.items() if key not in ("question", "answers", "question_id")}
+    meta.update(
+        video_id=recording_id,
+        end_seconds=seconds,
+        recipe_dot=recipes[activity],
+        answer_source=answer_source(tags),
+        previous_steps=previous,
+    )
+    try:
+        return Item(
+            id=question_id,
+            source_id=question_id,
+            suite=SUITE,
+            task=kind,
+            media=VideoRef(
+                path=str(video), start=0.0, end=float(seconds), source_path=str(video.relative_to(root))
+            ),
+            question=_question(record["question"]),
+            answer=list(answers),
+            answer_type=AnswerType.FREE_TEXT,
+            meta=meta,
+        )
+    except ValidationError as error:
+        raise _BadRecord(describe_validation_error(error)) from None
+
+
+def _question(value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise _BadRecord("question must be a non-empty string")
+    return value

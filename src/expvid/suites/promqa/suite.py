@@ -1,0 +1,198 @@
+"""ProMQA as the runner evaluates it: the recording prefix, the official prompt, the ternary judge.
+
+Per example: frames at 1 fps from 0 to `end_time`, thinned from the end to the frame cap so the
+last frame is always sent (`SamplerSettings(strategy="fps_keep_last")`); the official prompt with
+the recipe as DOT; then a text-only judge (ProMQA's ternary-step prompt, or an offline stand-in
+when no judge model is given) scores 0/1/2; score = mean x 50. Breakdowns by question type,
+clean / noisy and answer source reproduce Tables 10, 15 and 16.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from expvid.models.factory import create_backend
+from expvid.models.types import AnswerHints, ImagePart, Message, TextPart
+from expvid.schema import AnswerType, Item, ItemScore, JudgeSettings, Judgment, SamplerSettings, VideoRef
+from expvid.scoring import Extraction, extract_answer, needs_judge, score_item
+from expvid.scoring.judges.offline_graded import OfflineTernaryJudge
+from expvid.scoring.judges.ternary import PerformedStep, TernaryJudge
+from expvid.suites.base import Dataset
+from expvid.suites.promqa.loader import load_promqa
+from expvid.suites.promqa.prompts import build_prompt
+from expvid.suites.promqa.spec import (
+    ANSWER_SOURCES,
+    DEFAULT_MAX_FRAMES,
+    ERROR_GROUPS,
+    GENERATION,
+    LEVELS,
+    SAMPLING_FPS,
+    SUITE,
+    TASKS,
+)
+from expvid.suites.protocol import FrameOptions, PromptOptions
+
+JUDGE_SCALE = 2.0  # ternary 0/1/2; score = mean / 2 x 100 = mean x 50
+
+
+@cache
+def _reference() -> dict[str, Any]:
+    text = resources.files(__package__).joinpath("reference_table10.json").read_text(encoding="utf-8")
+    data: dict[str, Any] = json.loads(text)
+    return data
+
+
+def performed_steps(item: Item) -> list[PerformedStep]:
+    """Previous steps then the current step, each with its ground-truth error tags."""
+    records = [*item.meta.get("previous_steps", []), item.meta["current_step"]]
+    return [PerformedStep.from_record(record) for record in records]
+
+
+class ProMQAJudge:
+    """The runner's view of a ProMQA judge (LLM or offline): one 0/1/2 decision per answer."""
+
+    def __init__(self, inner: TernaryJudge | OfflineTernaryJudge) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.offline_note = getattr(inner, "offline_note", None)
+
+    async def judge(self, item: Item, extraction: Extraction, response: str | None) -> Judgment:
+        prediction = extraction.value if isinstance(extraction.value, str) else (response or "")
+        return await self.inner.decide(
+            item_id=item.id,
+            task=item.task,
+            activity=str(item.meta["activity_name"]),
+            steps=performed_steps(item),
+            question=item.question,
+            gold_answers=[str(answer) for answer in item.answer],  # type: ignore[union-attr]
+            prediction=prediction,
+        )
+
+    def describe(self) -> dict[str, Any]:
+        return self.inner.describe()
+
+    def manifest_settings(self) -> JudgeSettings:
+        return self.inner.manifest_settings()
+
+
+class ProMQASuite:
+    """401 open questions on cooking recordings with recipes, judged 0/1/2 by a text-only LLM."""
+
+    name = SUITE
+    tasks = TASKS
+    levels = LEVELS
+    generation = GENERATION
+
+    def __init__(self, **options: Any) -> None:
+        if options:
+            raise ValueError(f"ProMQA takes no suite options, got {sorted(options)}")
+
+    def load(
+        self,
+        root: Path,
+        *,
+        tasks: Sequence[str] | None = None,
+        strict: bool = False,
+        check_media: bool = True,
+    ) -> Dataset:
+        return load_promqa(root, tasks=tasks, strict=strict, check_media=check_media)
+
+    def validate_options(self, prompt: PromptOptions, frames: FrameOptions) -> None:
+        if prompt.with_asr or prompt.variant:
+            raise ValueError(
+                "ProMQA has one prompt (the official one); --with-asr and --variant do not apply"
+            )
+        if frames.counts:
+            raise ValueError("ProMQA samples at 1 fps up to a cap; use --max-frames N instead of --frames")
+
+    def sampler(self, item: Item, frames: FrameOptions) -> SamplerSettings | None:
+        if not isinstance(item.media, VideoRef):
+            return None
+        caps = [c for c in (frames.max_frames, frames.max_images) if c is not None]
+        return SamplerSettings(
+            strategy="fps_keep_last",
+            fps=frames.fps if frames.fps is not None else SAMPLING_FPS,
+            max_frames=min(caps) if caps else DEFAULT_MAX_FRAMES,
+            size=frames.size,
+            max_side=frames.max_side,
+            image_format=frames.image_format,
+            jpeg_quality=frames.jpeg_quality,
+        )
+
+    def prompt_text(self, item: Item, options: PromptOptions) -> str:
+        return build_prompt(item)
+
+    def messages(self, item: Item, images: Sequence[ImagePart], options: PromptOptions) -> list[Message]:
+        """Text first, then the frames in time order: the order the official predict.py sends them."""
+        return [Message(role="user", content=[TextPart(text=self.prompt_text(item, options)), *images])]
+
+    def hints(self, item: Item) -> AnswerHints:
+        return AnswerHints(answer_type=AnswerType.FREE_TEXT)
+
+    def extract(self, response: str | None, item: Item) -> Extraction:
+        return extract_answer(response, item)
+
+    def needs_judge(self, item: Item, extraction: Extraction) -> bool:
+        return needs_judge(item, extraction)
+
+    def score(self, item: Item, extraction: Extraction, judgment: Judgment | None) -> ItemScore:
+        return score_item(item, extraction, judgment, graded_max=JUDGE_SCALE)
+
+    def build_judge(self, spec: str | None, backend_options: dict[str, Any]) -> ProMQAJudge:
+        """ProMQA's ternary LLM judge behind `spec` (the paper: openai:gpt-4o-2024-08-06), or offline."""
+        if spec is None:
+            return ProMQAJudge(OfflineTernaryJudge())
+        return ProMQAJudge(TernaryJudge(create_backend(spec, **backend_options)))
+
+    def groups(self, item: Item) -> dict[str, str]:
+        """Breakdown keys: clean / noisy (Tables 10, 15) and answer source (Table 16)."""
+        return {
+            "error": "noisy" if item.meta.get("is_noisy") else "clean",
+            "answer_source": item.meta["answer_source"],
+        }
+
+    def table_layout(self) -> list[dict[str, Any]]:
+        return [
+            {"name": "All", "columns": [{"key": "Avg", "label": "Avg.", "kind": "level"}]},
+            {
+                "name": "Error",
+                "columns": [
+                    {
+                        "key": group,
+                        "label": group,
+                        "kind": "cell",
+                        "path": ["breakdowns", "error", group, "levels", "Avg"],
+                    }
+                    for group in ERROR_GROUPS
+                ],
+            },
+            {
+                "name": "Question Type",
+                "columns": [{"key": spec.name, "label": spec.column, "kind": "task"} for spec in TASKS],
+            },
+            {
+                "name": "Answer Source",
+                "columns": [
+                    {
+                        "key": f"src:{source}",
+                        "label": source,
+                        "kind": "cell",
+                        "path": ["breakdowns", "answer_source", source, "levels", "Avg"],
+                    }
+                    for source in ANSWER_SOURCES
+                ],
+            },
+        ]
+
+    def reference_rows(self) -> list[dict[str, Any]]:
+        data = _reference()
+        columns = data["columns"]
+        return [
+            {"label": f"{row['label']} (paper)", "values": dict(zip(columns, row["values"], strict=True))}
+            for row in data["rows"]
+        ]

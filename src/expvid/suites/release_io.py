@@ -1,0 +1,129 @@
+"""Reading published annotation files and guarding sample directories (SciVideoBench, ProMQA, SFE).
+
+Releases come as JSON arrays (ProMQA's examples.json) or JSON Lines (SciVideoBench, SFE); both
+are read record by record with the line each record starts on, so a bad record is reported as
+file:line and the rest still loads. Sample generators use `claim_sample_dir` so they never
+overwrite a directory they did not create.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from expvid.schema import RecordProblem
+
+SAMPLE_MARKER = ".expvid_sample.json"
+
+
+def read_release_bytes(path: Path) -> bytes | RecordProblem:
+    """The file's bytes, or a problem when it cannot be read as UTF-8 text (then none of it loads)."""
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        return RecordProblem(path, 0, f"cannot read the file ({error.strerror or error})")
+    try:
+        data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = data[: error.start].count(b"\n") + 1
+        return RecordProblem(
+            path, line, f"not UTF-8 text ({error.reason} at byte {error.start}); file skipped"
+        )
+    return data
+
+
+def _line_of(text: str, position: int) -> int:
+    return text.count("\n", 0, position) + 1
+
+
+def _skip_space(text: str, position: int) -> int:
+    while position < len(text) and text[position] in " \t\r\n":
+        position += 1
+    return position
+
+
+def json_records(path: Path, data: bytes) -> Iterator[tuple[int, dict[str, Any] | RecordProblem]]:
+    """Each record of a JSON array or a JSON Lines file, with the line it starts on."""
+    text = data.decode("utf-8-sig")
+    start = _skip_space(text, 0)
+    if start < len(text) and text[start] == "[":
+        yield from _array_records(path, text, start)
+        return
+    for number, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            record = json.loads(raw)
+        except json.JSONDecodeError as error:
+            yield number, RecordProblem(path, number, f"invalid JSON ({error.msg} at column {error.colno})")
+            continue
+        if not isinstance(record, dict):
+            yield number, RecordProblem(path, number, f"expected a JSON object, got {type(record).__name__}")
+            continue
+        yield number, record
+
+
+def _array_records(path: Path, text: str, start: int) -> Iterator[tuple[int, dict[str, Any] | RecordProblem]]:
+    decoder = json.JSONDecoder()
+    position = _skip_space(text, start + 1)
+    while position < len(text) and text[position] != "]":
+        line = _line_of(text, position)
+        try:
+            record, end = decoder.raw_decode(text, position)
+        except json.JSONDecodeError as error:
+            yield (
+                error.lineno,
+                RecordProblem(path, error.lineno, f"invalid JSON ({error.msg}); rest of the file skipped"),
+            )
+            return
+        if isinstance(record, dict):
+            yield line, record
+        else:
+            yield line, RecordProblem(path, line, f"expected a JSON object, got {type(record).__name__}")
+        position = _skip_space(text, end)
+        if position < len(text) and text[position] == ",":
+            position = _skip_space(text, position + 1)
+        elif position < len(text) and text[position] != "]":
+            line = _line_of(text, position)
+            yield (
+                line,
+                RecordProblem(path, line, "expected ',' or ']' between records; rest of the file skipped"),
+            )
+            return
+
+
+class SampleDirectoryError(RuntimeError):
+    """The target directory cannot be written (not empty and not this suite's sample, or no force)."""
+
+
+def claim_sample_dir(root: Path, suite: str, seed: int, *, force: bool, owned: Sequence[str]) -> None:
+    """Make `root` ready for a fresh sample: only an empty directory, or this suite's sample with `force`."""
+    marker = root / SAMPLE_MARKER
+    if root.exists() and not root.is_dir():
+        raise SampleDirectoryError(f"{root} exists and is not a directory")
+    if root.exists() and any(root.iterdir()):
+        previous = _marker_suite(marker)
+        if previous != suite:
+            what = f"a {previous} sample" if previous else "files that are not an expvid sample"
+            raise SampleDirectoryError(f"{root} is not empty ({what}); choose an empty directory")
+        if not force:
+            raise SampleDirectoryError(f"{root} already holds a {suite} sample; use --force to regenerate it")
+        for name in owned:
+            target = root / name
+            if target.is_dir():
+                shutil.rmtree(target)
+            elif target.exists():
+                target.unlink()
+    root.mkdir(parents=True, exist_ok=True)
+    marker.write_text(json.dumps({"suite": suite, "seed": seed}) + "\n", encoding="utf-8")
+
+
+def _marker_suite(marker: Path) -> str | None:
+    try:
+        value = json.loads(marker.read_text(encoding="utf-8")).get("suite")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return str(value) if value else None

@@ -1,0 +1,262 @@
+"""Loading SFE: the English and Chinese sets (separate datasets) with their images.
+
+Records (formats.md): `id` (the SFE task id is the prefix before "/", e.g. `C004/...`), `field`,
+`question_type` (mcq | exact_match | open_ended), `question`, `options` (a list whose entries
+already carry their letters), `answer` (boxes as `[x1,y1,x2,y2;x1,y1,x2,y2]`, coordinates in
+0..1, for E011/E012), `images` (a list of paths). A language's records are the JSON / JSONL
+files in a folder named `en` / `zh` or ending in `-en` / `-zh` (`20250515-en/`), or a file
+`en.jsonl` / `sfe_en.jsonl`. An image path is looked up as written under the dataset root, then
+as `images/<file name>` (what the official task does), then next to the records file.
+
+Ids repeat across languages, so an item's id is `"{language}/{id}"`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from expvid.schema import (
+    AnswerType,
+    Box,
+    DataError,
+    ImagesRef,
+    Item,
+    RecordProblem,
+    describe_validation_error,
+)
+from expvid.scoring.sfe_boxes import parse_official_boxes
+from expvid.suites.base import Dataset
+from expvid.suites.release_io import json_records, read_release_bytes
+from expvid.suites.sfe.spec import (
+    FIELD_NAMES,
+    GROUNDING_TASK_IDS,
+    LANGUAGES,
+    QUESTION_TYPES,
+    SUITE,
+    TASK_LEVELS,
+    TASKS,
+)
+
+_REQUIRED = ("id", "field", "question_type", "question", "answer", "images")
+_LEVEL = re.compile(r"^\s*[Ll]?([123])\s*$")
+
+
+class _BadRecord(ValueError):
+    pass
+
+
+def language_files(root: Path, language: str) -> list[Path]:
+    """The records files of one language, in a stable order."""
+    found: list[Path] = []
+    for folder in sorted(p for p in root.iterdir() if p.is_dir()):
+        name = folder.name.lower()
+        if name == language or name.endswith((f"-{language}", f"_{language}")):
+            found += sorted(p for p in folder.iterdir() if p.suffix in (".jsonl", ".json") and p.is_file())
+    for pattern in (f"{language}.jsonl", f"{language}.json", f"*_{language}.jsonl", f"*-{language}.jsonl"):
+        found += sorted(root.glob(pattern))
+    return list(dict.fromkeys(found))
+
+
+def read_level_map(path: Path) -> dict[str, int]:
+    """A JSON object {task_id: level} (level 1-3 or "L1"-"L3")."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as error:
+        raise DataError(f"{path}: cannot read the cognitive-level map ({error})") from None
+    if not isinstance(data, dict):
+        raise DataError(f"{path}: expected an object mapping SFE task ids to levels 1-3")
+    levels: dict[str, int] = {}
+    for task_id, value in data.items():
+        level = _level(value)
+        if level is None:
+            raise DataError(f"{path}: level {value!r} of task {task_id!r} is not 1, 2 or 3 (or L1-L3)")
+        levels[str(task_id).upper()] = level
+    return levels
+
+
+def _level(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value if value in (1, 2, 3) else None
+    match = _LEVEL.match(value) if isinstance(value, str) else None
+    return int(match.group(1)) if match else None
+
+
+def load_sfe(
+    root: Path | str,
+    *,
+    languages: Sequence[str] = ("en",),
+    tasks: Iterable[str] | None = None,
+    strict: bool = False,
+    check_media: bool = True,
+    levels: dict[str, int] | None = None,
+) -> Dataset:
+    """Load the SFE sets of `languages` from `root`; `tasks` selects question types (+ grounding)."""
+    root_path = Path(root).expanduser()
+    if not root_path.is_dir():
+        raise DataError(f"{root_path}: not a directory (expected an SFE release root)")
+    root_path = root_path.resolve()
+    bad = [language for language in languages if language not in LANGUAGES]
+    if bad or not languages:
+        raise DataError(f"SFE languages are {', '.join(LANGUAGES)}; got {list(languages)}")
+    known = {spec.name for spec in TASKS}
+    wanted = set(known if tasks is None else ([tasks] if isinstance(tasks, str) else tasks))
+    if wanted - known:
+        raise DataError(
+            f"unknown SFE task(s) {', '.join(sorted(wanted - known))}; tasks are: {', '.join(sorted(known))}"
+        )
+    level_map = {**TASK_LEVELS, **(levels or {})}
+    dataset = Dataset(suite=SUITE, root=root_path, tasks=tuple(spec for spec in TASKS if spec.name in wanted))
+    for language in languages:
+        files = language_files(root_path, language)
+        if not files:
+            parquet = sorted(root_path.glob(f"**/*{language}*/*.parquet"))
+            hint = " (found parquet files: export them to JSONL first)" if parquet else ""
+            raise DataError(
+                f"{root_path}: no {language} records (a folder '{language}' or '*-{language}'){hint}"
+            )
+        for path in files:
+            _load_file(path, root_path, language, level_map, check_media, wanted, dataset)
+    if strict and dataset.problems:
+        raise DataError(dataset.problems)
+    return dataset
+
+
+def _load_file(
+    path: Path,
+    root: Path,
+    language: str,
+    level_map: dict[str, int],
+    check_media: bool,
+    wanted: set[str],
+    dataset: Dataset,
+) -> None:
+    data = read_release_bytes(path)
+    if isinstance(data, RecordProblem):
+        dataset.problems.append(data)
+        return
+    dataset.file_hashes[str(path.relative_to(root))] = hashlib.sha256(data).hexdigest()
+    seen = {item.id for item in dataset.items}
+    for line, record in json_records(path, data):
+        if isinstance(record, RecordProblem):
+            dataset.problems.append(record)
+            continue
+        try:
+            item = record_to_item(record, root, path.parent, language, level_map, check_media)
+        except _BadRecord as error:
+            dataset.problems.append(RecordProblem(path, line, str(error)))
+            continue
+        if item.id in seen:
+            dataset.problems.append(
+                RecordProblem(path, line, f"duplicate id {item.source_id!r} in the {language} set")
+            )
+            continue
+        seen.add(item.id)
+        if item.task in wanted:
+            dataset.items.append(item)
+
+
+def _images(value: Any, root: Path, folder: Path, check_media: bool) -> tuple[str, ...]:
+    if not isinstance(value, list) or not value or not all(isinstance(p, str) and p.strip() for p in value):
+        raise _BadRecord(f"images must be a non-empty list of paths, got {value!r}")
+    resolved = []
+    for raw in value:
+        candidates = [root / raw, root / "images" / Path(raw).name, folder / raw]
+        path = next((c for c in candidates if c.is_file()), None)
+        if path is None:
+            if check_media:
+                raise _BadRecord(f"image not found: {raw} (also looked in images/ and next to the records)")
+            path = candidates[0]
+        resolved.append(str(path.resolve()))
+    return tuple(resolved)
+
+
+def _gold_boxes(answer: str) -> list[Box]:
+    parsed = parse_official_boxes(answer)
+    if parsed is None:
+        raise _BadRecord(f"grounding answer {answer!r} is not a box list [x1,y1,x2,y2;...]")
+    boxes = []
+    for values in parsed:
+        if not all(0.0 <= v <= 1.0 for v in values):
+            raise _BadRecord(f"grounding answer box {values} is not normalised to 0..1")
+        try:
+            boxes.append(Box(x1=values[0], y1=values[1], x2=values[2], y2=values[3]))
+        except ValidationError:
+            raise _BadRecord(f"grounding answer box {values} has its corners out of order") from None
+    return boxes
+
+
+def record_to_item(
+    record: dict[str, Any],
+    root: Path,
+    folder: Path,
+    language: str,
+    level_map: dict[str, int],
+    check_media: bool,
+) -> Item:
+    missing = [name for name in _REQUIRED if name not in record]
+    if missing:
+        raise _BadRecord(f"missing field(s): {', '.join(missing)}")
+    raw_id = record["id"]
+    if not isinstance(raw_id, str) or not raw_id.strip():
+        raise _BadRecord(f"id must be a non-empty string, got {raw_id!r}")
+    task_id = raw_id.split("/")[0].strip().upper()
+    question_type = str(record["question_type"]).strip().lower()
+    if question_type not in QUESTION_TYPES:
+        raise _BadRecord(
+            f"question_type {record['question_type']!r} is not one of {', '.join(QUESTION_TYPES)}"
+        )
+    field = record["field"]
+    question = record["question"]
+    if not isinstance(field, str) or not field.strip():
+        raise _BadRecord("field must be a non-empty string")
+    if not isinstance(question, str) or not question.strip():
+        raise _BadRecord("question must be a non-empty string")
+    options = record.get("options") or []
+    if not isinstance(options, list) or not all(isinstance(o, str) for o in options):
+        raise _BadRecord(f"options must be a list of texts, got {options!r}")
+    if question_type == "mcq" and len(options) < 2:
+        raise _BadRecord("a multiple-choice question needs at least two options")
+    answer = record["answer"]
+    if isinstance(answer, bool) or not isinstance(answer, str | int | float) or str(answer).strip() == "":
+        raise _BadRecord(f"answer must be a non-empty text, got {answer!r}")
+    answer = str(answer)
+    images = _images(record["images"], root, folder, check_media)
+    grounding = task_id in GROUNDING_TASK_IDS
+    explicit = record.get("cognitive_level", record.get("level"))
+    level = _level(explicit) if explicit is not None else level_map.get(task_id)
+    if explicit is not None and level is None:
+        raise _BadRecord(f"cognitive level {explicit!r} is not 1, 2 or 3 (or L1-L3)")
+    discipline = FIELD_NAMES.get(field.strip().lower(), field.strip())
+    try:
+        return Item(
+            id=f"{language}/{raw_id}",
+            source_id=raw_id,
+            suite=SUITE,
+            task="grounding" if grounding else question_type,
+            level=level,
+            discipline=discipline,
+            media=ImagesRef(paths=images),
+            question=question,
+            answer=_gold_boxes(answer) if grounding else [answer],
+            answer_type=AnswerType.BOXES if grounding else AnswerType.FREE_TEXT,
+            meta={
+                "language": language,
+                "task_id": task_id,
+                "field": field,
+                "question_type": question_type,
+                "options": options,
+                "answer_raw": answer,
+                "images_raw": record["images"],
+            },
+        )
+    except ValidationError as error:
+        raise _BadRecord(describe_validation_error(error)) from None
