@@ -13,6 +13,7 @@ from typing import Annotated
 import typer
 
 from expvid.cli.errors import friendly_errors
+from expvid.run.config import parse_key_values
 from expvid.run.report import build_table, load_runs, to_markdown
 from expvid.suites.registry import get_suite
 
@@ -33,12 +34,24 @@ def score_command(
     ] = None,
     judge_base_url: Annotated[str | None, typer.Option("--judge-base-url")] = None,
     judge_api_key_env: Annotated[str | None, typer.Option("--judge-api-key-env")] = None,
+    language: Annotated[
+        str | None, typer.Option("--language", help="SFE: en, zh or both (with --predictions).")
+    ] = None,
+    suite_option: Annotated[
+        list[str] | None, typer.Option("--suite-option", help="Suite setting KEY=VALUE (with --predictions).")
+    ] = None,
     quiet: Annotated[bool, typer.Option("--quiet")] = False,
 ) -> None:
     """Score a run directory, or an external predictions file against a dataset."""
     from expvid.run.rescore import JudgeChoice, rescore_run, score_external
 
     choice = JudgeChoice(spec=judge, base_url=judge_base_url, api_key_env=judge_api_key_env)
+    try:
+        options = parse_key_values(suite_option or [], flag="--suite-option", bare_is_true=False)
+    except ValueError as error:
+        raise typer.BadParameter(str(error)) from None
+    if language is not None:
+        options["languages"] = ["en", "zh"] if language == "both" else [language]
     with friendly_errors():
         if predictions is not None:
             if data is None or out is None:
@@ -52,6 +65,7 @@ def score_command(
                     out=out,
                     judge=choice,
                     show_progress=not quiet,
+                    suite_options=options,
                 )
             )
         elif run_dir is not None:
@@ -61,4 +75,5 @@ def score_command(
             raise typer.BadParameter("give a RUN_DIR, or --data, --predictions and --out")
         runs = load_runs([target])
         suite_name = runs[0].scores.run.suite
-        typer.echo(to_markdown(build_table(get_suite(suite_name), runs, references=[])))
+        table_suite = get_suite(suite_name, options) if predictions is not None else get_suite(suite_name)
+        typer.echo(to_markdown(build_table(table_suite, runs, references=[])))

@@ -144,10 +144,21 @@ def _find(raw_id: str, task: Any, by_id: dict[str, Item], by_source: dict[str, l
 
 
 async def score_external(
-    *, suite: str, data: Path, predictions: Path, out: Path, judge: JudgeChoice, show_progress: bool = True
+    *,
+    suite: str,
+    data: Path,
+    predictions: Path,
+    out: Path,
+    judge: JudgeChoice,
+    show_progress: bool = True,
+    suite_options: dict[str, Any] | None = None,
 ) -> RunScores:
     """Score an external predictions file; writes a run directory (model "external") to `out`."""
-    the_suite = get_suite(suite)
+    options = dict(suite_options or {})
+    try:
+        the_suite = get_suite(suite, options)
+    except (TypeError, ValueError) as error:
+        raise DataError(f"suite {suite!r}: {error}") from None
     dataset = the_suite.load(data, strict=False, check_media=False)
     matched, problems = match_predictions(predictions, dataset)
     if problems:
@@ -156,7 +167,14 @@ async def score_external(
     if not items:
         raise DataError(f"{predictions}: no predictions matched an item of {data}")
     tasks = sorted({item.task for item in items})
-    config = EvalConfig(suite=suite, data=data, model=f"external:{predictions.name}", out=out, tasks=tasks)
+    config = EvalConfig(
+        suite=suite,
+        data=data,
+        model=f"external:{predictions.name}",
+        out=out,
+        tasks=tasks,
+        suite_options=options,
+    )
     rundir = RunDir(out)
     if rundir.predictions_path.exists():
         rundir.predictions_path.unlink()  # the file is the source of truth; re-import it whole
