@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import shlex
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -11,6 +13,7 @@ import typer
 from rich.console import Console
 
 from expvid.cli.errors import friendly_errors
+from expvid.models.types import ThinkingConfig
 from expvid.run.config import EvalConfig, parse_frame_counts, parse_key_values
 from expvid.run.report import build_table, load_runs, to_markdown
 from expvid.suites.protocol import FrameOptions, PromptOptions
@@ -63,11 +66,37 @@ def eval_command(
     ] = None,
     judge_base_url: Annotated[str | None, typer.Option("--judge-base-url")] = None,
     judge_api_key_env: Annotated[str | None, typer.Option("--judge-api-key-env")] = None,
-    base_url: Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible server URL.")] = None,
+    base_url: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--base-url", help="OpenAI-compatible server URL; repeat to spread requests over several."
+        ),
+    ] = None,
     api_key_env: Annotated[
         str | None, typer.Option("--api-key-env", help="Env var holding the API key.")
     ] = None,
     timeout: Annotated[float | None, typer.Option("--timeout", help="Seconds per request.")] = None,
+    thinking: Annotated[
+        bool | None, typer.Option("--thinking/--no-thinking", help="Reasoning switch, where supported.")
+    ] = None,
+    thinking_budget: Annotated[
+        int | None, typer.Option("--thinking-budget", min=0, help="Reasoning token budget (0 = off).")
+    ] = None,
+    tensor_parallel_size: Annotated[
+        int | None, typer.Option("--tensor-parallel-size", min=1, help="vllm:PATH: GPUs per model.")
+    ] = None,
+    vllm_args: Annotated[
+        str | None,
+        typer.Option(
+            "--vllm-args", help='vllm:PATH: extra `vllm serve` arguments, e.g. "--max-model-len 32768".'
+        ),
+    ] = None,
+    backend_option: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--backend-option", help="Backend setting KEY=VALUE (VALUE read as JSON when it parses)."
+        ),
+    ] = None,
     cache_dir: Annotated[
         Path | None, typer.Option("--cache-dir", help="Frame and response cache (default ~/.cache/expvid).")
     ] = None,
@@ -134,9 +163,22 @@ def eval_command(
     )
     if frame_preset is not None:
         frame_options = _with_preset(suite, frame_preset, frame_options)
-    backend_options: dict[str, object] = {}
-    if base_url:
-        backend_options["base_url"] = base_url
+    try:
+        backend_options: dict[str, object] = _json_key_values(backend_option or [])
+    except ValueError as error:
+        raise typer.BadParameter(str(error)) from None
+    if base_url and len(base_url) == 1:
+        backend_options["base_url"] = base_url[0]
+    elif base_url:
+        backend_options["base_urls"] = list(base_url)
+    if tensor_parallel_size is not None:
+        backend_options["tensor_parallel_size"] = tensor_parallel_size
+    if vllm_args:
+        backend_options["vllm_args"] = shlex.split(vllm_args)
+    thinking_config = None
+    if thinking is not None or thinking_budget is not None:
+        enabled = thinking if thinking is not None else thinking_budget != 0
+        thinking_config = ThinkingConfig(enabled=enabled, budget_tokens=thinking_budget)
     if api_key_env:
         backend_options["api_key_env"] = api_key_env
     if timeout:
@@ -164,6 +206,7 @@ def eval_command(
         samples=samples,
         suite_options=suite_options,
         human_judgments=human_judgments,
+        thinking=thinking_config,
     )
     try:
         with friendly_errors():
@@ -197,6 +240,20 @@ def _with_preset(suite: str, name: str, explicit: FrameOptions) -> FrameOptions:
             "max_frames": explicit.max_frames if explicit.max_frames is not None else preset.max_frames,
         }
     )
+
+
+def _json_key_values(entries: list[str]) -> dict[str, object]:
+    """`KEY=VALUE` pairs; VALUE is JSON when it parses (numbers, lists, true), else the plain string."""
+    options: dict[str, object] = {}
+    for entry in entries:
+        key, sep, value = entry.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"--backend-option: expected KEY=VALUE, got {entry!r}")
+        try:
+            options[key.strip()] = json.loads(value)
+        except json.JSONDecodeError:
+            options[key.strip()] = value
+    return options
 
 
 def default_cache_root() -> Path:

@@ -3,6 +3,9 @@
 Specs:
     openai:MODEL                    base URL from option base_url, env OPENAI_BASE_URL, or api.openai.com
     openai:MODEL@http://host:port/v1
+    openai:MODEL@http://a:8000/v1,http://b:8000/v1   several servers of one model (or option base_urls)
+    vllm:PATH                       starts `vllm serve PATH` (tensor_parallel_size, port, vllm_args, ...)
+    hf:PATH                         runs the checkpoint here with transformers (needs the 'hf' extra)
     anthropic:MODEL                 needs the 'anthropic' extra
     gemini:MODEL                    needs the 'gemini' extra
     random | random:SEED            offline baselines, no network
@@ -25,8 +28,8 @@ from expvid.models.options import BackendOptions, parse_options
 from expvid.models.types import BackendConfigError, ModelBackend
 
 SPEC_FORMS = (
-    "openai:MODEL, openai:MODEL@http://host:port/v1, anthropic:MODEL, gemini:MODEL, "
-    "random, random:SEED, longest-option, first-option, blind:<spec>"
+    "openai:MODEL, openai:MODEL@http://host:port/v1[,http://host2:port/v1...], anthropic:MODEL, "
+    "gemini:MODEL, vllm:PATH, hf:PATH, random, random:SEED, longest-option, first-option, blind:<spec>"
 )
 
 
@@ -45,6 +48,10 @@ def create_backend(spec: str, **options: Any) -> ModelBackend:
         if not rest:
             raise BackendConfigError(f"model spec {spec!r}: the model name is missing ({kind}:MODEL)")
         return _remote(kind, rest, spec, parsed)
+    if kind in ("hf", "vllm"):
+        if not rest:
+            raise BackendConfigError(f"model spec {spec!r}: the checkpoint path is missing ({kind}:PATH)")
+        return _local(kind, rest, parsed)
     if kind == "random":
         if not sep:
             return RandomBaseline(max_images=parsed.max_images)
@@ -59,8 +66,27 @@ def create_backend(spec: str, **options: Any) -> ModelBackend:
     raise BackendConfigError(f"unknown model spec {spec!r}; expected one of: {SPEC_FORMS}")
 
 
+def _local(kind: str, path: str, options: BackendOptions) -> ModelBackend:
+    if kind == "hf":
+        from expvid.models.hf.backend import HFBackend
+
+        return HFBackend(path, options)
+    from expvid.models.vllm_backend import ManagedVLLMBackend
+
+    return ManagedVLLMBackend(path, options)
+
+
 def _remote(kind: str, rest: str, spec: str, options: BackendOptions) -> ModelBackend:
     model, url_in_spec = _split_url(rest)
+    if kind == "openai":
+        urls = _openai_urls(spec, url_in_spec, options)
+        if len(urls) > 1:
+            from expvid.models.multi_endpoint import MultiEndpointBackend
+            from expvid.models.openai_compat import DEFAULT_KEY_ENV
+
+            key = read_api_key(options.api_key_env, default_env=DEFAULT_KEY_ENV, required=False, backend=spec)
+            return MultiEndpointBackend(model, base_urls=urls, api_key=key, options=options)
+        url_in_spec = urls[0] if urls else None
     if url_in_spec is not None and options.base_url is not None and url_in_spec != options.base_url:
         raise BackendConfigError(
             f"model spec {spec!r} names base URL {url_in_spec} but option base_url is {options.base_url}"
@@ -85,6 +111,29 @@ def _remote(kind: str, rest: str, spec: str, options: BackendOptions) -> ModelBa
     key = read_api_key(options.api_key_env, default_env=GEMINI_KEY_ENV, required=True, backend=spec)
     assert key is not None
     return GeminiBackend(model, base_url=base_url, api_key=key, options=options)
+
+
+def _openai_urls(spec: str, url_in_spec: str | None, options: BackendOptions) -> list[str]:
+    """The servers named by the spec ('@URL1,URL2') or by option base_urls; they must not disagree."""
+    from_spec = [u.strip() for u in url_in_spec.split(",") if u.strip()] if url_in_spec else []
+    from_option = [u.strip() for u in options.base_urls or [] if u.strip()]
+    if from_spec and from_option and _normalized(from_spec) != _normalized(from_option):
+        raise BackendConfigError(
+            f"model spec {spec!r} names base URLs {from_spec} but option base_urls is {from_option}"
+        )
+    urls = from_spec or from_option
+    for url in urls:
+        if not url.startswith(("http://", "https://")):
+            raise BackendConfigError(f"model spec {spec!r}: {url!r} is not an http(s) URL")
+    if len(set(_normalized(urls))) != len(urls):
+        raise BackendConfigError(f"model spec {spec!r}: a base URL is listed twice: {urls}")
+    if len(urls) > 1 and options.base_url is not None:
+        raise BackendConfigError(f"model spec {spec!r}: give either base_url or several base URLs, not both")
+    return urls
+
+
+def _normalized(urls: list[str]) -> list[str]:
+    return [url.rstrip("/") for url in urls]
 
 
 def _split_url(rest: str) -> tuple[str, str | None]:

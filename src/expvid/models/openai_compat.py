@@ -71,10 +71,14 @@ class OpenAICompatBackend(RemoteBackend):
         )
 
     async def _send_once(self, payload: dict[str, Any]) -> GenerateResponse:
+        return await self._post_chat("/chat/completions", payload)
+
+    async def _post_chat(self, url: str, payload: dict[str, Any]) -> GenerateResponse:
+        """One POST of a chat completion to `url` (relative to base_url, or absolute)."""
         try:
             # httpx2 timeouts are per read/write; this one bounds the whole attempt.
             async with asyncio.timeout(self.options.timeout_s):
-                response = await self._client().post("/chat/completions", json=payload)
+                response = await self._client().post(url, json=payload)
         except (TimeoutError, httpx2.TimeoutException):
             raise AttemptFailure.timeout(f"no complete answer within {self.options.timeout_s} s") from None
         except httpx2.TransportError as error:

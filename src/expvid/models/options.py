@@ -47,6 +47,57 @@ class BackendOptions(BaseModel):
     #: Field carrying the token cap; newer OpenAI models want "max_completion_tokens".
     max_tokens_param: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
 
+    # -- several OpenAI-compatible endpoints serving one model (openai:MODEL@URL1,URL2) ---------
+    #: Spread requests over these servers (vLLM on several nodes, Ray Serve replicas, ...).
+    base_urls: list[str] | None = None
+    #: Requests in flight per endpoint; None shares `concurrency` out evenly over the endpoints.
+    endpoint_concurrency: int | None = Field(default=None, ge=1)
+    #: Consecutive failures after which an endpoint is benched for `endpoint_cooldown_s`.
+    endpoint_failures_to_cooldown: int = Field(default=3, ge=1)
+    #: First bench time; it doubles each time a benched endpoint fails its probe again (up to 16x).
+    endpoint_cooldown_s: float = Field(default=30.0, ge=0)
+
+    # -- managed `vllm serve` subprocess (vllm:PATH) -------------------------------------------
+    #: Split the model over this many GPUs (`vllm serve --tensor-parallel-size`).
+    tensor_parallel_size: int = Field(default=1, ge=1)
+    #: Port for the server; None picks a free one.
+    port: int | None = Field(default=None, ge=1, le=65535)
+    host: str = "127.0.0.1"
+    #: The vLLM command: an executable on PATH, a path, or a command line ("python -m vllm.entrypoints.cli.main").
+    vllm_executable: str = "vllm"
+    #: Extra arguments appended to `vllm serve` (e.g. ["--max-model-len", "32768"]).
+    vllm_args: list[str] = Field(default_factory=list)
+    #: Name the server answers to; None uses the checkpoint folder's name.
+    served_model_name: str | None = None
+    #: How long model loading may take before the start is declared failed.
+    startup_timeout_s: float = Field(default=1800.0, gt=0)
+    #: SIGTERM, then SIGKILL after this many seconds.
+    shutdown_grace_s: float = Field(default=30.0, ge=0)
+    #: Where `vllm-serve.log` goes (the runner passes the run directory's logs/); None: a temp folder.
+    log_dir: Path | None = None
+
+    # -- local Hugging Face transformers (hf:PATH) ----------------------------------------------
+    #: "cpu", "cuda", "cuda:1", "mps"; None picks the first GPU if there is one.
+    device: str | None = None
+    #: A transformers device map ("auto", "balanced") to shard one model over several GPUs.
+    device_map: str | None = None
+    #: "auto": bfloat16 on GPUs that support it, float16 on older ones, float32 on CPU.
+    dtype: Literal["auto", "bfloat16", "float16", "float32"] = "auto"
+    #: "sdpa", "flash_attention_2", "eager"; None lets transformers choose.
+    attn_implementation: str | None = None
+    #: Most requests generated together in one batch.
+    batch_size: int = Field(default=8, ge=1)
+    #: Most images in one batch (a batch is cut before it would exceed this); None: no cap.
+    max_batch_images: int | None = Field(default=64, ge=1)
+    #: How long the first request of a batch waits for company.
+    batch_wait_s: float = Field(default=0.02, ge=0)
+    #: Hand the frames to the processor as one video or as a list of images; "auto": video when
+    #: the model family takes videos.
+    frames_as: Literal["auto", "video", "images"] = "auto"
+    #: Frame rate declared for frames passed as a video when the request carries no frame times
+    #: (Qwen2.5-VL turns it into absolute time positions).
+    video_fps: float = Field(default=1.0, gt=0)
+
 
 def parse_options(options: dict[str, Any]) -> BackendOptions:
     """Validate keyword options, turning pydantic's error into one readable BackendConfigError."""

@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from expvid.models.types import ThinkingConfig
 from expvid.suites.protocol import FrameOptions, PromptOptions
 
 
@@ -92,6 +93,8 @@ class EvalConfig(BaseModel):
     suite_options: dict[str, Any] = Field(default_factory=dict)
     #: Human 0/1/2 judgements to check the judge against (ProMQA §4.2); scoring only.
     human_judgments: Path | None = None
+    #: Reasoning switch and budget for models that support it (the paper compares think / no-think).
+    thinking: ThinkingConfig | None = None
 
     @field_validator("tasks")
     @classmethod
@@ -119,4 +122,6 @@ class EvalConfig(BaseModel):
             identity["samples"] = self.samples
         if self.suite_options:
             identity["suite_options"] = self.suite_options
+        if self.thinking is not None:
+            identity["thinking"] = self.thinking.model_dump(mode="json")
         return identity

@@ -64,6 +64,7 @@ def _cache_dirs(config: EvalConfig) -> tuple[FrameCache | None, Path | None]:
 
 def _backend_options(config: EvalConfig, responses: Path | None) -> dict[str, Any]:
     options = dict(config.backend_options)
+    options.setdefault("log_dir", config.out / "logs")  # managed servers (vllm:) log here
     options.setdefault("concurrency", config.concurrency)
     options.setdefault("cache_dir", responses)
     if config.frames.max_images is not None:
@@ -182,6 +183,7 @@ async def evaluate(
                     max_tokens=max_tokens,
                     seed=config.seed,
                     concurrency=config.concurrency,
+                    thinking=config.thinking,
                     on_done=lambda p: bar.advance(failed=not p.ok, cached=p.cached),
                 )
                 await phase.run(todo)

@@ -17,7 +17,8 @@ import time
 from collections.abc import Callable, Sequence
 
 from expvid.media.errors import MediaError
-from expvid.models.types import BackendError, GenerateRequest, ModelBackend
+from expvid.models.hf import FRAME_TIMES_KEY
+from expvid.models.types import BackendError, GenerateRequest, ModelBackend, ThinkingConfig
 from expvid.run.media_inputs import MediaPreparer
 from expvid.run.rundir import AppendLog
 from expvid.schema import ErrorKind, Item, Prediction
@@ -42,6 +43,7 @@ class GenerationPhase:
         max_tokens: int,
         seed: int | None,
         concurrency: int,
+        thinking: ThinkingConfig | None = None,
         on_done: Callable[[Prediction], None] | None = None,
     ) -> None:
         self.suite = suite
@@ -53,6 +55,7 @@ class GenerationPhase:
         self.temperature = temperature
         self.max_tokens = max_tokens
         self.seed = seed
+        self.thinking = thinking
         # Items open at once: enough to keep `concurrency` requests busy while the next frames decode.
         self._open = asyncio.Semaphore(concurrency + max(2, concurrency // 4))
         self.on_done = on_done
@@ -88,8 +91,15 @@ class GenerationPhase:
             temperature=self.temperature,
             max_tokens=self.max_tokens,
             seed=None if self.seed is None else self.seed + sample,
+            thinking=self.thinking,
             hints=self.suite.hints(item),
-            metadata={"item_id": item.id, "task": item.task, "sample": sample},
+            metadata={
+                "item_id": item.id,
+                "task": item.task,
+                "sample": sample,
+                # Frame times mark the images as one video for backends that take videos (hf:).
+                **({FRAME_TIMES_KEY: [frame.time for frame in media.frames]} if media.frames else {}),
+            },
         )
         started = time.perf_counter()
         try:
