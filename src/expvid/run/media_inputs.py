@@ -50,6 +50,7 @@ class MediaPreparer:
             start=media.start,
             end=media.end,
             cache=self.cache if self.cache is not None else False,
+            workers=1,  # the runner decodes several items at once: one decoder thread each
         )
         return PreparedMedia(
             images=[ImagePart(data=frame.data, mime=frame.mime) for frame in sampled.frames],

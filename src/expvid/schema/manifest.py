@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -13,7 +13,9 @@ from expvid.schema.records import utc_now
 class SamplerSettings(BaseModel):
     """How frames were chosen and encoded; identical for every model in a comparison."""
 
-    strategy: str = "uniform"  # "uniform" (segment midpoints) or "fps"
+    #: "uniform" (midpoints of N equal segments), "fps" (capped, thinned uniformly) or
+    #: "fps_keep_last" (capped by thinning from the end so the last frame stays: ProMQA).
+    strategy: Literal["uniform", "fps", "fps_keep_last"] = "uniform"
     num_frames: int | None = None
     fps: float | None = None
     max_frames: int | None = None

@@ -1,0 +1,363 @@
+"""Decode exactly the frames asked for, in order, touching each group of pictures (GOP) at most once.
+
+Why like this (each point is measured in tests through `DecodeStats`):
+
+- The packet index says, before any decoding, which packet codes each target frame and which GOP
+  it lives in. Targets are grouped into *units*: a keyframe and the packets up to the last target of
+  that GOP. A unit is entered with one seek, or with none when it starts at the next keyframe after
+  where the decoder already is (the rule TorchCodec calls canWeAvoidSeeking).
+- Inside a unit only the packets a target depends on are sent to the decoder: reference pictures
+  and the targets themselves. Non-reference pictures (most B-frames) are skipped unless wanted, and
+  nothing after the last target of a GOP is decoded.
+- Decoded frames are matched to targets by pts, so the frame returned is exactly the one a full
+  decode would show at that time; the conversion callback runs as each target comes out of the
+  decoder, so only small converted images are kept.
+- Units are split into two contiguous runs decoded by two decoders in threads: PyAV releases the
+  GIL while decoding and scaling, so both cores work on one video.
+- A target the decoder does not produce (a damaged stream, a keyframe the decoder cannot start
+  from) is retried once from two keyframes earlier, then reported as an error: never a silently
+  missing or substituted frame. Open-GOP leading pictures (shown before their keyframe, predicted
+  from the previous GOP) are known from the index and start from the previous keyframe directly.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, fields
+from typing import Generic, TypeVar
+
+import av
+import av.container
+
+from expvid.media.container import corrupt, open_video
+from expvid.media.errors import CorruptMediaError, TruncatedMediaError
+from expvid.media.index import VideoIndex
+
+T = TypeVar("T")
+
+#: How many earlier GOPs a retry for a missing frame may start from.
+_RETRY_GOPS_BACK = 2
+
+
+@dataclass
+class DecodeStats:
+    """What decoding cost, so tests can prove the access pattern and benchmarks can explain times."""
+
+    seeks: int = 0
+    packets_demuxed: int = 0  # packets read from the file while decoding
+    packets_sent: int = 0  # packets given to the decoder
+    packets_skipped: int = 0  # packets read but not decoded (not needed by any target)
+    frames_decoded: int = 0  # pictures the decoder produced
+    frames_converted: int = 0  # target pictures converted (each distinct frame once)
+    duplicate_frames: int = 0  # pictures decoded more than once (only on retries)
+    gops_decoded: int = 0  # distinct GOPs the decoder entered
+    units: int = 0  # decoding units (one keyframe each, or a merged open-GOP span)
+    retries: int = 0  # units re-decoded from an earlier keyframe because a target was missing
+    workers: int = 0  # decoders used in parallel
+
+    def add(self, other: DecodeStats) -> None:
+        for item in fields(self):
+            if item.name != "workers":
+                setattr(self, item.name, getattr(self, item.name) + getattr(other, item.name))
+
+    def to_dict(self) -> dict[str, int]:
+        return {item.name: int(getattr(self, item.name)) for item in fields(self)}
+
+
+@dataclass
+class DecodeUnit:
+    """A run of packets in decode order, entered at a keyframe: [start, end], plus its targets."""
+
+    start: int
+    end: int
+    targets: set[int] = field(default_factory=set)  # decode-order positions of target packets
+
+
+@dataclass
+class DecodeResult(Generic[T]):
+    """Converted target frames by presentation index, and what it cost."""
+
+    frames: dict[int, T]
+    stats: DecodeStats
+
+
+def plan_units(index: VideoIndex, frames: Sequence[int]) -> list[DecodeUnit]:
+    """Group target frames (presentation indices) into decoding units, in decode order."""
+    by_start: dict[int, DecodeUnit] = {}
+    for frame in sorted(set(frames)):
+        packet = int(index.frame_packet[frame])
+        gop = int(index.packet_gop[packet])
+        start = int(index.gop_start[gop])
+        if gop > 0 and index.packet_pts[packet] < index.packet_pts[start]:
+            # A leading picture of an open GOP refers to the previous GOP: start there.
+            start = int(index.gop_start[gop - 1])
+        unit = by_start.setdefault(start, DecodeUnit(start, packet))
+        unit.end = max(unit.end, packet)
+        unit.targets.add(packet)
+    merged: list[DecodeUnit] = []
+    for unit in sorted(by_start.values(), key=lambda item: item.start):
+        if merged and unit.start <= merged[-1].end:
+            merged[-1].end = max(merged[-1].end, unit.end)
+            merged[-1].targets |= unit.targets
+        else:
+            merged.append(unit)
+    return merged
+
+
+def _unit_cost(index: VideoIndex, unit: DecodeUnit) -> int:
+    """Packets the unit sends to the decoder (the work it costs)."""
+    span = index.packet_skippable[unit.start : unit.end + 1]
+    return int((~span).sum()) + sum(1 for packet in unit.targets if index.packet_skippable[packet])
+
+
+def split_units(index: VideoIndex, units: list[DecodeUnit], parts: int) -> list[list[DecodeUnit]]:
+    """Split units into at most `parts` contiguous runs of about equal decoding work."""
+    parts = max(1, min(parts, len(units)))
+    if parts == 1:
+        return [units] if units else []
+    costs = [_unit_cost(index, unit) for unit in units]
+    total = sum(costs)
+    runs: list[list[DecodeUnit]] = [[]]
+    done = 0
+    for unit, cost in zip(units, costs, strict=True):
+        if runs[-1] and len(runs) < parts and done + cost / 2 > total * len(runs) / parts:
+            runs.append([])
+        runs[-1].append(unit)
+        done += cost
+    return runs
+
+
+class _Worker(Generic[T]):
+    """One decoder over one contiguous run of units, with its own container (file handle)."""
+
+    def __init__(
+        self,
+        path: str,
+        index: VideoIndex,
+        convert: Callable[[av.VideoFrame], T],
+        units: list[DecodeUnit],
+        threads: int,
+    ) -> None:
+        self.path = path
+        self.index = index
+        self.convert = convert
+        self.units = units
+        self.threads = threads
+        # pts of each target picture -> its presentation index.
+        self.wanted = {
+            int(index.packet_pts[packet]): _frame_of_packet(index, packet)
+            for unit in units
+            for packet in unit.targets
+        }
+        self.stats = DecodeStats(workers=1)
+        self.results: dict[int, T] = {}
+        self.seen_pts: set[int] = set()
+        self.seen_gops: set[int] = set()
+
+    def run(self) -> DecodeResult[T]:
+        with open_video(self.path) as (container, stream):
+            context = stream.codec_context
+            context.thread_type = "AUTO" if self.threads != 1 else "SLICE"
+            context.thread_count = self.threads
+            try:
+                self._decode_units(container, stream, self.units, fresh=True)
+                incomplete = [unit for unit in self.units if self._missing(unit)]
+                if incomplete:
+                    self._retry(container, stream, incomplete)
+            except av.FFmpegError as error:
+                raise corrupt(self.path, "decoding", error) from None
+        return DecodeResult(self.results, self.stats)
+
+    def _missing(self, unit: DecodeUnit) -> set[int]:
+        """Target packets of `unit` whose picture has not come out of the decoder."""
+        pts = self.index.packet_pts
+        return {packet for packet in unit.targets if self.wanted[int(pts[packet])] not in self.results}
+
+    def _retry(
+        self, container: av.container.InputContainer, stream: av.VideoStream, units: list[DecodeUnit]
+    ) -> None:
+        """Decode units with missing targets again from an earlier keyframe; error if still missing."""
+        index = self.index
+        retry_units = []
+        for unit in units:
+            gop = int(index.packet_gop[unit.start])
+            start = int(index.gop_start[max(0, gop - _RETRY_GOPS_BACK)])
+            retry_units.append(DecodeUnit(start, unit.end, self._missing(unit)))
+        self.stats.retries += len(retry_units)
+        self._decode_units(container, stream, retry_units, fresh=False)
+        for unit in retry_units:
+            lost = sorted(self._missing(unit))
+            if lost:
+                frame = self.wanted[int(index.packet_pts[lost[0]])]
+                raise CorruptMediaError(
+                    self.path,
+                    f"the decoder produced no picture for frame {frame} "
+                    f"(t={index.frame_time(frame):.3f} s): damaged or truncated stream",
+                )
+
+    def _decode_units(
+        self,
+        container: av.container.InputContainer,
+        stream: av.VideoStream,
+        units: list[DecodeUnit],
+        *,
+        fresh: bool,
+    ) -> None:
+        context = stream.codec_context
+        position: int | None = 0 if fresh else None  # decode-order position of the next packet to read
+        packets: Iterator[av.Packet] = container.demux(stream)
+        for unit in units:
+            self.stats.units += 1
+            entered = None
+            if position is not None and self._can_continue(position, unit.start):
+                entered = self._feed_unit(context, packets, unit, expected=position)
+            if entered is None:
+                self._drain(context)
+                for key_packet in self._seek_points(unit.start):
+                    self._seek(container, stream, key_packet)
+                    packets = container.demux(stream)
+                    entered = self._feed_unit(context, packets, unit, expected=key_packet)
+                    if entered is not None:
+                        break
+                else:
+                    raise CorruptMediaError(self.path, f"cannot seek to the keyframe at packet {unit.start}")
+            position = entered
+        self._drain(context)
+
+    def _seek_points(self, start: int) -> list[int]:
+        """Keyframes to seek to for a unit starting at `start`: its own, the one before, the first."""
+        gop = int(self.index.packet_gop[start])
+        points = [start, int(self.index.gop_start[max(0, gop - 1)]), int(self.index.gop_start[0])]
+        return list(dict.fromkeys(points))
+
+    def _can_continue(self, position: int, start: int) -> bool:
+        """True when reading on from `position` reaches `start` without crossing a whole GOP."""
+        if position > start:
+            return False
+        return int(self.index.packet_gop[start]) - int(self.index.packet_gop[position]) <= 1
+
+    def _seek(self, container: av.container.InputContainer, stream: av.VideoStream, key_packet: int) -> None:
+        self.stats.seeks += 1
+        container.seek(int(self.index.packet_pts[key_packet]), stream=stream, backward=True, any_frame=False)
+
+    def _feed_unit(
+        self, context: av.VideoCodecContext, packets: Iterator[av.Packet], unit: DecodeUnit, expected: int
+    ) -> int | None:
+        """Send the unit's needed packets; the position after the unit, or None if reading started
+        past the unit's keyframe (a seek that overshot: the caller seeks earlier)."""
+        index = self.index
+        skippable = index.packet_skippable
+        entered = False
+        for packet in packets:
+            if packet.size == 0:
+                break  # end of file
+            self.stats.packets_demuxed += 1
+            position = index.packet_position(packet, expected)
+            expected = (position if position is not None else expected) + 1
+            if position is None:
+                raise CorruptMediaError(
+                    self.path, "found a packet not seen when indexing: was the file replaced?"
+                )
+            if position < unit.start:
+                self.stats.packets_skipped += 1
+                continue
+            if not entered:
+                if position != unit.start:
+                    return None
+                entered = True
+            if position in unit.targets or not skippable[position]:
+                self.stats.packets_sent += 1
+                gop = int(index.packet_gop[position])
+                if gop not in self.seen_gops:
+                    self.seen_gops.add(gop)
+                for frame in context.decode(packet):
+                    self._take(frame)
+            else:
+                self.stats.packets_skipped += 1
+            if position >= unit.end:
+                return position + 1
+        raise TruncatedMediaError(
+            self.path,
+            f"the file ended before packet {unit.end} of the {index.num_packets} listed when indexing",
+        )
+
+    def _drain(self, context: av.VideoCodecContext) -> None:
+        """Collect the pictures the decoder still holds, then reset it (before a seek, at the end)."""
+        if not context.is_open:
+            return
+        for frame in context.decode(None):
+            self._take(frame)
+        context.flush_buffers()
+
+    def _take(self, frame: av.VideoFrame) -> None:
+        """Account for a decoded picture; convert it if it is a target not yet converted."""
+        pts = frame.pts
+        self.stats.frames_decoded += 1
+        if pts is None:
+            raise CorruptMediaError(self.path, "the decoder produced a picture without a timestamp")
+        if pts in self.seen_pts:
+            self.stats.duplicate_frames += 1
+            return
+        self.seen_pts.add(pts)
+        frame_index = self.wanted.get(pts)
+        if frame_index is not None and frame_index not in self.results:
+            self.results[frame_index] = self.convert(frame)
+            self.stats.frames_converted += 1
+
+
+def default_workers() -> int:
+    """Decoders to run in parallel on one video: the usable cores, at most 2 (measured best)."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(2, cores))
+
+
+def decode_frames(
+    path: str | os.PathLike[str],
+    index: VideoIndex,
+    frames: Sequence[int],
+    convert: Callable[[av.VideoFrame], T],
+    *,
+    workers: int | None = None,
+) -> DecodeResult[T]:
+    """Decode the frames with these presentation indices and convert each once.
+
+    `workers` is the number of threads this video may use (default: usable cores, at most 2):
+    that many decoders over disjoint GOP ranges, or one decoder with that many FFmpeg threads when
+    all targets lie in one unit. Returns the converted frames by presentation index. Raises a
+    `MediaError` when the file is damaged or any target cannot be produced.
+    """
+    path = os.fspath(path)
+    units = plan_units(index, frames)
+    workers = default_workers() if workers is None else max(1, workers)
+    runs = split_units(index, units, workers)
+    # Each decoder single-threaded; a lone decoder (one GOP to decode) uses FFmpeg's threads instead.
+    threads = workers if len(runs) == 1 else 1
+    jobs = [_Worker(path, index, convert, run, threads) for run in runs]
+    if len(jobs) <= 1:
+        results = [job.run() for job in jobs]
+    else:
+        with ThreadPoolExecutor(max_workers=len(jobs), thread_name_prefix="expvid-decode") as pool:
+            results = list(pool.map(_Worker.run, jobs))
+    merged: dict[int, T] = {}
+    stats = DecodeStats(workers=len(jobs))
+    gops: set[int] = set()
+    for job, result in zip(jobs, results, strict=True):
+        merged.update(result.frames)
+        stats.add(result.stats)
+        gops |= job.seen_gops
+    stats.gops_decoded = len(gops)
+    missing = sorted(set(frames) - set(merged))
+    if missing:
+        raise CorruptMediaError(path, f"the decoder produced no picture for frames {missing[:5]}")
+    return DecodeResult(merged, stats)
+
+
+def _frame_of_packet(index: VideoIndex, packet: int) -> int:
+    """Presentation index of the frame coded by a packet (inverse of `index.frame_packet`)."""
+    pts = index.packet_pts[packet]
+    return int(index.frame_pts.searchsorted(pts))

@@ -1,0 +1,317 @@
+"""A packet index of a video, built by demuxing only (no decoding).
+
+Why: knowing every frame's pts, which packet codes it, where the keyframes are and which packets
+nothing refers to lets the decoder know each target's exact frame and group of pictures (GOP)
+before decoding anything, so it can seek once per GOP, decode only what the targets need, and never
+decode a frame twice. It also measures the video from its packets instead of trusting the header
+(`stream.frames` is 0 in MKV/WebM; durations are often wrong) and detects truncated files by
+comparing what the header announces with what is actually there.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import cached_property
+
+import av
+import numpy as np
+
+from expvid.media.container import check_file, corrupt, open_video
+from expvid.media.errors import CorruptMediaError, EmptyMediaError, TruncatedMediaError
+from expvid.media.fileid import FileIdentity, file_identity
+from expvid.media.h264 import non_reference_test
+from expvid.media.info import VideoInfo
+
+#: Times within this many seconds of a frame's pts count as that pts (float noise, not frames:
+#: the finest common time base, 1/90000 s, is 11 microseconds).
+TIME_EPSILON = 1e-9
+
+#: Packets kept from the start of the file to decode the first frame (rotation, decodability).
+_FIRST_PACKETS = 16
+
+
+@dataclass(frozen=True, eq=False)
+class VideoIndex:
+    """Every packet of the first video stream, in decode order, and the frames they present.
+
+    "Frame i" is position i in presentation (pts) order from the stream start; `frame_packet[i]`
+    is the decode-order position of the packet that codes it.
+    """
+
+    info: VideoInfo
+    identity: FileIdentity
+    time_base: Fraction
+    packet_pts: np.ndarray  # int64, decode order
+    packet_key: np.ndarray  # bool: keyframe (a decoder may start here)
+    packet_skippable: np.ndarray  # bool: nothing refers to it (non-reference picture)
+    packet_shown: np.ndarray  # bool: False for packets the decoder decodes but never outputs
+    packet_pos: np.ndarray  # int64: byte position in the file (-1 when the format has none)
+    frame_packet: np.ndarray  # int64: presentation index -> decode-order position
+    frame_pts: np.ndarray  # int64, increasing
+    frame_times: np.ndarray  # float64 seconds
+    gop_start: np.ndarray  # int64: decode-order position of each GOP's first packet
+    packet_gop: np.ndarray  # int64: decode-order position -> GOP number
+
+    @property
+    def num_packets(self) -> int:
+        return len(self.packet_pts)
+
+    def packet_position(self, packet: av.Packet, expected: int | None = None) -> int | None:
+        """Decode-order position of a packet read from the file, or None if the index lacks it.
+
+        Reading on from a known position, the packet is almost always the `expected` one (checked
+        in O(1)); otherwise it is looked up by byte position (or pts where the format has none).
+        """
+        ident = packet_identity(packet)
+        if ident is None:
+            return None
+        pos, pts = ident
+        if (
+            expected is not None
+            and expected < len(self.packet_pts)
+            and self.packet_pts[expected] == pts
+            and self.packet_pos[expected] == pos
+        ):
+            return expected
+        keys, order = self._by_pos if pos >= 0 else self._by_pts
+        wanted = pos if pos >= 0 else pts
+        at = int(np.searchsorted(keys, wanted))
+        while at < len(keys) and keys[at] == wanted:
+            candidate = int(order[at])
+            if self.packet_pts[candidate] == pts and self.packet_pos[candidate] == pos:
+                return candidate
+            at += 1
+        return None
+
+    @cached_property
+    def _by_pos(self) -> tuple[np.ndarray, np.ndarray]:
+        order = np.argsort(self.packet_pos, kind="stable")
+        return self.packet_pos[order], order
+
+    @cached_property
+    def _by_pts(self) -> tuple[np.ndarray, np.ndarray]:
+        order = np.argsort(self.packet_pts, kind="stable")
+        return self.packet_pts[order], order
+
+    def frames_at(self, times: np.ndarray | list[float]) -> np.ndarray:
+        """Presentation index of the frame on screen at each time: the last frame with pts <= t.
+
+        A time before the first frame gets the first frame (what a player shows at start).
+        """
+        wanted = np.asarray(times, dtype=np.float64) + TIME_EPSILON
+        found = np.searchsorted(self.frame_times, wanted, side="right") - 1
+        return np.maximum(found, 0)
+
+    def frame_time(self, frame: int) -> float:
+        return float(self.frame_times[frame])
+
+
+def packet_identity(packet: av.Packet) -> tuple[int, int] | None:
+    """(byte position, pts or else dts): how a packet read after a seek is found in the index."""
+    pts = packet.pts if packet.pts is not None else packet.dts
+    if pts is None:
+        return None
+    return (packet.pos if packet.pos is not None else -1, pts)
+
+
+def build_index(path: str | os.PathLike[str]) -> VideoIndex:
+    """Demux `path` once and index its first video stream; raises a `MediaError` on bad files."""
+    file = check_file(path)
+    identity = file_identity(file)
+    with open_video(file) as (container, stream):
+        codec_context = stream.codec_context
+        time_base = stream.time_base or Fraction(1, 1)
+        is_skippable = non_reference_test(codec_context.name, codec_context.extradata)
+        pts_list: list[int] = []
+        key_list: list[bool] = []
+        skip_list: list[bool] = []
+        shown_list: list[bool] = []
+        duration_list: list[int] = []
+        pos_list: list[int] = []
+        first_packets: list[av.Packet] = []
+        try:
+            for packet in container.demux(stream):
+                if packet.size == 0:
+                    continue  # the empty packet PyAV yields at end of file
+                ident = packet_identity(packet)
+                if ident is None:
+                    raise CorruptMediaError(file, f"video packet {len(pts_list)} has no timestamp")
+                pos_list.append(ident[0])
+                pts_list.append(ident[1])
+                key_list.append(bool(packet.is_keyframe))
+                skip_list.append(is_skippable(packet))
+                shown_list.append(not packet.is_discard)
+                duration_list.append(packet.duration or 0)
+                if len(first_packets) < _FIRST_PACKETS:
+                    first_packets.append(packet)
+        except av.FFmpegError as error:
+            raise corrupt(file, f"reading video packets (after {len(pts_list)})", error) from None
+        if not pts_list:
+            raise EmptyMediaError(file, "the video stream holds no frames")
+        rotation, frame_width, frame_height = _first_frame_geometry(file, codec_context, first_packets)
+        declared_frames = stream.frames or 0
+        declared_end = _declared_end(container, stream, time_base)
+        container_name = container.format.name
+
+    packet_pts = np.asarray(pts_list, dtype=np.int64)
+    packet_shown = np.asarray(shown_list, dtype=bool)
+    shown_positions = np.flatnonzero(packet_shown)
+    if len(shown_positions) == 0:
+        raise EmptyMediaError(file, "the video stream holds no displayed frames")
+    order = np.argsort(packet_pts[shown_positions], kind="stable")
+    frame_packet = shown_positions[order]
+    frame_pts = packet_pts[frame_packet]
+    seconds = float(time_base)
+    frame_times = frame_pts.astype(np.float64) * seconds
+
+    intervals = np.diff(frame_pts)
+    typical = float(np.median(intervals)) if len(intervals) else 0.0
+    last_duration = duration_list[int(frame_packet[-1])] or typical
+    if last_duration <= 0:
+        last_duration = round(1 / (0.04 * seconds)) if seconds else 1  # no hint at all: assume 25 fps
+    start = float(frame_times[0])
+    end = (int(frame_pts[-1]) + last_duration) * seconds
+    count = len(frame_pts)
+
+    if declared_frames > 0 and len(pts_list) < declared_frames:
+        raise TruncatedMediaError(
+            file, f"the container announces {declared_frames} frames but only {len(pts_list)} are present"
+        )
+    if declared_frames <= 0 and declared_end is not None:
+        tolerance = 1.5 * typical * seconds + 0.01
+        if end < declared_end - tolerance:
+            raise TruncatedMediaError(
+                file, f"the container announces {declared_end:.3f} s but the frames stop at {end:.3f} s"
+            )
+
+    packet_key = np.asarray(key_list, dtype=bool)
+    gop_flags = packet_key.copy()
+    gop_flags[0] = True
+    gop_start = np.flatnonzero(gop_flags).astype(np.int64)
+    packet_gop = np.cumsum(gop_flags).astype(np.int64) - 1
+
+    rotation = rotation % 360
+    swapped = rotation in (90, 270)
+    width, height = (frame_height, frame_width) if swapped else (frame_width, frame_height)
+    variable = bool(len(intervals) > 1 and (intervals.max() - intervals.min()) > max(1, 0.01 * typical))
+    info = VideoInfo(
+        path=str(file),
+        container=container_name,
+        codec=codec_context.name,
+        width=width,
+        height=height,
+        coded_width=frame_width,
+        coded_height=frame_height,
+        rotation=rotation,
+        num_frames=count,
+        keyframes=int(packet_key.sum()),
+        start=start,
+        end=end,
+        duration=end - start,
+        fps=count / (end - start) if end > start else 0.0,
+        variable_frame_rate=variable,
+        time_base=f"{time_base.numerator}/{time_base.denominator}",
+        size_bytes=identity.size,
+    )
+    return VideoIndex(
+        info=info,
+        identity=identity,
+        time_base=time_base,
+        packet_pts=packet_pts,
+        packet_key=packet_key,
+        packet_skippable=np.asarray(skip_list, dtype=bool),
+        packet_shown=packet_shown,
+        packet_pos=np.asarray(pos_list, dtype=np.int64),
+        frame_packet=frame_packet.astype(np.int64),
+        frame_pts=frame_pts,
+        frame_times=frame_times,
+        gop_start=gop_start,
+        packet_gop=packet_gop,
+    )
+
+
+def _first_frame_geometry(
+    file: os.PathLike[str], codec_context: av.VideoCodecContext, packets: list[av.Packet]
+) -> tuple[int, int, int]:
+    """(rotation, width, height) of the first decodable frame; PyAV only exposes rotation on frames."""
+    try:
+        for packet in [*packets, None]:
+            for frame in codec_context.decode(packet):
+                return int(frame.rotation or 0), frame.width, frame.height
+    except av.FFmpegError as error:
+        raise corrupt(file, "decoding the first frames", error) from None
+    finally:
+        codec_context.flush_buffers()
+    raise CorruptMediaError(file, f"none of the first {len(packets)} packets decodes to a frame")
+
+
+def _declared_end(
+    container: av.container.InputContainer, stream: av.VideoStream, time_base: Fraction
+) -> float | None:
+    """The end time the header announces for the video stream, when it announces one."""
+    start = float(stream.start_time * time_base) if stream.start_time is not None else 0.0
+    if stream.duration:
+        return start + float(stream.duration * time_base)
+    tag = stream.metadata.get("DURATION") or stream.metadata.get("duration")
+    if tag:
+        seconds = _parse_clock(tag)
+        if seconds is not None:
+            return seconds
+    if len(container.streams) == 1 and container.duration:
+        origin = container.start_time / av.time_base if container.start_time is not None else 0.0
+        return origin + container.duration / av.time_base
+    return None
+
+
+def _parse_clock(text: str) -> float | None:
+    """'HH:MM:SS.fffffffff' (Matroska DURATION tag) -> seconds."""
+    try:
+        hours, minutes, secs = text.strip().split(":")
+        return int(hours) * 3600 + int(minutes) * 60 + float(secs)
+    except ValueError:
+        return None
+
+
+class _IndexMemo:
+    """Indexes of recently used files, keyed by file identity (a rewrite invalidates the entry)."""
+
+    def __init__(self, capacity: int = 16) -> None:
+        self._capacity = capacity
+        self._entries: OrderedDict[FileIdentity, VideoIndex] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, path: str | os.PathLike[str]) -> VideoIndex:
+        check_file(path)
+        identity = file_identity(path)
+        with self._lock:
+            found = self._entries.get(identity)
+            if found is not None:
+                self._entries.move_to_end(identity)
+                return found
+        index = build_index(path)
+        with self._lock:
+            self._entries[index.identity] = index
+            while len(self._entries) > self._capacity:
+                self._entries.popitem(last=False)
+        return index
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+
+_memo = _IndexMemo()
+
+
+def load_index(path: str | os.PathLike[str]) -> VideoIndex:
+    """The index of `path`, built once per file version per process."""
+    return _memo.get(path)
+
+
+def clear_index_memo() -> None:
+    """Forget remembered indexes (tests; long-lived processes that rewrite files in place)."""
+    _memo.clear()

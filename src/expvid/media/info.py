@@ -1,0 +1,45 @@
+"""`VideoInfo`: what a video is, measured from its packets rather than trusted from its header."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class VideoInfo:
+    """Facts about a video's first video stream.
+
+    Times are seconds on the stream's presentation timeline (pts x time base), the clock a player
+    shows for files starting at 0. `start` is the first frame's time, `end` the last frame's time
+    plus its duration, `duration = end - start`. `width`/`height` are the display size, after the
+    rotation in `rotation` (degrees counter-clockwise, 0/90/180/270) is applied; `coded_width` /
+    `coded_height` are the stored size. `fps` is the average rate (frames / duration); check
+    `variable_frame_rate` before assuming frame i is at i / fps.
+    """
+
+    path: str
+    container: str
+    codec: str
+    width: int
+    height: int
+    coded_width: int
+    coded_height: int
+    rotation: int
+    num_frames: int
+    keyframes: int
+    start: float
+    end: float
+    duration: float
+    fps: float
+    variable_frame_rate: bool
+    time_base: str
+    size_bytes: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready dict (for the CLI, the frame cache and run logs)."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> VideoInfo:
+        return cls(**data)
