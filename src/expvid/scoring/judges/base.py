@@ -7,9 +7,11 @@ rules live here so that the LLM judge and the offline judge cannot differ on the
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
-from expvid.schema import Item, Judgment
+from expvid.models.types import BackendError, GenerateRequest, Message, ModelBackend
+from expvid.schema import Item, JudgeSettings, Judgment
 
 
 @runtime_checkable
@@ -42,3 +44,54 @@ def blanks_to_decide(item: Item, blanks: list[str]) -> list[int]:
 def merge_verdicts(item: Item, decided: dict[int, bool]) -> list[bool]:
     """Full verdict list: decided blanks as decided, every other gold blank False."""
     return [decided.get(i, False) for i in range(len(gold_blanks(item)))]
+
+
+async def ask_graded_judge(
+    backend: ModelBackend,
+    *,
+    judge: str,
+    item_id: str,
+    task: str,
+    messages: list[Message],
+    max_tokens: int,
+    seed: int | None,
+    purpose: str,
+    parse: Callable[[str | None], float],
+    parse_errors: tuple[type[Exception], ...],
+) -> Judgment:
+    """One temperature-0 judge call whose reply is read by `parse` into a graded score.
+
+    A failed request and an unreadable reply both become a Judgment with `error` set (and the raw
+    reply kept), so a judge failure is counted as one and never turns into a zero.
+    """
+    request = GenerateRequest(
+        messages=messages,
+        temperature=0.0,
+        max_tokens=max_tokens,
+        seed=seed,
+        metadata={"purpose": purpose, "item_id": item_id, "task": task},
+    )
+    try:
+        response = await backend.generate(request)
+    except BackendError as error:
+        return Judgment(item_id=item_id, task=task, judge=judge, error=f"judge request failed: {error}")
+    try:
+        value = parse(response.text)
+    except parse_errors as error:
+        return Judgment(
+            item_id=item_id, task=task, judge=judge, raw=response.text, error=f"unparseable judge: {error}"
+        )
+    return Judgment(item_id=item_id, task=task, judge=judge, score=float(value), raw=response.text)
+
+
+def llm_judge_settings(name: str, backend: ModelBackend, prompt: str) -> JudgeSettings:
+    """Manifest entry for an LLM judge: its backend's model and endpoint (never its key) and prompt."""
+    described = backend.describe()
+    model = described.get("model")
+    return JudgeSettings(
+        name=name,
+        model=str(model) if model is not None else None,
+        endpoint=str(described.get("base_url") or described.get("endpoint") or "") or None,
+        prompt=prompt,
+        offline=False,
+    )

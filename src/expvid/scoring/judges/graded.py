@@ -22,9 +22,10 @@ import re
 from importlib import resources
 from typing import Any
 
-from expvid.models.types import BackendError, GenerateRequest, Message, ModelBackend, TextPart
+from expvid.models.types import Message, ModelBackend, TextPart
 from expvid.schema import JudgeSettings, Judgment
 from expvid.scoring.extraction.reasoning import split_reasoning
+from expvid.scoring.judges.base import ask_graded_judge, llm_judge_settings
 
 TEMPLATE_FILE = "sfe_judge.txt"
 SYSTEM_FILE = "sfe_judge_system.txt"
@@ -101,33 +102,21 @@ class GradedJudge:
         self, *, item_id: str, task: str, question: str, answer: str, prediction: str
     ) -> Judgment:
         user = render_prompt(self.template, question=question, answer=answer, prediction=prediction)
-        request = GenerateRequest(
+        return await ask_graded_judge(
+            self.backend,
+            judge=self.name,
+            item_id=item_id,
+            task=task,
             messages=[
                 Message(role="system", content=[TextPart(text=self.system)]),
                 Message(role="user", content=[TextPart(text=user)]),
             ],
-            temperature=0.0,
             max_tokens=self.max_tokens,
             seed=self.seed,
-            metadata={"purpose": "sfe_judge", "item_id": item_id, "task": task},
+            purpose="sfe_judge",
+            parse=parse_zero_to_ten,
+            parse_errors=(GradedParseError,),
         )
-        try:
-            response = await self.backend.generate(request)
-        except BackendError as error:
-            return Judgment(
-                item_id=item_id, task=task, judge=self.name, error=f"judge request failed: {error}"
-            )
-        try:
-            value = parse_zero_to_ten(response.text)
-        except GradedParseError as error:
-            return Judgment(
-                item_id=item_id,
-                task=task,
-                judge=self.name,
-                raw=response.text,
-                error=f"unparseable judge: {error}",
-            )
-        return Judgment(item_id=item_id, task=task, judge=self.name, score=float(value), raw=response.text)
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -145,11 +134,6 @@ class GradedJudge:
         }
 
     def manifest_settings(self) -> JudgeSettings:
-        backend = self.backend.describe()
-        return JudgeSettings(
-            name=self.name,
-            model=str(backend.get("model")) if backend.get("model") is not None else None,
-            endpoint=str(backend.get("base_url") or backend.get("endpoint") or "") or None,
-            prompt=f"[system]\n{self.system}\n[user]\n{self.template}",
-            offline=False,
+        return llm_judge_settings(
+            self.name, self.backend, f"[system]\n{self.system}\n[user]\n{self.template}"
         )

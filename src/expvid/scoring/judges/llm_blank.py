@@ -21,7 +21,7 @@ from typing import Any
 
 from expvid.models.types import BackendError, GenerateRequest, Message, ModelBackend, TextPart
 from expvid.schema import Item, JudgeSettings, Judgment
-from expvid.scoring.judges.base import blanks_to_decide, gold_blanks, merge_verdicts
+from expvid.scoring.judges.base import blanks_to_decide, gold_blanks, llm_judge_settings, merge_verdicts
 from expvid.scoring.judges.verdicts import VerdictError, parse_verdicts
 
 PROMPT_FILE = "blank_judge.txt"
@@ -142,11 +142,4 @@ class LLMBlankJudge:
         }
 
     def manifest_settings(self) -> JudgeSettings:
-        backend = self.backend.describe()
-        return JudgeSettings(
-            name=self.name,
-            model=str(backend.get("model")) if backend.get("model") is not None else None,
-            endpoint=str(backend.get("base_url") or backend.get("endpoint") or "") or None,
-            prompt=self.template,
-            offline=False,
-        )
+        return llm_judge_settings(self.name, self.backend, self.template)

@@ -23,8 +23,9 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from expvid.models.types import BackendError, GenerateRequest, Message, ModelBackend, TextPart
+from expvid.models.types import Message, ModelBackend, TextPart
 from expvid.schema import JudgeSettings, Judgment
+from expvid.scoring.judges.base import ask_graded_judge, llm_judge_settings
 
 TEMPLATE_FILE = "promqa_ternary_step.txt"
 JUDGE_MAX_TOKENS = 256  # official evaluate.py default
@@ -147,30 +148,18 @@ class TernaryJudge:
             gold_answers=gold_answers,
             prediction=prediction,
         )
-        request = GenerateRequest(
+        return await ask_graded_judge(
+            self.backend,
+            judge=self.name,
+            item_id=item_id,
+            task=task,
             messages=[Message(role="user", content=[TextPart(text=prompt)])],
-            temperature=0.0,
             max_tokens=self.max_tokens,
             seed=self.seed,
-            metadata={"purpose": "promqa_judge", "item_id": item_id, "task": task},
+            purpose="promqa_judge",
+            parse=parse_ternary,
+            parse_errors=(TernaryParseError,),
         )
-        try:
-            response = await self.backend.generate(request)
-        except BackendError as error:
-            return Judgment(
-                item_id=item_id, task=task, judge=self.name, error=f"judge request failed: {error}"
-            )
-        try:
-            value = parse_ternary(response.text)
-        except TernaryParseError as error:
-            return Judgment(
-                item_id=item_id,
-                task=task,
-                judge=self.name,
-                raw=response.text,
-                error=f"unparseable judge: {error}",
-            )
-        return Judgment(item_id=item_id, task=task, judge=self.name, score=float(value), raw=response.text)
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -188,11 +177,4 @@ class TernaryJudge:
         }
 
     def manifest_settings(self) -> JudgeSettings:
-        backend = self.backend.describe()
-        return JudgeSettings(
-            name=self.name,
-            model=str(backend.get("model")) if backend.get("model") is not None else None,
-            endpoint=str(backend.get("base_url") or backend.get("endpoint") or "") or None,
-            prompt=self.template,
-            offline=False,
-        )
+        return llm_judge_settings(self.name, self.backend, self.template)
