@@ -1,0 +1,95 @@
+"""Settings of one `expvid build` run, with the paper's values as defaults (and where each comes from)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from expvid.build.accounting import Price
+from expvid.build.timeline import DEFAULT_MAX_PAD, DEFAULT_TOLERANCE
+
+
+class CurationSettings(BaseModel):
+    """ExpVid 3.1: mean of five 0-5 criteria at least 4, none below 3.5, durations in the IQR, top K."""
+
+    model_config = ConfigDict(frozen=True)
+
+    min_mean: float = 4.0
+    min_criterion: float = 3.5
+    #: Explicit duration bounds (seconds); when both are None the collection's interquartile range is used.
+    min_duration: float | None = None
+    max_duration: float | None = None
+    #: Experiments kept per discipline, best mean score first (the paper keeps 30 of each of 13).
+    top_k: int = Field(default=30, ge=1)
+
+
+class BuildConfig(BaseModel):
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    sources: Path
+    out: Path
+    llm: str
+    vlm: str | None = None
+    #: Text-only model of the blind audit; None means the drafting LLM.
+    blind_llm: str | None = None
+    backend_options: dict[str, Any] = Field(default_factory=dict)
+    prices: dict[str, Price] = Field(default_factory=dict)
+    curation: CurationSettings = CurationSettings()
+    #: Drafting: temperature, token cap, attempts per call (1 + retries with feedback).
+    temperature: float = 0.0
+    max_tokens: int = 8192
+    max_attempts: int = Field(default=3, ge=1)
+    concurrency: int = Field(default=8, ge=1)
+    seed: int = 0
+    #: Which levels to draft (Level 3 trims with Level 2's steps, so without Level 2 it is not trimmed).
+    levels: tuple[int, ...] = (1, 2, 3)
+    #: Level 1: sentence clips (3.1: about 8 s on average), targets per entity kind per sentence.
+    sentence_min_words: int = 3
+    sentence_max_seconds: float = 20.0
+    min_clip_seconds: float = 1.0
+    targets_per_sentence: int = Field(default=1, ge=1)
+    min_alignment: int = Field(default=3, ge=1, le=5)
+    vlm_frames: int = Field(default=8, ge=1)
+    #: Level 2: stage length (G.2.1 rule 1) and timestamp checking (see `timeline.py`).
+    segment_min_seconds: float = 20.0
+    segment_max_seconds: float = 60.0
+    timestamp_tolerance: float = DEFAULT_TOLERANCE
+    max_pad: float = DEFAULT_MAX_PAD
+    #: Level 3: questions of each type, trimming of the concluding part after the last step.
+    level3_questions: int = Field(default=2, ge=1)
+    trim_slides: bool = False
+    #: Audits: text-only samples per item (0 turns the blind audit off), their temperature, the margin
+    #: over chance that flags an item, and the ASR-leakage audit switch.
+    blind_samples: int = Field(default=3, ge=0)
+    blind_temperature: float = 1.0
+    blind_margin: float = 0.25
+    asr_audit: bool = True
+    #: Clip encoding.
+    preset: str = "veryfast"
+    crf: int = 23
+
+    @model_validator(mode="after")
+    def _check(self) -> BuildConfig:
+        if not self.levels or not set(self.levels) <= {1, 2, 3}:
+            raise ValueError(f"levels must be a non-empty subset of 1, 2, 3, got {list(self.levels)}")
+        if self.segment_min_seconds >= self.segment_max_seconds:
+            raise ValueError("segment_min_seconds must be below segment_max_seconds")
+        bounds = (self.curation.min_duration, self.curation.max_duration)
+        if None not in bounds and bounds[0] >= bounds[1]:  # type: ignore[operator]
+            raise ValueError("min_duration must be below max_duration")
+        return self
+
+    def fingerprint(self, *parts: Any) -> str:
+        """Hash of the settings that change what a stage produces, plus `parts` (prompt hashes, files,
+        model names). Model specs are left out: their server URL does not change an answer."""
+        relevant = self.model_dump(
+            mode="json",
+            exclude={"sources", "out", "llm", "vlm", "backend_options", "prices", "concurrency", "blind_llm",
+                     "blind_samples", "blind_temperature", "blind_margin", "asr_audit", "levels"},
+        )  # fmt: skip
+        payload = json.dumps([relevant, *parts], sort_keys=True, default=str)
+        return hashlib.sha256(payload.encode()).hexdigest()[:20]

@@ -1,0 +1,213 @@
+"""ExpVid 3.1 curation: transcript quality scores, the score rule, duration bounds, top K per discipline.
+
+1. An LLM rates each transcript 0-5 on continuity, alignment, clarity, integrity and focus
+   (`prompts/transcript_quality.*`, the criteria quoted from 3.1).
+2. Kept only when the mean is at least 4 and no criterion is below 3.5.
+3. Kept only when the duration lies in the collection's interquartile range (25th-75th percentile of
+   the durations of every experiment whose video could be probed; by construction that keeps about
+   half of a collection), or inside explicit bounds when given.
+4. Ranked by mean score within each discipline (ties by id); the top K are kept.
+
+Every rejected experiment gets every reason that applies (not only the first), and the report shows
+measured evidence beside the LLM's scores: the longest stretch without narration and where the
+transcript ends relative to the video, so a reviewer can check a low continuity or alignment score.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import defaultdict
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from expvid.build.config import CurationSettings
+from expvid.build.context import BuildContext, LoadedExperiment
+from expvid.build.drafts import StageOutput
+from expvid.build.llm import DraftFailure, json_parser
+from expvid.build.prompts import load_prompt
+from expvid.build.schemas import TranscriptScores
+from expvid.build.timeline import format_time, timestamped_lines
+
+STAGE = "curation"
+
+
+class CurationEntry(BaseModel):
+    video_id: str
+    title: str
+    discipline: str
+    duration: float | None = None
+    scores: dict[str, float] | None = None
+    mean: float | None = None
+    comment: str | None = None
+    measured: dict[str, float] = Field(default_factory=dict)
+    rank: int | None = None
+    kept: bool = False
+    reasons: list[str] = Field(default_factory=list)
+    drafts: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class CurationReport(BaseModel):
+    duration_bounds: tuple[float, float] | None = None
+    duration_rule: str = ""
+    settings: dict[str, Any] = Field(default_factory=dict)
+    entries: list[CurationEntry] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)
+
+    @property
+    def kept(self) -> list[str]:
+        return [e.video_id for e in self.entries if e.kept]
+
+    def entry(self, video_id: str) -> CurationEntry:
+        return next(e for e in self.entries if e.video_id == video_id)
+
+
+def measured_evidence(experiment: LoadedExperiment) -> dict[str, float]:
+    """Longest silence (start, between cues, end) and the transcript's end vs the video's."""
+    if experiment.transcript is None or not experiment.transcript.cues:
+        return {}
+    cues = experiment.transcript.cues
+    gaps = [cues[0].start] + [b.start - a.end for a, b in itertools.pairwise(cues)]
+    evidence = {"longest_gap_s": round(max(gaps), 3), "transcript_end_s": round(experiment.transcript.end, 3)}
+    if experiment.duration is not None:
+        evidence["video_duration_s"] = round(experiment.duration, 3)
+        evidence["tail_without_narration_s"] = round(
+            max(0.0, experiment.video_end - experiment.transcript.end), 3
+        )
+    return evidence
+
+
+async def score_transcript(context: BuildContext, experiment: LoadedExperiment) -> StageOutput:
+    """The LLM's five scores for one transcript (reused from the state directory when unchanged)."""
+    prompt = load_prompt("transcript_quality")
+    fingerprint = context.config.fingerprint(STAGE, prompt.sha256, experiment.stamp, context.llm.model)
+    saved = context.state.load(experiment.video_id, STAGE, fingerprint)
+    if saved is not None:
+        return saved
+    output = StageOutput(video_id=experiment.video_id, stage=STAGE, fingerprint=fingerprint)
+    transcript = experiment.transcript
+    assert transcript is not None and experiment.duration is not None
+    values = {
+        "title": experiment.source.title,
+        "discipline": experiment.source.discipline,
+        "video_duration": f"{format_time(experiment.duration)} ({experiment.duration:.1f} s)",
+        "n_cues": str(len(transcript.cues)),
+        "timestamped_transcript": timestamped_lines(transcript.cues),
+    }
+    try:
+        async with context.calls:
+            drafted = await context.llm.ask_prompt(
+                "transcript_quality", values, json_parser(TranscriptScores)
+            )
+    except DraftFailure as failure:
+        output.problem(f"transcript scoring failed: {failure.message}", transient=failure.transient)
+    else:
+        scores = drafted.value
+        output.notes = {"scores": scores.criteria(), "comment": scores.comment, "draft": drafted.provenance()}
+    context.state.save(output)
+    return output
+
+
+def _bounds(
+    experiments: list[LoadedExperiment], settings: CurationSettings
+) -> tuple[tuple[float, float] | None, str]:
+    if settings.min_duration is not None or settings.max_duration is not None:
+        low = settings.min_duration if settings.min_duration is not None else 0.0
+        high = settings.max_duration if settings.max_duration is not None else float("inf")
+        return (low, high), f"given bounds [{low:g}, {high:g}] s"
+    durations = [e.duration for e in experiments if e.duration is not None]
+    if not durations:
+        return None, "no video could be probed"
+    q1, q3 = (float(v) for v in np.percentile(durations, [25, 75]))
+    return (q1, q3), f"interquartile range of {len(durations)} durations: [{q1:.1f}, {q3:.1f}] s"
+
+
+def decide(
+    settings: CurationSettings, experiments: list[LoadedExperiment], scored: dict[str, StageOutput]
+) -> CurationReport:
+    """Apply the 3.1 rules to the scores; every experiment gets kept=True or its reasons."""
+    bounds, rule = _bounds(experiments, settings)
+    report = CurationReport(duration_bounds=bounds, duration_rule=rule, settings=settings.model_dump())
+    if bounds is not None and settings.min_duration is None and settings.max_duration is None:
+        n = sum(e.duration is not None for e in experiments)
+        if n < 8:
+            report.warnings.append(
+                f"the interquartile range of only {n} durations keeps about half of them by construction; "
+                "give --min-duration/--max-duration for a small collection"
+            )
+    passing: dict[str, list[CurationEntry]] = defaultdict(list)
+    for experiment in experiments:
+        source = experiment.source
+        entry = CurationEntry(
+            video_id=experiment.video_id,
+            title=source.title,
+            discipline=source.discipline,
+            duration=None if experiment.duration is None else round(experiment.duration, 3),
+            measured=measured_evidence(experiment),
+        )
+        report.entries.append(entry)
+        entry.reasons.extend(experiment.problems)
+        output = scored.get(experiment.video_id)
+        if output is not None:
+            entry.reasons.extend(p.message for p in output.problems)
+            if "scores" in output.notes:
+                entry.scores = {k: float(v) for k, v in output.notes["scores"].items()}
+                entry.mean = round(sum(entry.scores.values()) / len(entry.scores), 3)
+                entry.comment = output.notes.get("comment")
+                entry.drafts = [output.notes["draft"]]
+        if entry.scores is not None and entry.mean is not None:
+            if entry.mean < settings.min_mean:
+                entry.reasons.append(f"mean transcript score {entry.mean:.2f} < {settings.min_mean:g}")
+            low = {k: v for k, v in entry.scores.items() if v < settings.min_criterion}
+            for name, value in low.items():
+                entry.reasons.append(f"{name} score {value:g} < {settings.min_criterion:g}")
+        elif not entry.reasons:
+            entry.reasons.append("transcript was not scored")
+        if bounds is not None and entry.duration is not None and not bounds[0] <= entry.duration <= bounds[1]:
+            entry.reasons.append(f"duration {entry.duration:.1f} s outside {rule}")
+        if not entry.reasons:
+            passing[entry.discipline].append(entry)
+    for discipline, entries in passing.items():
+        entries.sort(key=lambda e: (-(e.mean or 0.0), e.video_id))
+        for rank, entry in enumerate(entries, start=1):
+            entry.rank = rank
+            if rank <= settings.top_k:
+                entry.kept = True
+            else:
+                entry.reasons.append(f"rank {rank} in {discipline} is beyond the top {settings.top_k}")
+    return report
+
+
+def curation_markdown(report: CurationReport) -> str:
+    """The curation report for people: what was kept, and why each rejected experiment was rejected."""
+    lines = ["# Curation report", "", f"Duration rule: {report.duration_rule}.", ""]
+    s = report.settings
+    lines.append(
+        f"Score rule (ExpVid 3.1): mean >= {s.get('min_mean')}, every criterion >= {s.get('min_criterion')}; "
+        f"top {s.get('top_k')} per discipline."
+    )
+    lines += [""] + [f"- warning: {w}" for w in report.warnings] + ([""] if report.warnings else [])
+    lines += [
+        "| video | discipline | duration (s) | cont. | align. | clar. | integ. | focus | mean | rank | decision |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+    ]
+    for e in report.entries:
+        sc = e.scores or {}
+        cells = [
+            f"{sc[k]:g}" if k in sc else "-"
+            for k in ("continuity", "alignment", "clarity", "integrity", "focus")
+        ]
+        decision = "kept" if e.kept else "rejected: " + "; ".join(e.reasons)
+        duration = f"{e.duration:.1f}" if e.duration is not None else "-"
+        mean = f"{e.mean:.2f}" if e.mean is not None else "-"
+        lines.append(
+            f"| {e.video_id} | {e.discipline or '-'} | {duration} | {' | '.join(cells)} | {mean} | "
+            f"{e.rank or '-'} | {decision} |"
+        )
+    lines += ["", "Measured evidence (not used in the decision):", ""]
+    for e in report.entries:
+        if e.measured:
+            facts = ", ".join(f"{k} {v:g}" for k, v in e.measured.items())
+            lines.append(f"- {e.video_id}: {facts}" + (f"; LLM comment: {e.comment}" if e.comment else ""))
+    return "\n".join(lines) + "\n"

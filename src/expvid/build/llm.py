@@ -1,0 +1,268 @@
+"""Every model call of the build: one request, validated, re-asked a bounded number of times, counted.
+
+A reply is only ever used after `parse` accepted it (a pydantic model per prompt, plus the stage's own
+checks). An unusable reply - no JSON, a refusal, the wrong shape, a distractor that is not a
+permutation - is answered with the reply itself and a message saying what was wrong
+(`prompts/retry_feedback.txt`), up to `max_attempts` requests in all; then the call fails with a
+`DraftFailure` that the stage records and skips. Because the feedback is part of the request, every
+attempt is a different request, so the response cache (keyed by the full request) replays a whole
+retry sequence on a re-run without asking the model again.
+
+Backend failures (HTTP errors after the backend's own retries) are `DraftFailure(transient=True)`:
+the stage is not marked finished, so the next run tries again; an invalid reply is not transient
+(re-running would replay the same cached replies).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar, overload
+
+from pydantic import BaseModel, ValidationError
+
+from expvid.build.accounting import Ledger
+from expvid.build.jsontext import MalformedReply, extract_json
+from expvid.build.prompts import load_prompt, retry_feedback
+from expvid.models.cache import request_fingerprint
+from expvid.models.types import (
+    BackendError,
+    GenerateRequest,
+    GenerateResponse,
+    ImagePart,
+    Message,
+    ModelBackend,
+    TextPart,
+)
+from expvid.schema import describe_validation_error
+
+T = TypeVar("T")
+M = TypeVar("M", bound=BaseModel)
+
+#: Longest part of a bad reply echoed back in a retry (a runaway reply must not grow every request).
+ECHO_LIMIT = 4000
+
+
+class InvalidReply(ValueError):
+    """A reply that parsed but breaks a rule of its stage; the message is shown to the model."""
+
+
+@dataclass(frozen=True)
+class Drafted(Generic[T]):
+    """An accepted reply: the parsed value and where it came from."""
+
+    value: T
+    raw_response: str
+    model: str
+    prompt_id: str
+    prompt_sha256: str
+    request_sha256: str | None
+    attempts: int
+    stage: str
+
+    def provenance(self) -> dict[str, Any]:
+        """One entry of an item's `drafts` (candidates_format.md)."""
+        return {
+            "stage": self.stage,
+            "model": self.model,
+            "prompt_id": self.prompt_id,
+            "prompt_sha256": self.prompt_sha256,
+            "request_sha256": self.request_sha256,
+            "attempts": self.attempts,
+            "raw_response": self.raw_response,
+        }
+
+
+class DraftFailure(Exception):
+    """No usable reply: the backend failed (`transient`) or every attempt was invalid."""
+
+    def __init__(self, stage: str, prompt_id: str, message: str, *, transient: bool, replies: int = 0):
+        super().__init__(f"{prompt_id}: {message}")
+        self.stage = stage
+        self.prompt_id = prompt_id
+        self.message = message
+        self.transient = transient
+        self.replies = replies
+
+
+@overload
+def json_parser(schema: type[M]) -> Callable[[str | None], M]: ...
+
+
+@overload
+def json_parser(schema: type[M], check: Callable[[M], T]) -> Callable[[str | None], T]: ...
+
+
+def json_parser(schema: type[M], check: Callable[[M], Any] | None = None) -> Callable[[str | None], Any]:
+    """A `parse` for `LLMClient.ask`: JSON out of the reply, validated by `schema`, then `check`."""
+
+    def parse(text: str | None) -> Any:
+        value = extract_json(text)
+        model = schema.model_validate(value)
+        return check(model) if check is not None else model
+
+    return parse
+
+
+def describe_problem(error: Exception) -> str:
+    if isinstance(error, ValidationError):
+        return "the JSON does not have the required fields and types: " + describe_validation_error(error)
+    return str(error)
+
+
+class LLMClient:
+    """A backend in one model role (`llm`, `vlm`, `blind`) with validation, retries and accounting."""
+
+    def __init__(
+        self,
+        backend: ModelBackend,
+        *,
+        role: str,
+        ledger: Ledger,
+        max_attempts: int = 3,
+        temperature: float = 0.0,
+        max_tokens: int = 8192,
+    ) -> None:
+        if max_attempts < 1:
+            raise ValueError("max_attempts must be at least 1")
+        self.backend = backend
+        self.role = role
+        self.ledger = ledger
+        self.max_attempts = max_attempts
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        ledger.models[role] = backend.name
+        self._in_flight: dict[str, asyncio.Future[GenerateResponse]] = {}
+
+    @property
+    def model(self) -> str:
+        return self.backend.name
+
+    async def ask_prompt(
+        self,
+        prompt_id: str,
+        values: dict[str, str],
+        parse: Callable[[str | None], T],
+        *,
+        stage: str | None = None,
+        images: Sequence[ImagePart] = (),
+        seed: int | None = None,
+        temperature: float | None = None,
+    ) -> Drafted[T]:
+        """Fill template `prompt_id` with `values` (images go before the text) and ask until `parse` accepts."""
+        prompt = load_prompt(prompt_id)
+        system, user = prompt.fill(**values)
+        messages: list[Message] = []
+        if system is not None:
+            messages.append(Message(role="system", content=[TextPart(text=system)]))
+        messages.append(Message(role="user", content=[*images, TextPart(text=user)]))
+        return await self.ask(
+            messages,
+            parse,
+            prompt_id=prompt_id,
+            prompt_sha256=prompt.sha256,
+            stage=stage or prompt_id,
+            seed=seed,
+            temperature=temperature,
+        )
+
+    async def ask(
+        self,
+        messages: list[Message],
+        parse: Callable[[str | None], T],
+        *,
+        prompt_id: str,
+        prompt_sha256: str,
+        stage: str,
+        seed: int | None = None,
+        temperature: float | None = None,
+    ) -> Drafted[T]:
+        counts = self.ledger.counts(self.role, stage)
+        conversation = list(messages)
+        for attempt in range(1, self.max_attempts + 1):
+            request = GenerateRequest(
+                messages=conversation,
+                temperature=self.temperature if temperature is None else temperature,
+                max_tokens=self.max_tokens,
+                seed=seed,
+                metadata={"stage": stage, "prompt_id": prompt_id, "attempt": attempt},
+            )
+            try:
+                response = await self._generate(request)
+            except BackendError as error:
+                counts.failures += 1
+                raise DraftFailure(stage, prompt_id, f"request failed: {error}", transient=True) from None
+            self.ledger.record_response(self.role, stage, response)
+            try:
+                value = parse(response.text)
+            except (MalformedReply, InvalidReply, ValidationError) as error:
+                counts.invalid_replies += 1
+                problem = describe_problem(error)
+                if attempt == self.max_attempts:
+                    counts.failures += 1
+                    raise DraftFailure(
+                        stage,
+                        prompt_id,
+                        f"no valid reply in {attempt} attempt(s); last problem: {problem}",
+                        transient=False,
+                        replies=attempt,
+                    ) from None
+                counts.retries += 1
+                conversation = [*messages, *_feedback(response.text, problem, attempt + 1, self.max_attempts)]
+                continue
+            return Drafted(
+                value=value,
+                raw_response=response.text or "",
+                model=self.model,
+                prompt_id=prompt_id,
+                prompt_sha256=prompt_sha256,
+                request_sha256=response.request_hash,
+                attempts=attempt,
+                stage=stage,
+            )
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _generate(self, request: GenerateRequest) -> GenerateResponse:
+        """One model call; an identical request already in flight is awaited instead of sent again.
+
+        The response cache only helps once a reply is stored, so two identical requests made at the
+        same moment (the same sentence in two videos, two blind samples of identical items) would
+        both reach the model; the second one here gets the first one's reply, counted as cached.
+        """
+        key = hashlib.sha256(compact_json(request_fingerprint(request)).encode()).hexdigest()
+        pending = self._in_flight.get(key)
+        if pending is not None:
+            response = await asyncio.shield(pending)
+            return response.model_copy(update={"cached": True})
+        future: asyncio.Future[GenerateResponse] = asyncio.get_running_loop().create_future()
+        future.add_done_callback(lambda f: f.cancelled() or f.exception())  # never "exception not retrieved"
+        self._in_flight[key] = future
+        try:
+            response = await self.backend.generate(request)
+        except asyncio.CancelledError:
+            future.cancel()
+            raise
+        except Exception as error:
+            future.set_exception(error)
+            raise
+        else:
+            future.set_result(response)
+            return response
+        finally:
+            del self._in_flight[key]
+
+
+def _feedback(reply: str | None, problem: str, attempt: int, attempts: int) -> list[Message]:
+    echoed = (reply or "")[:ECHO_LIMIT] or "(empty reply)"
+    return [
+        Message(role="assistant", content=[TextPart(text=echoed)]),
+        Message(role="user", content=[TextPart(text=retry_feedback(problem, attempt, attempts))]),
+    ]
+
+
+def compact_json(value: Any) -> str:
+    """Stable one-line JSON (for state files and hashes)."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))

@@ -1,0 +1,310 @@
+"""`build_candidates(config)`: sources in, candidate directory out (ExpVid sections 3.1-3.3, appendix G).
+
+Order: discover and load experiments -> score transcripts -> curation decision -> per kept
+experiment, Level 1 and Level 2 side by side, then Level 3 (its trimming needs Level 2's steps) ->
+letters, ids and records -> audits -> files and reports. Every model call goes through `LLMClient`
+(validated, re-asked when invalid, cached by full request, counted). A failure is recorded where it
+happens and skipped; only bad arguments (no sources, an output folder that is not ours, an unknown
+model spec) stop a build before it starts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from expvid.build.accounting import Ledger
+from expvid.build.audits import (
+    AuditResult,
+    asr_leakage,
+    balance_report,
+    blind_audit,
+    position_flags,
+    text_checks,
+)
+from expvid.build.config import BuildConfig
+from expvid.build.context import BuildContext, LoadedExperiment, link_or_copy
+from expvid.build.curation import CurationReport, curation_markdown, decide, score_transcript
+from expvid.build.drafts import Problem, StageOutput
+from expvid.build.level1 import run_level1
+from expvid.build.level2 import run_level2
+from expvid.build.level3 import run_level3
+from expvid.build.llm import LLMClient
+from expvid.build.report import flags_section, items_section, markdown_report
+from expvid.build.sources import SourceExperiment, discover_sources
+from expvid.build.state import STATE_DIR, BuildState, write_atomic
+from expvid.build.writer import finalize, write_candidates
+from expvid.media.errors import MediaError
+from expvid.media.sampler import probe
+from expvid.media.transcripts import TranscriptError, read_transcript
+from expvid.models import ModelBackend, create_backend
+from expvid.schema import DataError
+
+Log = Callable[[str], None]
+#: Stage notes worth a reviewer's attention (why segments or step times were not used, missing sections).
+NOTE_KEYS = ("rejected_segments", "step_notes", "missing_sections")
+
+
+def _check_out(out: Path) -> None:
+    if out.exists() and not out.is_dir():
+        raise DataError(f"{out}: exists and is not a directory")
+    if out.is_dir() and any(out.iterdir()) and not (out / STATE_DIR).is_dir():
+        raise DataError(
+            f"refusing to write into {out}: it is not empty and was not made by expvid build "
+            f"(no {STATE_DIR}/ folder); choose a new or empty directory"
+        )
+
+
+def _load(source: SourceExperiment) -> LoadedExperiment:
+    experiment = LoadedExperiment(source=source, problems=list(source.problems))
+    if source.transcript is not None:
+        try:
+            experiment.transcript = read_transcript(source.transcript)
+            if not experiment.transcript.cues:
+                experiment.problems.append(f"{source.transcript}: the transcript has no cues")
+        except TranscriptError as error:
+            experiment.problems.append(str(error))
+    if source.video is not None:
+        try:
+            experiment.info = probe(source.video)
+        except MediaError as error:
+            experiment.problems.append(str(error))
+    return experiment
+
+
+def _backends(config: BuildConfig, state: BuildState) -> dict[str, ModelBackend]:
+    options = {"concurrency": config.concurrency, **config.backend_options, "cache_dir": state.cache_dir}
+    backends = {"llm": create_backend(config.llm, **options)}
+    if config.vlm:
+        backends["vlm"] = create_backend(config.vlm, **options)
+    if config.blind_samples and config.blind_llm and config.blind_llm != config.llm:
+        backends["blind"] = create_backend(config.blind_llm, **options)
+    return backends
+
+
+async def build_candidates(config: BuildConfig, *, log: Log | None = None) -> dict[str, Any]:
+    """Run the whole pipeline; returns the build report (also written to `out/build_report.json`)."""
+    say = log or (lambda _message: None)
+    started = time.monotonic()
+    out = config.out.expanduser()
+    _check_out(out)
+    sources = discover_sources(config.sources)
+    out.mkdir(parents=True, exist_ok=True)
+    state = BuildState(out)
+    ledger = Ledger(prices=dict(config.prices))
+    backends = _backends(config, state)
+
+    def client(backend: ModelBackend, role: str) -> LLMClient:
+        return LLMClient(
+            backend,
+            role=role,
+            ledger=ledger,
+            max_attempts=config.max_attempts,
+            temperature=config.temperature,
+            max_tokens=config.max_tokens,
+        )
+
+    llm = client(backends["llm"], "llm")
+    vlm = client(backends["vlm"], "vlm") if "vlm" in backends else None
+    blind = client(backends.get("blind", backends["llm"]), "blind") if config.blind_samples else None
+    context = BuildContext(config, llm=llm, vlm=vlm, blind=blind, ledger=ledger, state=state)
+    try:
+        return await _run(context, sources, say, started)
+    finally:
+        for backend in backends.values():
+            await backend.aclose()
+
+
+async def _run(
+    context: BuildContext, sources: list[SourceExperiment], say: Log, started: float
+) -> dict[str, Any]:
+    config, out = context.config, context.out
+    experiments = list(await asyncio.gather(*(asyncio.to_thread(_load, s) for s in sources)))
+    say(f"{len(experiments)} experiment(s) found in {config.sources}")
+    usable = [e for e in experiments if not e.problems]
+    scored = dict(
+        zip(
+            [e.video_id for e in usable],
+            await asyncio.gather(*(score_transcript(context, e) for e in usable)),
+            strict=True,
+        )
+    )
+    curation = decide(config.curation, experiments, scored)
+    kept = [e for e in experiments if e.video_id in set(curation.kept)]
+    say(f"curation: kept {len(kept)}, rejected {len(experiments) - len(kept)}")
+    for experiment in kept:
+        assert experiment.source.video is not None
+        await asyncio.to_thread(
+            link_or_copy_if_missing, experiment.source.video, out / experiment.source_video_path
+        )
+    outputs = await asyncio.gather(*(_experiment(context, e, say) for e in kept))
+    stage_outputs = [o for per in outputs for o in per]
+    return await _finish(context, experiments, kept, curation, scored, stage_outputs, started)
+
+
+def _add_run(state: BuildState, report: dict[str, Any]) -> None:
+    """Append this run to `.build/runs.jsonl` and total the finished runs into `report["cost"]`.
+
+    A run killed before this point is not in the file: its answered calls were cached, and the next
+    run counts those it uses as cached replies.
+    """
+    path = state.root / "runs.jsonl"
+    runs = (
+        [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()] if path.is_file() else []
+    )
+    this = {
+        "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "sent": report["calls"]["sent"],
+        "prompt_tokens": report["tokens"]["prompt"],
+        "completion_tokens": report["tokens"]["completion"],
+        "cost": report["cost"]["this_run"],
+    }
+    runs.append(this)
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps(this) + "\n")
+    costs = [run["cost"] for run in runs]
+    report["cost"]["runs"] = len(runs)
+    report["cost"]["all_runs"] = None if any(c is None for c in costs) else round(sum(costs), 6)
+    report["calls"]["sent_all_runs"] = sum(run["sent"] for run in runs)
+
+
+def link_or_copy_if_missing(source: Path, target: Path) -> None:
+    if not target.is_file() or target.stat().st_size != source.stat().st_size:
+        link_or_copy(source, target)
+
+
+async def _guard(stage: str, experiment: LoadedExperiment, run: Awaitable[StageOutput]) -> StageOutput:
+    """A media failure (unreadable frames while cutting) costs the stage, not the build."""
+    try:
+        return await run
+    except MediaError as error:
+        output = StageOutput(video_id=experiment.video_id, stage=stage)
+        output.problem(f"media: {error}")
+        return output
+
+
+async def _experiment(context: BuildContext, experiment: LoadedExperiment, say: Log) -> list[StageOutput]:
+    levels = context.config.levels
+    first: list[Awaitable[StageOutput]] = []
+    if 1 in levels:
+        first.append(_guard("level1", experiment, run_level1(context, experiment)))
+    if 2 in levels:
+        first.append(_guard("level2", experiment, run_level2(context, experiment)))
+    outputs = list(await asyncio.gather(*first))
+    if 3 in levels:
+        level2 = next((o for o in outputs if o.stage == "level2"), None)
+        outputs.append(await _guard("level3", experiment, run_level3(context, experiment, level2)))
+    counts = Counter(item.task for o in outputs for item in o.items)
+    say(f"{experiment.video_id}: {sum(counts.values())} draft item(s)")
+    return outputs
+
+
+async def _finish(
+    context: BuildContext,
+    experiments: list[LoadedExperiment],
+    kept: list[LoadedExperiment],
+    curation: CurationReport,
+    scored: dict[str, StageOutput],
+    outputs: list[StageOutput],
+    started: float,
+) -> dict[str, Any]:
+    config, out = context.config, context.out
+    drafts = [item for o in outputs for item in o.items]
+    finals = finalize(drafts, [e.video_id for e in kept], config.seed)
+    items = [f.item for f in finals]
+    audit = AuditResult()
+    text_checks(items, audit)
+    balance = balance_report(items)
+    position_flags(items, balance, audit)
+    if config.asr_audit and items:
+        from expvid.scoring.judges.embeddings import MiniLMEmbedder
+
+        await asyncio.to_thread(asr_leakage, items, audit, MiniLMEmbedder())
+    await blind_audit(context, items, audit)
+
+    by_id = {e.video_id: e for e in kept}
+    level3 = {o.video_id: o for o in outputs if o.stage == "level3"}
+    experiment_rows = []
+    for experiment in kept:
+        entry = curation.entry(experiment.video_id)
+        l3 = level3.get(experiment.video_id)
+        full = l3.level3_clip.path if l3 is not None and l3.level3_clip is not None else None
+        row: dict[str, Any] = {
+            "video_id": experiment.video_id,
+            "title": experiment.source.title,
+            "discipline": experiment.source.discipline,
+            "duration": entry.duration,
+            "full_video": full,
+            "source_video": experiment.source_video_path,
+            "curation": {"scores": entry.scores, "mean": entry.mean, "rank": entry.rank},
+        }
+        experiment_rows.append(row)
+    papers = {o.video_id: o.paper_markdown for o in outputs if o.paper_markdown}
+    segments = [s for o in outputs for s in o.segments]
+    write_candidates(
+        out,
+        finals,
+        flags=audit.flags,
+        segments=segments,
+        experiments=experiment_rows,
+        papers=papers,
+        source_videos={vid: e.source_video_path for vid, e in by_id.items()},
+    )
+    write_atomic(out / "curation_report.json", curation.model_dump_json(indent=1) + "\n")
+    write_atomic(out / "curation_report.md", curation_markdown(curation))
+
+    dropped: dict[str, dict[str, int]] = {}
+    for output in outputs:
+        for task, reasons in output.dropped.items():
+            for reason, count in reasons.items():
+                dropped.setdefault(task, {}).setdefault(reason, 0)
+                dropped[task][reason] += count
+    problems: list[Problem] = [p for o in [*scored.values(), *outputs] for p in o.problems]
+    per_task = Counter(f.draft.task for f in finals)
+    report: dict[str, Any] = {
+        "format": 1,
+        "sources": str(config.sources),
+        "out": str(out),
+        "seconds": round(time.monotonic() - started, 2),
+        "models": {
+            "llm": config.llm,
+            "vlm": config.vlm,
+            "blind": (config.blind_llm or config.llm) if config.blind_samples else None,
+        },
+        "settings": config.model_dump(mode="json", exclude={"sources", "out", "backend_options", "prices"}),
+        **context.ledger.as_dict(),
+        "curation": {
+            "kept": curation.kept,
+            "rejected": {e.video_id: e.reasons for e in curation.entries if not e.kept},
+            "duration_rule": curation.duration_rule,
+            "warnings": curation.warnings,
+        },
+        "items": items_section(per_task, dropped),
+        "total_items": len(finals),
+        "flags": flags_section(audit.flags),
+        "flagged_items": sum(1 for f in finals if audit.flags.get(f.key) or f.draft.flags),
+        "balance": balance,
+        "level3_video": {o.video_id: o.notes.get("trim", "") for o in outputs if o.stage == "level3"},
+        "stages": {
+            "reused": context.state.reused,
+            "computed": context.state.saved,
+            "clips_cut": context.clips_cut,
+            "clips_reused": context.clips_reused,
+        },
+        "problems": [p.model_dump() for p in problems],
+        "notes": {
+            f"{o.video_id}/{o.stage}": {k: o.notes[k] for k in NOTE_KEYS if o.notes.get(k)}
+            for o in outputs
+            if any(o.notes.get(k) for k in NOTE_KEYS)
+        },
+        "audit_notes": audit.notes,
+    }
+    _add_run(context.state, report)
+    write_atomic(out / "build_report.json", json.dumps(report, indent=1, ensure_ascii=False) + "\n")
+    write_atomic(out / "build_report.md", markdown_report(report))
+    return report

@@ -1,0 +1,131 @@
+"""The build report: `build_report.json` (for tools) and `build_report.md` (for people).
+
+Sections: models and settings; calls, tokens and estimated cost (this run, and the whole build
+including cached replies); curation (kept, and each rejection with its reasons); items per task
+(kept, and drafts dropped by reason); flags per task; answer-position balance and option-length bias
+per task; every problem skipped along the way (experiment, stage, message).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from expvid.suites.expvid_suite import EXPVID_TASKS
+
+
+def items_section(
+    finals_by_task: Counter[str], dropped: dict[str, dict[str, int]]
+) -> dict[str, dict[str, Any]]:
+    section: dict[str, dict[str, Any]] = {}
+    for spec in EXPVID_TASKS:
+        section[spec.name] = {"kept": finals_by_task.get(spec.name, 0), "dropped": dropped.get(spec.name, {})}
+    for name, reasons in sorted(dropped.items()):
+        if name not in section:
+            section[name] = {"kept": None, "dropped": reasons}
+    return section
+
+
+def flags_section(flags: dict[str, list[dict[str, Any]]]) -> dict[str, dict[str, int]]:
+    counts: dict[str, Counter[str]] = {}
+    for key, entries in flags.items():
+        task = key.split("/", 1)[0]
+        for entry in entries:
+            counts.setdefault(task, Counter())[entry["kind"]] += 1
+    return {task: dict(sorted(c.items())) for task, c in sorted(counts.items())}
+
+
+def markdown_report(report: dict[str, Any]) -> str:
+    lines = ["# expvid build report", ""]
+    lines.append(
+        f"Sources: `{report['sources']}` -> candidates: `{report['out']}` ({report['seconds']:.1f} s)"
+    )
+    models = report["models"]
+    lines.append("Models: " + ", ".join(f"{role} = `{name}`" for role, name in models.items() if name))
+    lines.append("")
+    calls, tokens, cost = report["calls"], report["tokens"], report["cost"]
+    lines += [
+        "## Model calls",
+        "",
+        f"- sent: {calls['sent']}; served from the cache: {calls['cache_hits']}",
+        f"- invalid replies (bad JSON, refusals, rule breaks): {calls['invalid_replies']}; "
+        f"re-asked: {calls['retries']}; failed for good: {calls['failures']}",
+        f"- tokens this run: {tokens['prompt']} in, {tokens['completion']} out "
+        f"(reasoning {tokens['reasoning']}); from the cache: {tokens['cached_prompt']} in, "
+        f"{tokens['cached_completion']} out",
+        f"- estimated cost: this run {_money(cost['this_run'])}; this run's replies without the cache "
+        f"{_money(cost['including_cached'])}; all finished runs of this directory "
+        f"{_money(cost['all_runs'])} over {cost['runs']} run(s) ({cost['note']})",
+        "",
+        "| stage | sent | cached | invalid | retries | failures | tokens in | tokens out |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for stage, c in calls["by_stage"].items():
+        lines.append(
+            f"| {stage} | {c['requests']} | {c['cache_hits']} | {c['invalid_replies']} | {c['retries']} | "
+            f"{c['failures']} | {c['prompt_tokens'] + c['cached_prompt_tokens']} | "
+            f"{c['completion_tokens'] + c['cached_completion_tokens']} |"
+        )
+    curation = report["curation"]
+    lines += [
+        "",
+        "## Curation",
+        "",
+        f"Kept {len(curation['kept'])}: {', '.join(curation['kept']) or '-'}",
+        "",
+    ]
+    for video_id, reasons in curation["rejected"].items():
+        lines.append(f"- rejected {video_id}: {'; '.join(reasons)}")
+    lines += [
+        "",
+        "## Items",
+        "",
+        "| task | kept | dropped (reason: count) | flags |",
+        "| --- | ---: | --- | --- |",
+    ]
+    flags = report["flags"]
+    for task, entry in report["items"].items():
+        dropped = ", ".join(f"{r}: {n}" for r, n in entry["dropped"].items()) or "-"
+        task_flags = ", ".join(f"{k}: {n}" for k, n in flags.get(task, {}).items()) or "-"
+        kept = "-" if entry["kept"] is None else entry["kept"]
+        lines.append(f"| {task} | {kept} | {dropped} | {task_flags} |")
+    lines += ["", f"Total items: {report['total_items']}", "", "## Answer balance and option length", ""]
+    for task, entry in report["balance"].items():
+        parts = [f"letters {entry['answer_letters']}"]
+        if "chi_square_p" in entry:
+            parts.append(f"chi-square p {entry['chi_square_p']}")
+        if "last_option_share" in entry:
+            parts.append(f"answer is the last option in {entry['last_option_share']:.0%}")
+        if "correct_is_longest" in entry:
+            parts.append(
+                f"correct option longest in {entry['correct_is_longest']:.0%} (chance {entry['chance_longest']:.0%}), "
+                f"mean length ratio {entry['mean_length_ratio']}"
+            )
+        lines.append(f"- {task} (n={entry['n']}): " + "; ".join(parts))
+    lines += ["", "## Stages", ""]
+    stages = report["stages"]
+    lines.append(
+        f"- stage outputs reused from the state directory: {stages['reused']}; computed: {stages['computed']}; "
+        f"clips cut: {stages['clips_cut']}, reused: {stages['clips_reused']}"
+    )
+    for video_id, note in report.get("level3_video", {}).items():
+        lines.append(f"- Level-3 video {video_id}: {note}")
+    problems = report["problems"]
+    lines += ["", f"## Problems ({len(problems)})", ""]
+    for p in problems:
+        retry = " (will be retried on the next run)" if p.get("transient") else ""
+        lines.append(f"- {p.get('video_id') or '-'} / {p['stage']}: {p['message']}{retry}")
+    if report.get("notes"):
+        lines += ["", "## Notes", ""]
+    for where, notes_of_stage in report.get("notes", {}).items():
+        for key, values in notes_of_stage.items():
+            for value in values if isinstance(values, list) else [values]:
+                lines.append(f"- {where} ({key.replace('_', ' ')}): {value}")
+    notes = report.get("audit_notes", [])
+    if notes:
+        lines += ["", "## Audit notes", ""] + [f"- {n}" for n in notes[:50]]
+    return "\n".join(lines) + "\n"
+
+
+def _money(value: float | None) -> str:
+    return "unknown" if value is None else f"${value:.4f}"

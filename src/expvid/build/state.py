@@ -1,0 +1,66 @@
+"""The build state directory `CANDIDATES_DIR/.build/`: what survives a crash.
+
+- `cache/responses.sqlite3`: every model reply, keyed by the full request (`expvid.models` cache);
+  a re-run asks the model nothing it has already answered, even inside an unfinished stage.
+- `stages/<video_id>/<stage>.json`: a finished stage's output (`StageOutput`), written atomically,
+  with the fingerprint of the settings, prompts and source files it was made from. A re-run reuses it
+  when the fingerprint matches and recomputes it otherwise. A stage that lost items to a backend
+  failure is not saved, so it is retried.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from expvid.build.drafts import StageOutput
+
+STATE_DIR = ".build"
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write `text` to `path` via a temporary file and a rename: readers never see half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f".{path.name}.partial")
+    partial.write_text(text, encoding="utf-8", newline="\n")
+    os.replace(partial, path)
+
+
+class BuildState:
+    def __init__(self, out: Path) -> None:
+        self.root = out / STATE_DIR
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.reused = 0
+        self.saved = 0
+
+    @property
+    def cache_dir(self) -> Path:
+        return self.root / "cache"
+
+    def _path(self, video_id: str, stage: str) -> Path:
+        safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in video_id)
+        return self.root / "stages" / safe / f"{stage}.json"
+
+    def load(self, video_id: str, stage: str, fingerprint: str) -> StageOutput | None:
+        """The saved output of a finished stage made with the same fingerprint, else None."""
+        path = self._path(video_id, stage)
+        try:
+            output = StageOutput.model_validate_json(path.read_text(encoding="utf-8"))
+        except (OSError, ValidationError, ValueError):
+            return None
+        if output.fingerprint != fingerprint or output.video_id != video_id:
+            return None
+        self.reused += 1
+        return output
+
+    def save(self, output: StageOutput) -> None:
+        if not output.complete:
+            return
+        write_atomic(self._path(output.video_id, output.stage), output.model_dump_json())
+        self.saved += 1
+
+    def write_json(self, name: str, value: object) -> None:
+        write_atomic(self.root / name, json.dumps(value, indent=1, ensure_ascii=False) + "\n")

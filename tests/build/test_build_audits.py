@@ -1,0 +1,95 @@
+"""The leakage audits on hand-made items: ASR similarity (real MiniLM), text checks, balance statistics."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from expvid.build.audits import (
+    AuditResult,
+    asr_leakage,
+    balance_report,
+    chance_level,
+    chi_square_p,
+    text_checks,
+)
+from expvid.schema import AnswerType, Item
+from expvid.scoring.judges.embeddings import MiniLMEmbedder
+
+
+def mcq(item_id: str, question: str, options: dict[str, str], answer: str, narration: str = "") -> Item:
+    return Item(
+        id=item_id,
+        suite="expvid",
+        task=item_id.split("/")[0],
+        level=1,
+        question=question,
+        options=options,
+        answer=answer,
+        answer_type=AnswerType.CHOICE,
+        context=narration,
+    )
+
+
+def test_asr_leakage_flags_answers_the_narration_points_at():
+    narration = "Add 500 microliters of vitronectin solution into each well containing a coverslip."
+    leaking = mcq(
+        "materials/0", "What material appears in this process?",
+        {"A": "Matrigel", "B": "vitronectin solution", "C": "trypsin-EDTA", "D": "mTeSR1 medium"}, "B", narration,
+    )  # fmt: skip
+    safe = mcq(
+        "materials/1", "What material appears in this process?",
+        {"A": "Matrigel", "B": "vitronectin solution", "C": "trypsin-EDTA", "D": "mTeSR1 medium"}, "A", narration,
+    )  # fmt: skip
+    silent = mcq("materials/2", "q?", {"A": "a", "B": "b", "C": "c", "D": "d"}, "A", "")
+    result = AuditResult()
+    asr_leakage([leaking, safe, silent], result, MiniLMEmbedder())
+    assert list(result.flags) == ["materials/0"]
+    flag = result.flags["materials/0"][0]
+    assert flag["kind"] == "asr_leakage" and 0.3 < flag["score"] <= 1.0
+    assert "most similar to the narration" in flag["detail"]
+
+
+def test_text_checks_catch_answers_in_the_question_and_long_correct_options():
+    given_away = mcq("tools/0", "Which tool, the serological pipette, is used?",
+                     {"A": "serological pipette", "B": "glass burette", "C": "plastic syringe", "D": "Pasteur glass pipette"}, "A")  # fmt: skip
+    long_correct = mcq("operation/0", "What is done?",
+                       {"A": "Stir", "B": "Gently aspirate the medium from the corner of the well", "C": "Pour",
+                        "D": "Heat"}, "B")  # fmt: skip
+    fine = mcq(
+        "tools/1", "Which tool?", {"A": "pipette", "B": "burette", "C": "syringe", "D": "dropper"}, "C"
+    )
+    result = AuditResult()
+    text_checks([given_away, long_correct, fine], result)
+    assert [f["kind"] for f in result.flags["tools/0"]] == ["answer_in_question"]
+    assert [f["kind"] for f in result.flags["operation/0"]] == ["length_bias"]
+    assert "tools/1" not in result.flags
+
+
+def test_chi_square_p_values_match_the_closed_forms():
+    assert chi_square_p([10, 10, 10, 10]) == pytest.approx(1.0)
+    # 3 degrees of freedom: Q(1.5, x/2) = erfc(sqrt(x/2)) + exp(-x/2) sqrt(x/2) / Gamma(1.5); x = 15 here.
+    half = 7.5
+    assert chi_square_p([20, 5, 10, 5]) == pytest.approx(
+        math.erfc(math.sqrt(half)) + math.exp(-half) * math.sqrt(half) / math.gamma(1.5)
+    )
+    assert chi_square_p([30, 10]) == pytest.approx(math.erfc(math.sqrt(5.0)))  # 1 dof, x = 10
+    assert chi_square_p([5, 5, 20]) == pytest.approx(math.exp(-7.5))  # 2 dof, x = 15
+    stats = pytest.importorskip("scipy.stats")
+    for counts in ([16, 7, 7, 10], [3, 9], [1, 2, 3, 4, 5, 6], [12, 0, 0, 1, 2]):
+        assert chi_square_p(counts) == pytest.approx(stats.chisquare(counts).pvalue, rel=1e-9)
+
+
+def test_balance_report_and_chance_levels():
+    items = [
+        mcq(f"tools/{i}", "q", {"A": "aa", "B": "b", "C": "c", "D": "d"}, "A") for i in range(8)
+    ]  # always A, and A is always the longest
+    report = balance_report(items)["tools"]
+    assert report["answer_letters"] == {"A": 8} and report["chi_square_p"] < 0.001
+    assert report["correct_is_longest"] == 1.0 and report["chance_longest"] == 0.25
+    step = Item(id="step_prediction/0", suite="expvid", task="step_prediction", level=2,
+                question="Predict.\nFull Step List:\n1. a\n2. b\n3. c\n4. d", answer=4,
+                answer_type=AnswerType.STEP_NUMBER)  # fmt: skip
+    sequence = step.model_copy(update={"answer": [2, 3], "answer_type": AnswerType.STEP_SEQUENCE})
+    assert chance_level(items[0]) == 0.25 and chance_level(step) == 0.25 and chance_level(sequence) == 0.5
