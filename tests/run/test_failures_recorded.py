@@ -120,3 +120,29 @@ def test_rescore_with_an_llm_judge_and_a_judge_that_talks_nonsense(sample_dir, t
         )
     task = scores.tasks["experimental_conclusion"]
     assert task.n_judge_failed == task.n and task.score == 0.0
+
+
+def test_a_judge_url_alone_means_the_papers_judge_model(sample_dir, tmp_path, frame_cache_dir):
+    """ExpVid judged Level 3 with Phi-3-mini: `--judge-base-url` alone asks that model there."""
+    out = tmp_path / "run"
+    with LoopbackServer(Reply.ok("\\boxed{water, ice}")) as model:
+        config = _config(
+            sample_dir,
+            model,
+            out,
+            frame_cache_dir,
+            tasks=["scientific_discovery"],
+            limit=2,
+            frames=FrameOptions(counts={"L3": 4}),
+        )
+        with LoopbackServer(Reply.ok(json.dumps({"verdicts": [False, False, False]}))) as judge:
+            config.judge_base_url = judge.openai_base_url
+            asyncio.run(evaluate(config, command=["t"], show_progress=False))
+            assert judge.requests and {r.model for r in judge.requests} == {
+                "microsoft/Phi-3-mini-4k-instruct"
+            }
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert (
+        manifest["judge"]["model"] == "microsoft/Phi-3-mini-4k-instruct"
+        and manifest["judge"]["offline"] is False
+    )

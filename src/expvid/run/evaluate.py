@@ -72,6 +72,17 @@ def _backend_options(config: EvalConfig, responses: Path | None) -> dict[str, An
     return options
 
 
+def judge_spec(suite: EvalSuite, spec: str | None, base_url: str | None) -> str | None:
+    """The judge backend spec: as given; or, with only a judge URL, the paper's judge model served
+    there (ExpVid: Phi-3-mini); or None for the suite's offline judge."""
+    if spec is not None or base_url is None:
+        return spec
+    model = getattr(suite, "default_judge_model", None)
+    if model is None:
+        raise DataError(f"--judge-base-url needs --judge MODEL for the {suite.name} suite")
+    return f"openai:{model}"
+
+
 def _judge_options(config: EvalConfig, responses: Path | None) -> dict[str, Any]:
     options: dict[str, Any] = {"concurrency": config.judge_concurrency, "cache_dir": responses}
     if config.judge_base_url:
@@ -142,7 +153,8 @@ async def evaluate(
     frame_cache, response_dir = _cache_dirs(config)
     backend = create_backend(config.model, **_backend_options(config, response_dir))
     needs_judge = any(item.answer_type.value in ("blanks", "free_text") for item in items)
-    judge = suite.build_judge(config.judge, _judge_options(config, response_dir)) if needs_judge else None
+    spec = judge_spec(suite, config.judge, config.judge_base_url)
+    judge = suite.build_judge(spec, _judge_options(config, response_dir)) if needs_judge else None
     defaults = generation_defaults(suite, config.prompt)
     temperature = defaults.temperature if config.temperature is None else config.temperature
     max_tokens = defaults.max_tokens if config.max_tokens is None else config.max_tokens

@@ -15,7 +15,7 @@ from typing import Any
 from rich.console import Console
 
 from expvid.run.config import EvalConfig
-from expvid.run.evaluate import select_items
+from expvid.run.evaluate import judge_spec, select_items
 from expvid.run.manifest import new_manifest
 from expvid.run.progress import run_progress
 from expvid.run.rundir import AppendLog, RunDir
@@ -47,7 +47,7 @@ def _judge_for(
 ) -> RunJudge | None:
     if not any(item.answer_type.value in ("blanks", "free_text") for item in items):
         return None
-    return suite.build_judge(choice.spec, choice.options(cache))
+    return suite.build_judge(judge_spec(suite, choice.spec, choice.base_url), choice.options(cache))
 
 
 async def rescore_run(run_dir: Path, *, judge: JudgeChoice, show_progress: bool = True) -> RunScores:

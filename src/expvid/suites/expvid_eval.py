@@ -39,6 +39,9 @@ from expvid.suites.protocol import FrameOptions, GenerationDefaults, PromptOptio
 DEFAULT_FRAMES: dict[str, int] = {"L1": 8, "L2": 32, "L3": 128}
 DEFAULT_SIZE = 224  # F.2: "resized to 224x224"
 GENERATION = GenerationDefaults(temperature=0.1, max_tokens=8192, source="ExpVid appendix F.2")
+#: Section 4 "Metrics": Level-3 blanks are judged by "a lightweight LLM (Phi-3-mini)". Used when only a
+#: judge endpoint is given (`--judge-base-url`); the judge prompt is ours (the paper's is unpublished).
+DEFAULT_JUDGE_MODEL = "microsoft/Phi-3-mini-4k-instruct"
 
 _NUMBERED_LINE = re.compile(r"^\s*(\d+)\s*[.)]\s+\S", re.MULTILINE)
 
@@ -71,6 +74,7 @@ class ExpVidSuite:
     tasks = EXPVID_TASKS
     levels = EXPVID_LEVELS
     generation = GENERATION
+    default_judge_model = DEFAULT_JUDGE_MODEL
 
     def load(
         self,

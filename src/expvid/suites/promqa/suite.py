@@ -84,6 +84,8 @@ class ProMQASuite:
     """401 open questions on cooking recordings with recipes, judged 0/1/2 by a text-only LLM."""
 
     name = SUITE
+    #: The paper's judge model, used when only --judge-base-url is given.
+    default_judge_model = "gpt-4o-2024-08-06"
     tasks = TASKS
     levels = LEVELS
     generation = GENERATION

@@ -84,6 +84,8 @@ class SFESuite:
     """830 scientific image questions per language, judged 0-10, with BERTScore and box IoU."""
 
     name = SUITE
+    #: The paper's judge model, used when only --judge-base-url is given.
+    default_judge_model = "gpt-4o-2024-11-20"
     tasks = TASKS
     levels = LEVELS
     generation = GENERATION
