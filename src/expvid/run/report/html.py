@@ -6,7 +6,6 @@ import html
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from expvid.run.report.plots import discipline_bars, task_bars
 from expvid.run.report.table import LoadedRun, Table
 from expvid.run.report.text_formats import run_notes
 
@@ -77,6 +76,8 @@ def _run_details(run: LoadedRun) -> str:
 
 
 def to_html(table: Table, runs: Sequence[LoadedRun], *, title: str) -> str:
+    from expvid.run.report.plots import discipline_bars, task_bars  # matplotlib: only when drawing
+
     run_rows = [row for row in table.rows if not row.reference]
     reference_rows = [row for row in table.rows if row.reference]
     # Bars for every 0-100 column but the averages (a suite's cells included; 0-1 metrics are not).
