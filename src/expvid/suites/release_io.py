@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from expvid.schema import RecordProblem
+from expvid.schema import DataError, RecordProblem
 
 SAMPLE_MARKER = ".expvid_sample.json"
 
@@ -127,3 +127,25 @@ def _marker_suite(marker: Path) -> str | None:
     except (OSError, ValueError, AttributeError):
         return None
     return str(value) if value else None
+
+
+def release_root(root: Path | str, suite_label: str) -> Path:
+    """The resolved dataset root; `DataError` when it is not a directory."""
+    path = Path(root).expanduser()
+    if not path.is_dir():
+        raise DataError(f"{path}: not a directory (expected a {suite_label} release root)")
+    return path.resolve()
+
+
+def wanted_tasks(
+    tasks: Iterable[str] | str | None, known: Iterable[str], *, suite_label: str, noun: str
+) -> set[str]:
+    """The task names asked for (all when None); `DataError` naming the valid ones for an unknown name."""
+    valid = set(known)
+    wanted = set(valid if tasks is None else ([tasks] if isinstance(tasks, str) else tasks))
+    unknown = sorted(wanted - valid)
+    if unknown:
+        raise DataError(
+            f"unknown {suite_label} {noun}(s) {', '.join(unknown)}; {noun}s are: {', '.join(sorted(valid))}"
+        )
+    return wanted

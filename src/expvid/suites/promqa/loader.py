@@ -36,7 +36,7 @@ from expvid.suites.promqa.spec import (
     TASKS,
     VIDEO_CANDIDATES,
 )
-from expvid.suites.release_io import json_records, read_release_bytes
+from expvid.suites.release_io import json_records, read_release_bytes, release_root, wanted_tasks
 
 _REQUIRED = (
     "recording_id",
@@ -130,16 +130,8 @@ def load_promqa(
     check_media: bool = True,
 ) -> Dataset:
     """Load ProMQA from `root` (examples.json, graphs.json, videos/); `tasks` selects question types."""
-    root_path = Path(root).expanduser()
-    if not root_path.is_dir():
-        raise DataError(f"{root_path}: not a directory (expected a ProMQA release root)")
-    root_path = root_path.resolve()
-    wanted = set(_TYPES if tasks is None else ([tasks] if isinstance(tasks, str) else tasks))
-    unknown = sorted(wanted - _TYPES)
-    if unknown:
-        raise DataError(
-            f"unknown ProMQA question type(s) {', '.join(unknown)}; types are: {', '.join(sorted(_TYPES))}"
-        )
+    root_path = release_root(root, "ProMQA")
+    wanted = wanted_tasks(tasks, _TYPES, suite_label="ProMQA", noun="question type")
     for name in (EXAMPLES_FILE, GRAPHS_FILE):
         if not (root_path / name).is_file():
             raise DataError(

@@ -29,7 +29,7 @@ from expvid.schema import (
     describe_validation_error,
 )
 from expvid.suites.base import Dataset
-from expvid.suites.release_io import json_records, read_release_bytes
+from expvid.suites.release_io import json_records, read_release_bytes, release_root, wanted_tasks
 from expvid.suites.scivideobench.spec import (
     DISCIPLINE_GROUPS,
     QUESTION_TYPES,
@@ -73,17 +73,8 @@ def load_scivideobench(
     check_media: bool = True,
 ) -> Dataset:
     """Load the release at `root`; `tasks` selects question types (conceptual, hypothetical, quantitative)."""
-    root_path = Path(root).expanduser()
-    if not root_path.is_dir():
-        raise DataError(f"{root_path}: not a directory (expected a SciVideoBench release root)")
-    root_path = root_path.resolve()
-    known = {spec.name for spec in TASKS}
-    wanted = set(known if tasks is None else ([tasks] if isinstance(tasks, str) else tasks))
-    unknown = sorted(wanted - known)
-    if unknown:
-        raise DataError(
-            f"unknown SciVideoBench task(s) {', '.join(unknown)}; tasks are: {', '.join(sorted(known))}"
-        )
+    root_path = release_root(root, "SciVideoBench")
+    wanted = wanted_tasks(tasks, (spec.name for spec in TASKS), suite_label="SciVideoBench", noun="task")
     path = release_file(root_path)
     dataset = Dataset(suite=SUITE, root=root_path, tasks=tuple(s for s in TASKS if s.name in wanted))
     data = read_release_bytes(path)

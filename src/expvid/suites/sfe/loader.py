@@ -33,7 +33,7 @@ from expvid.schema import (
 )
 from expvid.scoring.sfe_boxes import parse_official_boxes
 from expvid.suites.base import Dataset
-from expvid.suites.release_io import json_records, read_release_bytes
+from expvid.suites.release_io import json_records, read_release_bytes, release_root, wanted_tasks
 from expvid.suites.sfe.spec import (
     FIELD_NAMES,
     GROUNDING_TASK_IDS,
@@ -100,19 +100,11 @@ def load_sfe(
     levels: dict[str, int] | None = None,
 ) -> Dataset:
     """Load the SFE sets of `languages` from `root`; `tasks` selects question types (+ grounding)."""
-    root_path = Path(root).expanduser()
-    if not root_path.is_dir():
-        raise DataError(f"{root_path}: not a directory (expected an SFE release root)")
-    root_path = root_path.resolve()
+    root_path = release_root(root, "SFE")
     bad = [language for language in languages if language not in LANGUAGES]
     if bad or not languages:
         raise DataError(f"SFE languages are {', '.join(LANGUAGES)}; got {list(languages)}")
-    known = {spec.name for spec in TASKS}
-    wanted = set(known if tasks is None else ([tasks] if isinstance(tasks, str) else tasks))
-    if wanted - known:
-        raise DataError(
-            f"unknown SFE task(s) {', '.join(sorted(wanted - known))}; tasks are: {', '.join(sorted(known))}"
-        )
+    wanted = wanted_tasks(tasks, (spec.name for spec in TASKS), suite_label="SFE", noun="task")
     level_map = {**TASK_LEVELS, **(levels or {})}
     dataset = Dataset(suite=SUITE, root=root_path, tasks=tuple(spec for spec in TASKS if spec.name in wanted))
     for language in languages:
