@@ -18,7 +18,7 @@ from typing import Any
 
 from expvid.models.factory import create_backend
 from expvid.models.types import AnswerHints, ImagePart, Message, TextPart
-from expvid.schema import AnswerType, Item, ItemScore, JudgeSettings, Judgment, SamplerSettings, VideoRef
+from expvid.schema import AnswerType, Item, ItemScore, Judgment, SamplerSettings, VideoRef
 from expvid.scoring import (
     EXPVID_LEVELS,
     BlankJudge,
@@ -33,6 +33,7 @@ from expvid.scoring import (
 from expvid.suites.base import Dataset
 from expvid.suites.expvid_prompts import build_prompt
 from expvid.suites.expvid_suite import EXPVID_TASKS, load_expvid
+from expvid.suites.judge_adapter import JudgeAdapter
 from expvid.suites.protocol import FrameOptions, GenerationDefaults, PromptOptions
 
 #: F.2 frame budgets per level; Level 3 is per model in the paper (96-512), 128 here.
@@ -146,23 +147,14 @@ class ExpVidSuite:
         return rows
 
 
-class BlankJudgeAdapter:
+class BlankJudgeAdapter(JudgeAdapter):
     """Runs an ExpVid blank judge (LLM or offline) on the blanks extracted from a response."""
 
-    def __init__(self, judge: BlankJudge) -> None:
-        self.inner = judge
-        self.name = judge.name
+    inner: BlankJudge
 
     async def judge(self, item: Item, extraction: Extraction, response: str | None) -> Judgment:
         blanks = [str(b) for b in extraction.value] if isinstance(extraction.value, list) else []
         return await self.inner.judge(item, blanks)
-
-    def describe(self) -> dict[str, Any]:
-        return self.inner.describe()
-
-    def manifest_settings(self) -> JudgeSettings:
-        settings: JudgeSettings = self.inner.manifest_settings()  # type: ignore[attr-defined]
-        return settings
 
 
 def build_blank_judge(spec: str | None, backend_options: dict[str, Any]) -> BlankJudgeAdapter:

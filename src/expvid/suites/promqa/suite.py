@@ -18,11 +18,12 @@ from typing import Any
 
 from expvid.models.factory import create_backend
 from expvid.models.types import AnswerHints, ImagePart, Message, TextPart
-from expvid.schema import AnswerType, Item, ItemScore, JudgeSettings, Judgment, SamplerSettings, VideoRef
+from expvid.schema import AnswerType, Item, ItemScore, Judgment, SamplerSettings, VideoRef
 from expvid.scoring import Extraction, extract_answer, needs_judge, score_item
 from expvid.scoring.judges.offline_graded import OfflineTernaryJudge
 from expvid.scoring.judges.ternary import PerformedStep, TernaryJudge
 from expvid.suites.base import Dataset
+from expvid.suites.judge_adapter import JudgeAdapter
 from expvid.suites.promqa.loader import load_promqa
 from expvid.suites.promqa.prompts import build_prompt
 from expvid.suites.promqa.spec import (
@@ -53,13 +54,10 @@ def performed_steps(item: Item) -> list[PerformedStep]:
     return [PerformedStep.from_record(record) for record in records]
 
 
-class ProMQAJudge:
+class ProMQAJudge(JudgeAdapter):
     """The runner's view of a ProMQA judge (LLM or offline): one 0/1/2 decision per answer."""
 
-    def __init__(self, inner: TernaryJudge | OfflineTernaryJudge) -> None:
-        self.inner = inner
-        self.name = inner.name
-        self.offline_note = getattr(inner, "offline_note", None)
+    inner: TernaryJudge | OfflineTernaryJudge
 
     async def judge(self, item: Item, extraction: Extraction, response: str | None) -> Judgment:
         prediction = extraction.value if isinstance(extraction.value, str) else (response or "")
@@ -72,12 +70,6 @@ class ProMQAJudge:
             gold_answers=[str(answer) for answer in item.answer],  # type: ignore[union-attr]
             prediction=prediction,
         )
-
-    def describe(self) -> dict[str, Any]:
-        return self.inner.describe()
-
-    def manifest_settings(self) -> JudgeSettings:
-        return self.inner.manifest_settings()
 
 
 class ProMQASuite:

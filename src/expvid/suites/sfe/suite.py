@@ -25,7 +25,6 @@ from expvid.schema import (
     ExtractionStatus,
     Item,
     ItemScore,
-    JudgeSettings,
     Judgment,
     SamplerSettings,
 )
@@ -37,6 +36,7 @@ from expvid.scoring.judges.offline_graded import OfflineGradedJudge
 from expvid.scoring.metrics import greedy_box_iou, video_id_of
 from expvid.scoring.sfe_boxes import parse_official_boxes, prediction_order_greedy_iou
 from expvid.suites.base import Dataset
+from expvid.suites.judge_adapter import JudgeAdapter
 from expvid.suites.protocol import FrameOptions, PromptOptions
 from expvid.suites.sfe.loader import load_sfe, read_level_map
 from expvid.suites.sfe.prompts import build_prompt, option_letters
@@ -53,13 +53,10 @@ def _reference() -> dict[str, Any]:
     return data
 
 
-class SFEJudge:
+class SFEJudge(JudgeAdapter):
     """The runner's view of an SFE judge (LLM or offline): one 0-10 score per answer."""
 
-    def __init__(self, inner: GradedJudge | OfflineGradedJudge) -> None:
-        self.inner = inner
-        self.name = inner.name
-        self.offline_note = getattr(inner, "offline_note", None)
+    inner: GradedJudge | OfflineGradedJudge
 
     async def judge(self, item: Item, extraction: Extraction, response: str | None) -> Judgment:
         prediction = extraction.value if isinstance(extraction.value, str) else (response or "")
@@ -72,12 +69,6 @@ class SFEJudge:
         return await self.inner.decide(
             item_id=item.id, task=item.task, question=build_prompt(item), answer=answer, prediction=prediction
         )
-
-    def describe(self) -> dict[str, Any]:
-        return self.inner.describe()
-
-    def manifest_settings(self) -> JudgeSettings:
-        return self.inner.manifest_settings()
 
 
 class SFESuite:
