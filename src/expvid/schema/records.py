@@ -37,6 +37,7 @@ class ErrorKind(StrEnum):
     MEDIA = "media"  # the video or image could not be read
     REQUEST = "request"  # the backend failed after its retries (HTTP error, refused, malformed body)
     TIMEOUT = "timeout"
+    INVALID = "invalid"  # the record itself is malformed (no usable item); counted, never dropped
     OTHER = "other"
 
 
@@ -57,12 +58,34 @@ class Prediction(BaseModel):
     cached: bool = False
     request_hash: str | None = None
     sample: int = 0  # index of the sample when n samples per item are drawn (pass@k)
+    #: Why generation stopped as the provider reported it ("stop", "length", "refusal", ...).
+    #: Older run directories keep it in `meta["finish_reason"]`; read it through `stop_reason`.
+    finish_reason: str | None = None
+    #: The provider's refusal text (OpenAI `message.refusal`): a model answer, scored unparseable.
+    refusal: str | None = None
+    #: What was actually sent to the provider, after parameter rules and 400-driven fallbacks:
+    #: e.g. {"temperature": 0.1 | None (not sent), "token_limit_field": "max_completion_tokens",
+    #: "max_tokens": 8192, "reasoning_effort": "medium", "input_mode": "images", "max_side": 224}.
+    sent: dict[str, Any] = Field(default_factory=dict)
     created_at: datetime = Field(default_factory=utc_now)
     meta: dict[str, Any] = Field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
         return self.error is None and self.response is not None
+
+    @property
+    def stop_reason(self) -> str | None:
+        """The finish reason, from the field or (older runs) from `meta`."""
+        if self.finish_reason is not None:
+            return self.finish_reason
+        value = self.meta.get("finish_reason")
+        return value if isinstance(value, str) else None
+
+    @property
+    def truncated(self) -> bool:
+        """The answer was cut by the token limit (`finish_reason: length`)."""
+        return self.stop_reason in ("length", "max_tokens", "MAX_TOKENS")
 
 
 class ExtractionStatus(StrEnum):
@@ -120,4 +143,12 @@ class TaskScore(BaseModel):
     n_unparseable: int = 0
     n_failed: int = 0
     n_judge_failed: int = 0
+    #: Records in the task file (the denominator's source); None in scores written before it existed.
+    n_records: int | None = None
+    #: Records that could not be read as items (counted, scored 0).
+    n_invalid: int = 0
+    #: Answers cut by the token limit (`finish_reason: length`); still scored as they are.
+    n_truncated: int = 0
+    #: Failed items by `ErrorKind` value, e.g. {"media": 3, "request": 1}.
+    failed_by_kind: dict[str, int] = Field(default_factory=dict)
     ci95: tuple[float, float] | None = None
