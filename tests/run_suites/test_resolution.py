@@ -39,11 +39,11 @@ def test_each_suite_gets_its_papers_resolution_unless_one_is_given() -> None:
     frames = FrameOptions(counts={"all": 4})
     svb = with_suite_resolution(frames, get_suite("scivideobench"))
     promqa = with_suite_resolution(FrameOptions(), get_suite("promqa"))
-    sfe = with_suite_resolution(FrameOptions(), get_suite("sfe"))
+    sfe = with_suite_resolution(FrameOptions(), get_suite("sfe"))  # no frames: nothing to resolve
     expvid = with_suite_resolution(FrameOptions(), get_suite("expvid"))
     assert (svb.size, svb.max_side, svb.counts) == (None, None, {"all": 4})  # native processing
     assert (promqa.size, promqa.max_side) == (None, 1360)  # Table 10: 765p, 1360 wide
-    assert (sfe.size, sfe.max_side) == (None, None)  # images as released
+    assert sfe == FrameOptions()  # identity as before: SFE run directories stay resumable
     assert (expvid.size, expvid.max_side) == (224, None)  # ExpVid F.2: 224x224
     given = FrameOptions(max_side=640)
     assert with_suite_resolution(given, get_suite("promqa")) == given
@@ -153,6 +153,6 @@ def test_sfe_sends_images_as_released(sfe_sample, tmp_path) -> None:
     refused = runner.invoke(app, [*base, "--out", str(tmp_path / "a"), "--max-side", "512"])
     assert refused.exit_code != 0 and "as released" in refused.output
     assert not (tmp_path / "a" / "predictions.jsonl").exists()
-    done = runner.invoke(app, [*base, "--out", str(tmp_path / "b"), "--tasks", "mcq"])
-    assert done.exit_code == 0, done.output
+    done = runner.invoke(app, [*base, "--out", str(tmp_path / "b"), "--tasks", "mcq", "--size", "0"])
+    assert done.exit_code == 0, done.output  # "source size" is what SFE sends anyway
     assert "images sent as released (source size)" in done.output

@@ -4,8 +4,10 @@ A Hugging Face `datasets` image column is stored in parquet as a struct `{bytes,
 of them for several images per question); a plain string column holds file names looked up
 under `images/`. Both are read here without a manual export step:
 
-- rows are read a batch at a time with pyarrow (a release with embedded images is hundreds of
-  megabytes; it is never held whole in memory), each with its 1-based row number for problems;
+- rows are read a batch at a time with pyarrow, through a 1 MiB read buffer and without
+  pre-buffering (a release with embedded images is hundreds of megabytes; with pyarrow's defaults
+  the reader's peak memory is about the file's size, with these about half; see
+  `benchmarks/sfe_parquet_load.py`), each with its 1-based row number for problems;
 - embedded image bytes are written ONCE into the frame cache (`<cache>/sfe-images/`), named by
   their sha256 with the extension their magic bytes say, and never re-encoded: the model gets the
   released bytes. A later load finds the file and writes nothing.
@@ -25,6 +27,7 @@ from expvid.schema import DataError, RecordProblem
 PARQUET_SUFFIX = ".parquet"
 IMAGE_CACHE = "sfe-images"
 BATCH_ROWS = 32
+READ_BUFFER = 1 << 20
 
 #: Leading bytes -> file extension (the mime type the model is told follows from it).
 _MAGIC: tuple[tuple[bytes, str], ...] = (
@@ -65,7 +68,7 @@ def parquet_records(path: Path) -> Iterator[tuple[int, dict[str, Any] | RecordPr
     """Each row of a parquet file as a dict, with its 1-based row number."""
     pq = _pyarrow_parquet()
     try:
-        handle = pq.ParquetFile(path)
+        handle = pq.ParquetFile(path, buffer_size=READ_BUFFER, pre_buffer=False)
     except Exception as error:  # pyarrow raises its own ArrowInvalid / OSError types
         yield 0, RecordProblem(path, 0, f"not a readable parquet file ({error})")
         return

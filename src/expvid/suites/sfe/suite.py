@@ -43,7 +43,7 @@ from expvid.scoring.sfe_boxes import parse_official_boxes, prediction_order_gree
 from expvid.suites.base import Dataset
 from expvid.suites.chance import ChancePools
 from expvid.suites.judge_adapter import JudgeAdapter, check_judge_input, judged_text
-from expvid.suites.protocol import FrameOptions, PromptOptions
+from expvid.suites.protocol import FrameOptions, PromptOptions, resolution_given
 from expvid.suites.sfe.loader import load_sfe, read_level_map
 from expvid.suites.sfe.prompts import build_prompt, option_letters
 from expvid.suites.sfe.spec import (
@@ -151,14 +151,10 @@ class SFESuite:
             raise ValueError(
                 "SFE has one prompt per question type (appendix D); --with-asr / --variant do not apply"
             )
-        if frames.size is not None or frames.max_side is not None:
+        if resolution_given(frames) and (frames.size is not None or frames.max_side is not None):
             raise ValueError(
                 "SFE sends its images as released (the official task resizes none); --size / --max-side do not apply"
             )
-
-    def default_resolution(self) -> tuple[int | None, int | None]:
-        """(size, max_side): None, None - the images as released."""
-        return None, None
 
     def sampler(self, item: Item, frames: FrameOptions) -> SamplerSettings | None:
         return None  # images are sent as stored
