@@ -36,7 +36,7 @@ def _predicted(prompt: str) -> str:
     return match.group(1)
 
 
-def test_promqa_judge_reads_the_raw_reply_then_stripped_on_rescore(promqa_sample, tmp_path) -> None:
+def test_promqa_judge_reads_the_raw_reply_then_stripped_on_rescore(promqa_sample, tmp_path, plain) -> None:
     out = tmp_path / "run"
     with LoopbackServer(thinking_model) as model, LoopbackServer(ternary_judge) as judge:
         spec = f"openai:gpt-4o-2024-08-06@{judge.openai_base_url}"
@@ -59,7 +59,7 @@ def test_promqa_judge_reads_the_raw_reply_then_stripped_on_rescore(promqa_sample
         stripped = judge.requests[first:]
         assert len(stripped) == first  # a new judge identity: every answer judged again
         assert all(_predicted(r.texts[0]) == f"- {ANSWER}" for r in stripped)
-        assert "judge input: stripped" in again.output
+        assert "judge input: stripped" in plain(again.output)
         manifest = json.loads((out / "manifest.json").read_text())
         assert manifest["config"]["settings"]["judge_input"] == "stripped"
         judgments = [json.loads(line) for line in (out / "judgments.jsonl").read_text().splitlines()]
@@ -89,16 +89,16 @@ def test_sfe_bertscore_and_judge_follow_the_judge_input(sfe_sample) -> None:
     assert any("--judge-input stripped" in note for note in stripped_suite.score_notes())  # type: ignore[attr-defined]
 
 
-def test_judge_input_does_not_apply_to_a_suite_without_a_judge(svb_sample, tmp_path) -> None:
+def test_judge_input_does_not_apply_to_a_suite_without_a_judge(svb_sample, tmp_path, plain) -> None:
     result = runner.invoke(
         app,
         ["eval", "--suite", "scivideobench", "--data", str(svb_sample), "--model", "random", "--out",
          str(tmp_path / "run"), "--judge-input", "stripped", "--no-cache", "--quiet"],
     )  # fmt: skip
-    assert result.exit_code != 0 and "--judge-input does not apply" in result.output
+    assert result.exit_code != 0 and "--judge-input does not apply" in plain(result.output)
     bad = runner.invoke(
         app,
         ["eval", "--suite", "sfe", "--data", str(svb_sample), "--model", "random", "--out",
          str(tmp_path / "run"), "--judge-input", "thoughts"],
     )  # fmt: skip
-    assert bad.exit_code == 2 and "raw, stripped" in bad.output
+    assert bad.exit_code == 2 and "raw, stripped" in plain(bad.output)

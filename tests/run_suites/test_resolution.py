@@ -111,7 +111,7 @@ def _eval(data: Path, out: Path, model: str, *extra: str):
 
 
 def test_max_side_reaches_the_model_is_the_runs_identity_and_is_reported(
-    svb_sample, tmp_path, model_server
+    svb_sample, tmp_path, model_server, plain
 ) -> None:
     out = tmp_path / "run"
     model = f"openai:loopback@{model_server.openai_base_url}"
@@ -123,10 +123,14 @@ def test_max_side_reaches_the_model_is_the_runs_identity_and_is_reported(
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["config"]["identity"]["frames"]["max_side"] == 80
     assert manifest["samplers"]["conceptual"]["max_side"] == 80
-    assert "frames 4 uniform; longest side ≤ 80 px (aspect kept)" in result.output  # every report says it
+    assert "frames 4 uniform; longest side ≤ 80 px (aspect kept)" in plain(
+        result.output
+    )  # every report says it
 
     other = _eval(svb_sample, out, model, "--max-side", "120")  # resuming at another resolution
-    assert other.exit_code != 0 and "other settings" in other.output and "max_side" in other.output
+    assert (
+        other.exit_code != 0 and "other settings" in plain(other.output) and "max_side" in plain(other.output)
+    )
     csv = runner.invoke(app, ["report", str(out), "--csv", str(tmp_path / "t.csv")])
     assert csv.exit_code == 0, csv.output
     header, row = (tmp_path / "t.csv").read_text(encoding="utf-8").splitlines()[:2]
@@ -134,25 +138,27 @@ def test_max_side_reaches_the_model_is_the_runs_identity_and_is_reported(
 
 
 def test_default_is_the_source_size_and_presets_decide_when_nothing_is_given(
-    svb_sample, tmp_path, model_server
+    svb_sample, tmp_path, model_server, plain
 ) -> None:
     model = f"openai:loopback@{model_server.openai_base_url}"
     result = _eval(svb_sample, tmp_path / "native", model)
     assert result.exit_code == 0, result.output
     assert all(sizes(r.images) == {(WIDTH, HEIGHT)} for r in model_server.requests)
-    assert "source size (aspect kept)" in result.output
+    assert "source size (aspect kept)" in plain(result.output)
     squashed = _eval(svb_sample, tmp_path / "square", model, "--size", "64")
     assert squashed.exit_code == 0, squashed.output
-    assert sizes(model_server.requests[-1].images) == {(64, 64)} and "64x64 (squashed)" in squashed.output
+    assert sizes(model_server.requests[-1].images) == {(64, 64)} and "64x64 (squashed)" in plain(
+        squashed.output
+    )
     both = _eval(svb_sample, tmp_path / "both", model, "--size", "64", "--max-side", "80")
-    assert both.exit_code == 2 and "not both" in both.output
+    assert both.exit_code == 2 and "not both" in plain(both.output)
 
 
-def test_sfe_sends_images_as_released(sfe_sample, tmp_path) -> None:
+def test_sfe_sends_images_as_released(sfe_sample, tmp_path, plain) -> None:
     base = ["eval", "--suite", "sfe", "--data", str(sfe_sample), "--model", "random", "--no-cache", "--quiet"]
     refused = runner.invoke(app, [*base, "--out", str(tmp_path / "a"), "--max-side", "512"])
-    assert refused.exit_code != 0 and "as released" in refused.output
+    assert refused.exit_code != 0 and "as released" in plain(refused.output)
     assert not (tmp_path / "a" / "predictions.jsonl").exists()
     done = runner.invoke(app, [*base, "--out", str(tmp_path / "b"), "--tasks", "mcq", "--size", "0"])
     assert done.exit_code == 0, done.output  # "source size" is what SFE sends anyway
-    assert "images sent as released (source size)" in done.output
+    assert "images sent as released (source size)" in plain(done.output)
