@@ -98,3 +98,14 @@ def model_server() -> Iterator[LoopbackServer]:
 def judge_server() -> Iterator[LoopbackServer]:
     with LoopbackServer(judge_reply) as server:
         yield server
+
+
+def plain_text(output: str) -> str:
+    """CLI output with rich's panel borders removed and every run of whitespace made one space, so
+    a message can be matched however narrow the terminal wrapped it (tests run at COLUMNS=40)."""
+    return " ".join(output.translate({ord(c): " " for c in "│╭╮╰╯─┃━"}).split())
+
+
+@pytest.fixture
+def plain():
+    return plain_text

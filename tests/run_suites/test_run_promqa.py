@@ -137,3 +137,33 @@ def test_offline_baseline(promqa_sample, tmp_path, cache_dir) -> None:
     manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
     sampler = manifest["samplers"]["next"]
     assert (sampler["strategy"], sampler["fps"], sampler["max_frames"]) == ("fps_keep_last", 1.0, 50)
+
+
+def test_random_is_a_chance_baseline_judged_like_a_model(
+    promqa_sample, tmp_path, cache_dir, judge_server
+) -> None:
+    """Every question gets the gold answer of another question of its type, and is judged."""
+    run(promqa_sample, "random", tmp_path / "run", cache_dir, samples=3,
+        judge=f"openai:gpt-4o-2024-08-06@{judge_server.openai_base_url}")  # fmt: skip
+    predictions = [
+        json.loads(line) for line in (tmp_path / "run" / "predictions.jsonl").read_text().splitlines()
+    ]
+    suite = get_suite("promqa")
+    dataset = suite.load(promqa_sample)
+    gold = {item.id: set(item.answer) for item in dataset.items}  # type: ignore[arg-type]
+    for prediction in predictions:
+        item = dataset.get(prediction["item_id"])
+        others = {
+            a
+            for other in dataset.items
+            if other.task == item.task and other.id != item.id
+            for a in other.answer
+        }  # type: ignore[union-attr]
+        if others:
+            assert prediction["response"] in others and prediction["response"] not in gold[item.id] - others
+        else:
+            assert "cannot answer" in prediction["response"]
+    scores = json.loads((tmp_path / "run" / "scores.json").read_text())
+    assert scores["levels"]["Avg"]["n"] == len(dataset.items) and scores["pass_at_k"]["n_samples"] == 3
+    answered = [p for p in predictions if "cannot answer" not in p["response"]]
+    assert answered and len(judge_server.requests) >= len(answered)  # judged, never assumed 0

@@ -84,7 +84,10 @@ def test_loopback_model_strict_and_official_side_by_side(
         "Physics",
     ):
         assert column in header
-    assert "[official extraction]" in text and "| _Gemini-2.5-Pro (paper)_ | 64.3 | 69.7 |" in text
+    assert (
+        "[official extraction]" in text
+        and "| _Gemini-2.5-Pro (paper)_ | 64.30 | 69.73 | 67.79 | 50.61 |" in text
+    )
     assert "reads 12 reply(ies) differently from the strict extraction" in text
 
 
@@ -103,8 +106,14 @@ def test_cot_variant_keep_times_and_a_frame_preset(svb_sample, tmp_path, cache_d
     assert len(requests) == 5 and all(r.body["max_tokens"] == 1024 for r in requests)
     assert {r.n_images for r in requests} == {25, 20, 16}  # 1 fps over 25 s, 20 s and 16 s videos
     texts = [r.texts[-1] for r in requests]
-    assert all(t.startswith("\nQuestion: ") for t in texts)
-    assert any("Between 0:04-0:09 the researcher" in t for t in texts)  # times kept as written
+    # the task's own post_prompt_cot, in place of the post prompt
+    assert all(
+        t.endswith(
+            "“Therefore, the final answer is: $LETTER” (without quotes), where $LETTER is one of the options. Think step by step before answering."
+        )
+        for t in texts
+    )
+    assert any(t.startswith("Between 0:04-0:09 the researcher") for t in texts)  # times kept as written
     scores = json.loads((tmp_path / "run" / "scores.json").read_text())
     assert scores["tasks"]["conceptual"]["n_unparseable"] == 0  # "Therefore, the final answer is: A"
     manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())

@@ -1,11 +1,25 @@
-"""The official direct prompt, its model-family post prompts, the CoT variant and --keep-times."""
+"""The official direct prompt, its model-family post prompts, the CoT variants and --keep-times.
+
+The expected texts are the strings of the current lmms-eval `scivideobench.yaml`
+(`lmms_eval_specific_kwargs`), written out here so a change to the prompt files shows up.
+"""
 
 from __future__ import annotations
 
 import pytest
 
+from expvid.schema import AnswerType, Item
+from expvid.scoring import extract_answer
 from expvid.suites.protocol import PromptOptions
 from expvid.suites.scivideobench import SciVideoBenchSuite, build_prompt
+
+#: `lmms_eval_specific_kwargs.default.post_prompt_cot` of the task file (curly quotes as published).
+OFFICIAL_COT = (
+    "\nAnswer the given question step-by-step. Begin by explaining your reasoning process clearly. "
+    "Conclude by stating the final answer using the following format: \u201cTherefore, the final answer is: "
+    "$LETTER\u201d (without quotes), where $LETTER is one of the options. Think step by step before answering."
+)
+DEFAULT_POST = "\nAnswer with the option's letter from the given choices directly."
 
 OPTIONS = "\n".join(
     f"{letter}. {text} (ice)"
@@ -61,7 +75,9 @@ def test_list_options_are_lettered_in_order(svb_dataset) -> None:
     ("family", "ending"),
     [
         ("gpt4v", "\nAnswer the question with A, B, C, D, E, F, G, H, I or J."),
-        ("llava_vid", "\nThe best answer is:"),
+        # The current task file's llava_vid entry is the default text (its first commit's differed).
+        ("llava_vid", "\n" + DEFAULT_POST),
+        ("default", "\n" + DEFAULT_POST),
     ],
 )
 def test_model_family_post_prompts(svb_dataset, family: str, ending: str) -> None:
@@ -69,9 +85,65 @@ def test_model_family_post_prompts(svb_dataset, family: str, ending: str) -> Non
     assert prompt.endswith("J. To remove air bubbles (ice)" + ending)
 
 
-def test_cot_variant_is_the_mmvu_template(svb_dataset) -> None:
+def test_gpt4o_preset_selects_the_gpt4v_post_prompt_as_lmms_eval_does_by_model() -> None:
+    suite = SciVideoBenchSuite()
+    assert suite.prompt_preset("gpt-4o") == {"post_prompt": "gpt4v"}
+    assert suite.prompt_preset("llava-next-video") == {"post_prompt": "llava_vid"}
+    assert suite.prompt_preset("qwen2.5-vl") == {} and suite.prompt_preset("gemini") == {}
+
+
+@pytest.mark.parametrize("cot", [True, "official"])
+def test_default_cot_is_the_tasks_own_post_prompt_cot(svb_dataset, cot) -> None:
+    item = _item(svb_dataset, "10001/1/conceptual")
+    prompt = build_prompt(item, {"cot": cot})
+    expected = (
+        "Between frame 4 to frame 9 the researcher adds the buffer. Why is the tube kept on ice at frame 12?\n"
+        + OPTIONS
+        + "\n"
+        + OFFICIAL_COT
+    )
+    assert prompt == expected
+    suite = SciVideoBenchSuite()
+    assert suite.generation_for(PromptOptions(variant={"cot": cot})).max_tokens == 1024
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Frame 4 shows the buffer. A is wrong since ... Therefore, the final answer is: B",
+        "Looking at the video ... Therefore, the final answer is: \u201cB\u201d",
+        "Step 1: ...\n\n**Therefore, the final answer is: B**",
+        "Reasoning ... Therefore, the final answer is: $B$",
+        "Reasoning ... Therefore, the final answer is: (B) To speed up the reaction",
+        "I considered A first. Therefore, the final answer is B.",
+        "Reasoning ... Therefore, the final answer is: $\\boxed{B}$",
+    ],
+)
+def test_cot_wording_is_read_by_the_strict_extraction(svb_dataset, reply: str) -> None:
+    item = _item(svb_dataset, "10001/1/conceptual")
+    extraction = SciVideoBenchSuite().extract(reply, item)
+    assert extraction.ok and extraction.value == "B", extraction
+
+
+def test_cot_statement_outranks_letters_in_the_reasoning() -> None:
+    item = Item(
+        id="v/1/conceptual",
+        suite="scivideobench",
+        task="conceptual",
+        question="q",
+        answer="C",
+        answer_type=AnswerType.CHOICE,
+        options={letter: f"option {letter}" for letter in "ABCDEFGHIJ"},
+    )
+    reply = "Option A is correct at first sight, but the answer is not B. Therefore, the final answer is: C"
+    assert extract_answer(reply, item).value == "C"
+    cut_off = "Option A looks right. Let me check frame 12 where"  # no statement: never a guess
+    assert not extract_answer(cut_off, item).ok
+
+
+def test_cot_mmvu_is_kept_under_its_own_name(svb_dataset) -> None:
     item = _item(svb_dataset, "10001/1/quantitative")
-    prompt = build_prompt(item, {"cot": True})
+    prompt = build_prompt(item, {"cot": "mmvu"})
     assert prompt.startswith(
         "\nQuestion: The stock is diluted frame 110 at frame 15 from a 50 mM solution. "
         "What is the final concentration?\nA: 0.2 mM\nB: 0.4 mM\n"
@@ -81,8 +153,9 @@ def test_cot_variant_is_the_mmvu_template(svb_dataset) -> None:
         "$LETTER' (without quotes), where $LETTER is one of the options. Think step by\nstep before answering."
     )
     suite = SciVideoBenchSuite()
-    assert suite.generation_for(PromptOptions(variant={"cot": True})).max_tokens == 1024
+    assert suite.generation_for(PromptOptions(variant={"cot": "mmvu"})).max_tokens == 1024
     assert suite.generation_for(PromptOptions()).max_tokens == 16  # the official task's max_new_tokens
+    assert suite.generation_for(PromptOptions(variant={"cot": False})).max_tokens == 16
 
 
 def test_unknown_variant_is_refused(svb_dataset) -> None:
@@ -90,3 +163,7 @@ def test_unknown_variant_is_refused(svb_dataset) -> None:
         build_prompt(svb_dataset.items[0], {"chain": True})
     with pytest.raises(ValueError, match="post_prompt"):
         build_prompt(svb_dataset.items[0], {"post_prompt": "claude"})
+    with pytest.raises(ValueError, match="cot=mmvu"):
+        build_prompt(svb_dataset.items[0], {"cot": "mmmu"})
+    with pytest.raises(ValueError, match="not both"):
+        build_prompt(svb_dataset.items[0], {"cot": True, "post_prompt": "gpt4v"})

@@ -14,9 +14,9 @@ from rich.console import Console
 
 from expvid.cli.errors import friendly_errors
 from expvid.models.types import ThinkingConfig
-from expvid.run.config import EvalConfig, parse_frame_counts, parse_key_values
+from expvid.run.config import JUDGE_INPUTS, EvalConfig, parse_frame_counts, parse_key_values
 from expvid.run.report import build_table, load_runs, to_markdown
-from expvid.suites.protocol import FrameOptions, PromptOptions
+from expvid.suites.protocol import FrameOptions, PromptOptions, resolution_given
 from expvid.suites.registry import get_suite
 
 console = Console(stderr=True)
@@ -47,8 +47,19 @@ def eval_command(
     ] = None,
     max_frames: Annotated[int | None, typer.Option("--max-frames", help="Cap for --fps sampling.")] = None,
     size: Annotated[
-        int, typer.Option("--size", help="Square frame side (F.2: 224); 0 keeps the source size.")
-    ] = 224,
+        int | None,
+        typer.Option(
+            "--size",
+            min=0,
+            help="Square frame side (ExpVid F.2: 224); 0 keeps the source size. Default: the paper's.",
+        ),
+    ] = None,
+    max_side: Annotated[
+        int | None,
+        typer.Option(
+            "--max-side", min=0, help="Keep the aspect ratio, longest side at most N px (0: source size)."
+        ),
+    ] = None,
     max_images: Annotated[
         int | None, typer.Option("--max-images", help="API cap on images per request.")
     ] = None,
@@ -142,6 +153,13 @@ def eval_command(
             "--human-judgments", help="ProMQA: JSONL of human 0/1/2 judgements to check the judge against."
         ),
     ] = None,
+    judge_input: Annotated[
+        str | None,
+        typer.Option(
+            "--judge-input",
+            help="ProMQA/SFE: raw (the reply as the official code sends it) or stripped (think blocks removed).",
+        ),
+    ] = None,
 ) -> None:
     """Evaluate MODEL on a benchmark; writes manifest.json, predictions.jsonl, judgments.jsonl, scores.json."""
     from expvid.run.evaluate import evaluate
@@ -152,6 +170,8 @@ def eval_command(
         suite_options = parse_key_values(suite_option or [], flag="--suite-option", bare_is_true=False)
     except ValueError as error:
         raise typer.BadParameter(str(error)) from None
+    if judge_input not in (None, *JUDGE_INPUTS):
+        raise typer.BadParameter(f"expected one of {', '.join(JUDGE_INPUTS)}", param_hint="--judge-input")
     if keep_times:
         variants["keep_times"] = True
     if language is not None:
@@ -159,10 +179,15 @@ def eval_command(
     if bertscore is not None:
         suite_options["bertscore"] = bertscore
     frame_options = FrameOptions(
-        counts=counts, fps=fps, max_frames=max_frames, size=size or None, max_images=max_images
+        counts=counts,
+        fps=fps,
+        max_frames=max_frames,
+        max_images=max_images,
+        **_output_size(size, max_side),
     )
     if frame_preset is not None:
         frame_options = _with_preset(suite, frame_preset, frame_options)
+        variants = _with_prompt_preset(suite, frame_preset, variants)
     try:
         backend_options: dict[str, object] = _json_key_values(backend_option or [])
     except ValueError as error:
@@ -207,6 +232,7 @@ def eval_command(
         suite_options=suite_options,
         human_judgments=human_judgments,
         thinking=thinking_config,
+        judge_input=judge_input,
     )
     try:
         with friendly_errors():
@@ -224,8 +250,20 @@ def eval_command(
     )
 
 
+def _output_size(size: int | None, max_side: int | None) -> dict[str, int | None]:
+    """The output-size fields the command line sets (none: the suite's paper resolution applies)."""
+    if size is not None and max_side is not None:
+        raise typer.BadParameter("give --size or --max-side, not both", param_hint="--max-side")
+    if size is not None:
+        return {"size": size or None, "max_side": None}
+    if max_side is not None:
+        return {"size": None, "max_side": max_side or None}
+    return {}
+
+
 def _with_preset(suite: str, name: str, explicit: FrameOptions) -> FrameOptions:
-    """The suite's preset for `name`, with every frame option given on the command line on top."""
+    """The suite's preset for `name` (frames and resolution), with every frame option given on the
+    command line on top."""
     chooser = getattr(get_suite(suite), "frame_preset", None)
     if not callable(chooser):
         raise typer.BadParameter(f"the {suite} suite has no frame presets", param_hint="--frame-preset")
@@ -233,13 +271,24 @@ def _with_preset(suite: str, name: str, explicit: FrameOptions) -> FrameOptions:
         preset: FrameOptions = chooser(name)
     except ValueError as error:
         raise typer.BadParameter(str(error), param_hint="--frame-preset") from None
-    return explicit.model_copy(
-        update={
-            "counts": explicit.counts or preset.counts,
-            "fps": explicit.fps if explicit.fps is not None else preset.fps,
-            "max_frames": explicit.max_frames if explicit.max_frames is not None else preset.max_frames,
-        }
-    )
+    update: dict[str, object] = {
+        "counts": explicit.counts or preset.counts,
+        "fps": explicit.fps if explicit.fps is not None else preset.fps,
+        "max_frames": explicit.max_frames if explicit.max_frames is not None else preset.max_frames,
+    }
+    if not resolution_given(explicit) and resolution_given(preset):
+        update |= {"size": preset.size, "max_side": preset.max_side}
+    return explicit.model_copy(update=update)
+
+
+def _with_prompt_preset(suite: str, name: str, variants: dict[str, object]) -> dict[str, object]:
+    """The prompt variant a preset implies (SciVideoBench gpt-4o -> the gpt4v post prompt, as lmms-eval
+    picks it by model), unless the command line chose the prompt itself."""
+    chooser = getattr(get_suite(suite), "prompt_preset", None)
+    if not callable(chooser):
+        return variants
+    implied: dict[str, object] = chooser(name)
+    return {**implied, **variants} if not set(implied) & set(variants) and "cot" not in variants else variants
 
 
 def _json_key_values(entries: list[str]) -> dict[str, object]:

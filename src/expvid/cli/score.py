@@ -13,7 +13,7 @@ from typing import Annotated
 import typer
 
 from expvid.cli.errors import friendly_errors
-from expvid.run.config import parse_key_values
+from expvid.run.config import JUDGE_INPUTS, parse_key_values
 from expvid.run.report import build_table, load_runs, to_markdown
 from expvid.suites.registry import get_suite
 
@@ -40,12 +40,20 @@ def score_command(
     suite_option: Annotated[
         list[str] | None, typer.Option("--suite-option", help="Suite setting KEY=VALUE (with --predictions).")
     ] = None,
+    judge_input: Annotated[
+        str | None,
+        typer.Option("--judge-input", help="ProMQA/SFE: raw (official) or stripped (think blocks removed)."),
+    ] = None,
     quiet: Annotated[bool, typer.Option("--quiet")] = False,
 ) -> None:
     """Score a run directory, or an external predictions file against a dataset."""
     from expvid.run.rescore import JudgeChoice, rescore_run, score_external
 
-    choice = JudgeChoice(spec=judge, base_url=judge_base_url, api_key_env=judge_api_key_env)
+    if judge_input not in (None, *JUDGE_INPUTS):
+        raise typer.BadParameter(f"expected one of {', '.join(JUDGE_INPUTS)}", param_hint="--judge-input")
+    choice = JudgeChoice(
+        spec=judge, base_url=judge_base_url, api_key_env=judge_api_key_env, judge_input=judge_input
+    )
     try:
         options = parse_key_values(suite_option or [], flag="--suite-option", bare_is_true=False)
     except ValueError as error:

@@ -3,7 +3,9 @@
 They read only `request.hints` (the SHAPE of the expected answer, never its value) and reply in the
 form a model would (`\\boxed{B}`, `\\boxed{12}`, `\\boxed{3, 4, 5}`, `\\boxed{unknown, unknown}`), so
 their answers go through the same extraction and scoring as any model's: chance level is measured,
-not assumed. When a baseline has no meaningful answer (free text, boxes, no candidates) it says so in
+not assumed. On free-text and box questions `random` answers with the gold answer of another
+question of the same task (`hints.chance_answers`, filled by the suite): a real chance baseline,
+judged like any reply. When a baseline has no meaningful answer (no candidates at all) it says so in
 plain words; that reply extracts to nothing and is scored as unanswered, never as a lucky guess.
 """
 
@@ -82,14 +84,19 @@ def _item_key(request: GenerateRequest) -> str:
 
 
 class RandomBaseline(OfflineBaseline):
-    """Uniform guesses, seeded per item: same seed and item id -> same answer, in any order or process."""
+    """Uniform guesses, seeded per item and sample: same seed, item id and sample -> same answer, in any
+    order or process. Sample 0 is seeded by the item alone, so a single-sample run never changes."""
 
     def __init__(self, seed: int = 0, *, explicit_seed: bool = False, max_images: int | None = None) -> None:
         super().__init__(f"random:{seed}" if explicit_seed else "random", max_images=max_images)
         self.seed = seed
 
     def rng_for(self, request: GenerateRequest) -> random.Random:
-        digest = hashlib.sha256(f"{self.seed}\x00{_item_key(request)}".encode()).digest()
+        key = f"{self.seed}\x00{_item_key(request)}"
+        sample = int(request.metadata.get("sample", 0) or 0)
+        if sample:  # pass@k: every sample its own draw
+            key += f"\x00sample:{sample}"
+        digest = hashlib.sha256(key.encode()).digest()
         return random.Random(int.from_bytes(digest[:8], "big"))
 
     def answer(self, hints: AnswerHints, request: GenerateRequest) -> str:
@@ -109,10 +116,18 @@ class RandomBaseline(OfflineBaseline):
             return boxed([str(n) for n in sorted(rng.sample(candidates, size))])
         if kind == AnswerType.BLANKS:
             return blanks_answer(hints) or cannot_answer(self.name, hints, "the number of blanks is unknown")
+        if kind in (AnswerType.FREE_TEXT, AnswerType.BOXES):
+            if not hints.chance_answers:
+                return cannot_answer(self.name, hints, "no other question of its task has a gold answer")
+            return rng.choice(hints.chance_answers)
         return cannot_answer(self.name, hints, "there is nothing to choose from")
 
     def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "seed": self.seed}
+        return {
+            **super().describe(),
+            "seed": self.seed,
+            "free_text_and_boxes": "a random gold answer of another item of the same task",
+        }
 
 
 class LongestOptionBaseline(OfflineBaseline):

@@ -56,6 +56,9 @@ class AnswerHints(BaseModel):
     options: dict[str, str] | None = None
     step_numbers: list[int] | None = None  # candidate step numbers (step prediction, generation)
     n_blanks: int = 0
+    #: Gold answers of OTHER items of the same task (never this item's): what a chance baseline
+    #: draws from on free-text and box items, which have no options to guess among.
+    chance_answers: list[str] = Field(default_factory=list)
 
 
 class ThinkingConfig(BaseModel):

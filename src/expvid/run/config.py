@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from expvid.models.types import ThinkingConfig
-from expvid.suites.protocol import FrameOptions, PromptOptions
+from expvid.suites.protocol import JUDGE_INPUTS, FrameOptions, PromptOptions
 
 
 def parse_frame_counts(text: str) -> dict[str, int]:
@@ -95,6 +95,24 @@ class EvalConfig(BaseModel):
     human_judgments: Path | None = None
     #: Reasoning switch and budget for models that support it (the paper compares think / no-think).
     thinking: ThinkingConfig | None = None
+    #: What a ProMQA / SFE judge (and BERTScore) is shown: "raw" reply as the official code sends it,
+    #: or "stripped" of think blocks (reasoning models). None: the suite's default (raw). Scoring
+    #: only, like the judge itself: not part of the identity; judgments are redone when it changes.
+    judge_input: str | None = None
+
+    def suite_settings(self) -> dict[str, Any]:
+        """Options the suite is built with: `suite_options` plus the judge input when one is chosen."""
+        options = dict(self.suite_options)
+        if self.judge_input is not None:
+            options["judge_input"] = self.judge_input
+        return options
+
+    @field_validator("judge_input")
+    @classmethod
+    def _known_judge_input(cls, value: str | None) -> str | None:
+        if value is not None and value not in JUDGE_INPUTS:
+            raise ValueError(f"judge_input must be one of {', '.join(JUDGE_INPUTS)}, got {value!r}")
+        return value
 
     @field_validator("tasks")
     @classmethod

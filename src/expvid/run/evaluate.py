@@ -27,7 +27,7 @@ from expvid.run.rundir import AppendLog, RunDir
 from expvid.run.scoring_phase import RunScores, ScoringInputs, judge_and_score
 from expvid.schema import DataError, Item, SamplerSettings
 from expvid.suites.base import Dataset
-from expvid.suites.protocol import EvalSuite, GenerationDefaults, PromptOptions
+from expvid.suites.protocol import EvalSuite, GenerationDefaults, PromptOptions, with_suite_resolution
 from expvid.suites.registry import get_suite
 
 
@@ -123,7 +123,7 @@ def validate_options(suite: EvalSuite, config: EvalConfig) -> None:
 
 def make_suite(config: EvalConfig) -> EvalSuite:
     try:
-        return get_suite(config.suite, config.suite_options)
+        return get_suite(config.suite, config.suite_settings())
     except (TypeError, ValueError) as error:
         raise DataError(f"suite {config.suite!r}: {error}") from None
 
@@ -137,6 +137,8 @@ async def evaluate(
 ) -> EvalResult:
     console = console or Console(stderr=True)
     suite = make_suite(config)
+    # The suite's paper resolution, when none was given, before the identity is taken (resume check).
+    config = config.model_copy(update={"frames": with_suite_resolution(config.frames, suite)})
     validate_options(suite, config)
     dataset = suite.load(config.data, strict=config.strict)
     for problem in dataset.problems:

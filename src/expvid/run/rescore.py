@@ -32,6 +32,8 @@ class JudgeChoice:
     base_url: str | None = None
     api_key_env: str | None = None
     concurrency: int = 4
+    #: "raw" or "stripped" (ProMQA / SFE); None keeps the run's own choice.
+    judge_input: str | None = None
 
     def options(self, cache_dir: Path | None) -> dict[str, Any]:
         options: dict[str, Any] = {"concurrency": self.concurrency, "cache_dir": cache_dir}
@@ -58,7 +60,13 @@ async def rescore_run(run_dir: Path, *, judge: JudgeChoice, show_progress: bool 
     if not isinstance(settings, dict):
         raise DataError(f"{rundir.manifest_path}: no run settings recorded")
     config = EvalConfig.model_validate(settings)
-    suite = get_suite(manifest.suite, config.suite_options)
+    if judge.judge_input is not None:
+        config = EvalConfig.model_validate({**settings, "judge_input": judge.judge_input})
+        manifest.config["settings"] = config.model_dump(mode="json", exclude={"backend_options"})
+    try:
+        suite = get_suite(manifest.suite, config.suite_settings())
+    except (TypeError, ValueError) as error:
+        raise DataError(f"suite {manifest.suite!r}: {error}") from None
     dataset = suite.load(config.data, strict=False, check_media=False)
     if manifest.dataset_fingerprint and dataset.fingerprint() != manifest.dataset_fingerprint:
         raise DataError(
@@ -155,8 +163,9 @@ async def score_external(
 ) -> RunScores:
     """Score an external predictions file; writes a run directory (model "external") to `out`."""
     options = dict(suite_options or {})
+    judge_input = {"judge_input": judge.judge_input} if judge.judge_input is not None else {}
     try:
-        the_suite = get_suite(suite, options)
+        the_suite = get_suite(suite, {**options, **judge_input})
     except (TypeError, ValueError) as error:
         raise DataError(f"suite {suite!r}: {error}") from None
     dataset = the_suite.load(data, strict=False, check_media=False)
@@ -174,6 +183,7 @@ async def score_external(
         out=out,
         tasks=tasks,
         suite_options=options,
+        judge_input=judge.judge_input,
     )
     rundir = RunDir(out)
     if rundir.predictions_path.exists():

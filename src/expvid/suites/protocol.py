@@ -33,19 +33,48 @@ class PromptOptions(BaseModel):
 
 
 class FrameOptions(BaseModel):
-    """Frame budget overrides: per level ("L1") or per task ("tools"), plus output size."""
+    """Frame budget overrides: per level ("L1") or per task ("tools"), plus output size.
+
+    Output size: `size` squashes to a square (ExpVid F.2: 224x224), `max_side` keeps the aspect
+    ratio with the longest side at most that many pixels (never upscaled), both None keep the
+    source size. When a caller sets neither, `with_suite_resolution` applies the suite's paper
+    setting (SciVideoBench: source size; ProMQA: 1360 px, Table 10's 765p).
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     counts: dict[str, int] = Field(default_factory=dict)
     fps: float | None = None
     max_frames: int | None = None
-    size: int | None = 224
-    max_side: int | None = None
+    size: int | None = Field(default=224, ge=1)
+    max_side: int | None = Field(default=None, ge=1)
     image_format: str = "jpeg"
     jpeg_quality: int = 90
     #: Never sample more frames than this (an API's images-per-request limit).
     max_images: int | None = None
+
+
+def resolution_given(frames: FrameOptions) -> bool:
+    """Whether the caller chose the output size (`size` or `max_side` set explicitly, even to None)."""
+    return bool({"size", "max_side"} & frames.model_fields_set)
+
+
+def with_suite_resolution(frames: FrameOptions, suite: object) -> FrameOptions:
+    """`frames` with the suite's paper resolution (`suite.default_resolution()`) unless one was given.
+
+    Applied once, before the run's identity is taken, so a run directory records the resolution
+    its frames really had and cannot be resumed at another one.
+    """
+    hook = getattr(suite, "default_resolution", None)
+    if resolution_given(frames) or not callable(hook):
+        return frames
+    size, max_side = hook()
+    return frames.model_copy(update={"size": size, "max_side": max_side})
+
+
+#: What a ProMQA / SFE judge (and SFE's BERTScore) is shown: the reply as the model wrote it, as the
+#: official code sends it ("raw"), or with its think blocks removed ("stripped", for reasoning models).
+JUDGE_INPUTS: tuple[str, ...] = ("raw", "stripped")
 
 
 class GenerationDefaults(BaseModel):

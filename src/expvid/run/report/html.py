@@ -81,7 +81,7 @@ def to_html(table: Table, runs: Sequence[LoadedRun], *, title: str) -> str:
     run_rows = [row for row in table.rows if not row.reference]
     reference_rows = [row for row in table.rows if row.reference]
     # Bars for every 0-100 column but the averages (a suite's cells included; 0-1 metrics are not).
-    task_columns = [c for c in table.columns if c.kind in ("task", "cell") and c.fmt == ".1f"]
+    task_columns = [c for c in table.columns if c.kind in ("task", "cell") and c.fmt in (".1f", ".2f")]
     level_names = [c.key for c in table.columns if c.kind == "level"]
     notes = run_notes(table)
     body = [f"<h1>{html.escape(title)}</h1>"]

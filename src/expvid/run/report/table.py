@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from expvid.run.report.settings_note import run_settings_note
 from expvid.run.rundir import RunDir
 from expvid.run.scoring_phase import RunScores, read_scores
 from expvid.schema import DataError
@@ -63,6 +64,8 @@ class Row:
     #: Run-wide counts over every task of scores.json (whatever columns the layout shows):
     #: {"unparseable": n, "failed": n}; None for published rows.
     totals: dict[str, int] | None = None
+    #: Frames and resolution the model was shown (from the manifest); None for published rows.
+    settings: str | None = None
 
 
 @dataclass
@@ -173,7 +176,9 @@ def run_rows(run: LoadedRun, groups: Sequence[ColumnGroup]) -> list[Row]:
     scores = run.scores
     data = scores.model_dump(mode="json")
     row = _row(run.label, data, groups)
-    row.notes = list(scores.run.notes) + _extras_notes(scores)
+    row.settings = run_settings_note(run.rundir)
+    settings = [f"{run.label}: {row.settings}"] if row.settings else []
+    row.notes = settings + list(scores.run.notes) + _extras_notes(scores)
     rows = [row]
     for name, mode in data.get("extraction_modes", {}).items():
         extra = _row(f"{run.label} [{name} extraction]", mode, groups)

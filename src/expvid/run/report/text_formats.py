@@ -59,6 +59,7 @@ def to_csv(table: Table) -> str:
         for column in group.columns:
             name = f"{group.name}/{column.label}"
             header += [name, f"{name} ci_low", f"{name} ci_high", f"{name} n"]
+    header.append("frames and resolution")
     writer.writerow(header)
     for row in table.rows:
         cells: list[object] = [row.label, int(row.reference)]
@@ -71,5 +72,6 @@ def to_csv(table: Table) -> str:
                 "" if ci is None else f"{ci[1]:.4f}",
                 row.counts.get(column.key, ""),
             ]
+        cells.append(row.settings or "")
         writer.writerow(cells)
     return buffer.getvalue()

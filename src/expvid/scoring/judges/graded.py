@@ -3,8 +3,10 @@
 The prompt is SFE's appendix E judge prompt as the SFE task of lmms-eval sends it
 (`prompts/sfe_judge.txt`, with the question, gold answer and prediction in code fences) after the
 system message "You are a helpful and precise assistant for checking the correctness of the
-answer." (`prompts/sfe_judge_system.txt`); temperature 0. The paper's judge is GPT-4o-2024-11-20.
-Headline = mean score x 10.
+answer." (`prompts/sfe_judge_system.txt`); temperature 0, at most 20 new tokens (the official
+`get_chat_response(..., max_tokens=20)`: the reply is to be a bare score). The paper's judge is
+GPT-4o-2024-11-20. Headline = mean score x 10. A judge that needs room to reason (a reasoning
+model) can be given more with `max_tokens`; a reply cut off before its score is a judge failure.
 
 Reading the reply - where the official scorer is faulty (formats.md), this does it right:
 - official: the first run of digits anywhere in the reply ("On a 0-10 scale: 4" gives 0), and a
@@ -29,7 +31,7 @@ from expvid.scoring.judges.base import ask_graded_judge, llm_judge_settings
 
 TEMPLATE_FILE = "sfe_judge.txt"
 SYSTEM_FILE = "sfe_judge_system.txt"
-JUDGE_MAX_TOKENS = 1024
+JUDGE_MAX_TOKENS = 20  # the official judge call
 _SCORE = re.compile(
     r"^[\s*_#]*(?:(?:final\s+)?(?:score|rating|judgement|judgment)\s*[:：=]?\s*)?[*_\s]*(\d{1,2})(?:\s*/\s*10)?[\s*_.]*$",
     re.IGNORECASE,

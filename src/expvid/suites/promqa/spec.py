@@ -11,8 +11,14 @@
   FIRST and the frames after it in one user message, temperature 0, at most 128 new tokens.
   Table 10's main rows use 50 frames for GPT-4o and Gemini (10 for Claude, 100 for Qwen2-VL, 8 for
   VideoLLaMA2); 50 is the default here.
+- Resolution (Table 10 "f, p" and the official `script/preprocess/video.sh`, which extracts frames
+  with `ffmpeg -vf fps=1,scale=W:-1`): the API models (GPT-4o, Gemini, Claude) got 765p frames,
+  1360 px wide, scaled from the 4K recordings; LLaVA 1.5 got 288p (512 wide, from the 360p
+  recordings); Qwen2-VL and VideoLLaMA2 336p (their own inference code). CaptainCook4D recordings
+  are 16:9 landscape, so the width is the longest side: 765p = `max_side` 1360, 288p = 512,
+  336p = 597. Default: 1360 (the GPT-4o row the default 50 frames belong to).
 - Judge (`src/benchmark/evaluate.py`, template "ternary-step"): GPT-4o (gpt-4o-2024-08-06),
-  temperature 0, 256 new tokens; score = mean(0/1/2) x 50.
+  temperature 0, 256 new tokens; score = mean(0/1/2) x 50; the judge reads the raw prediction.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ from __future__ import annotations
 from expvid.schema import AnswerType
 from expvid.scoring.levels import LevelRule, LevelSpec
 from expvid.suites.base import TaskSpec
-from expvid.suites.protocol import GenerationDefaults
+from expvid.suites.protocol import FrameOptions, GenerationDefaults
 
 SUITE = "promqa"
 EXAMPLES_FILE = "examples.json"
@@ -51,17 +57,51 @@ MACHINE_TAG = "machine"
 ANSWER_SOURCES: tuple[str, ...] = ("machine", "human", "both")
 ERROR_GROUPS: tuple[str, ...] = ("clean", "noisy")
 
-#: Where a recording may live, tried in order ({id} = recording_id).
+#: Where a recording may live, tried in order ({id} = recording_id): a plain copy, then the 4K
+#: files (what the 765p rows were scaled from), then CaptainCook4D's 360p files (what the 288p row
+#: was scaled from; at most 640x360, so a 1360 px setting gets 360p frames from them).
 VIDEO_CANDIDATES: tuple[str, ...] = (
     "videos/{id}.mp4",
     "videos/{id}_4K.mp4",
     "resolution_4k/{id}_4K.mp4",
     "recordings/{id}.mp4",
     "{id}.mp4",
+    "videos/{id}_360p.mp4",
+    "resolution_360p/{id}_360p.mp4",
 )
 
 DEFAULT_MAX_FRAMES = 50
 SAMPLING_FPS = 1.0
+#: Longest side (px) of the paper's resolutions for 16:9 recordings (`scale=W:-1` in the official
+#: preprocessing; 336p is not in it and is 336 x 16 / 9 rounded).
+MAX_SIDE_765P = 1360
+MAX_SIDE_336P = 597
+MAX_SIDE_288P = 512
+#: (size, max_side) when none is given: 765p, Table 10's GPT-4o / Gemini / Claude setting.
+DEFAULT_RESOLUTION: tuple[int | None, int | None] = (None, MAX_SIDE_765P)
+
+
+def _row(frames: int, max_side: int) -> FrameOptions:
+    return FrameOptions(max_frames=frames, size=None, max_side=max_side)
+
+
+#: Tables 10 and 15, by preset name: "(Nf, Pp)" -> at most N frames at P.
+FRAME_PRESETS: dict[str, FrameOptions] = {
+    "gpt-4o": _row(50, MAX_SIDE_765P),
+    "gemini-1.5-pro": _row(50, MAX_SIDE_765P),
+    "claude-3.5-sonnet": _row(10, MAX_SIDE_765P),
+    "qwen2-vl": _row(100, MAX_SIDE_336P),
+    "videollama2": _row(8, MAX_SIDE_336P),
+    "videollama2-16f": _row(16, MAX_SIDE_336P),
+    "llava-1.5": _row(50, MAX_SIDE_288P),
+    "gpt-4o-100f": _row(100, MAX_SIDE_288P),
+    "gpt-4o-250f": _row(250, MAX_SIDE_288P),
+    "gemini-1.5-pro-100f": _row(100, MAX_SIDE_288P),
+    "gemini-1.5-pro-250f": _row(250, MAX_SIDE_288P),
+    "claude-3.5-sonnet-100f": _row(100, MAX_SIDE_288P),
+}
+FRAME_PRESETS["gemini"] = FRAME_PRESETS["gemini-1.5-pro"]
+FRAME_PRESETS["claude"] = FRAME_PRESETS["claude-3.5-sonnet"]
 GENERATION = GenerationDefaults(
     temperature=0.0, max_tokens=128, source="ProMQA code (src/benchmark/predict.py defaults); §C.2"
 )

@@ -23,13 +23,16 @@ from expvid.scoring import Extraction, extract_answer, needs_judge, score_item
 from expvid.scoring.judges.offline_graded import OfflineTernaryJudge
 from expvid.scoring.judges.ternary import PerformedStep, TernaryJudge
 from expvid.suites.base import Dataset
-from expvid.suites.judge_adapter import JudgeAdapter
+from expvid.suites.chance import ChancePools
+from expvid.suites.judge_adapter import JudgeAdapter, check_judge_input, judged_text
 from expvid.suites.promqa.loader import load_promqa
 from expvid.suites.promqa.prompts import build_prompt
 from expvid.suites.promqa.spec import (
     ANSWER_SOURCES,
     DEFAULT_MAX_FRAMES,
+    DEFAULT_RESOLUTION,
     ERROR_GROUPS,
+    FRAME_PRESETS,
     GENERATION,
     LEVELS,
     SAMPLING_FPS,
@@ -55,12 +58,23 @@ def performed_steps(item: Item) -> list[PerformedStep]:
 
 
 class ProMQAJudge(JudgeAdapter):
-    """The runner's view of a ProMQA judge (LLM or offline): one 0/1/2 decision per answer."""
+    """The runner's view of a ProMQA judge (LLM or offline): one 0/1/2 decision per answer.
+
+    The judge reads the reply as the model wrote it, as the official evaluate.py does
+    (`judge_input="raw"`), or the reply with its think blocks removed (`"stripped"`).
+    """
 
     inner: TernaryJudge | OfflineTernaryJudge
 
+    def __init__(self, inner: TernaryJudge | OfflineTernaryJudge, judge_input: str = "raw") -> None:
+        super().__init__(inner)
+        self.judge_input = check_judge_input(judge_input)
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "judge_input": self.judge_input}
+
     async def judge(self, item: Item, extraction: Extraction, response: str | None) -> Judgment:
-        prediction = extraction.value if isinstance(extraction.value, str) else (response or "")
+        prediction = judged_text(self.judge_input, extraction, response)
         return await self.inner.decide(
             item_id=item.id,
             task=item.task,
@@ -83,8 +97,11 @@ class ProMQASuite:
     generation = GENERATION
 
     def __init__(self, **options: Any) -> None:
+        judge_input = options.pop("judge_input", "raw")
         if options:
-            raise ValueError(f"ProMQA takes no suite options, got {sorted(options)}")
+            raise ValueError(f"ProMQA takes no suite options but judge_input, got {sorted(options)}")
+        self.judge_input = check_judge_input(str(judge_input))
+        self._chance = ChancePools()
 
     def load(
         self,
@@ -94,7 +111,12 @@ class ProMQASuite:
         strict: bool = False,
         check_media: bool = True,
     ) -> Dataset:
-        return load_promqa(root, tasks=tasks, strict=strict, check_media=check_media)
+        dataset = load_promqa(root, tasks=tasks, strict=strict, check_media=check_media)
+        self._chance = ChancePools.of(
+            (item.task, item.id, [str(answer) for answer in item.answer])  # type: ignore[union-attr]
+            for item in dataset.items
+        )
+        return dataset
 
     def validate_options(self, prompt: PromptOptions, frames: FrameOptions) -> None:
         if prompt.with_asr or prompt.variant:
@@ -103,6 +125,17 @@ class ProMQASuite:
             )
         if frames.counts:
             raise ValueError("ProMQA samples at 1 fps up to a cap; use --max-frames N instead of --frames")
+
+    def default_resolution(self) -> tuple[int | None, int | None]:
+        """(size, max_side) when none is given: 765p (1360 px wide), Table 10's API-model setting."""
+        return DEFAULT_RESOLUTION
+
+    def frame_preset(self, name: str) -> FrameOptions:
+        """A row of Tables 10 / 15: its frame cap and resolution (e.g. gpt-4o: 50 frames at 765p)."""
+        try:
+            return FRAME_PRESETS[name]
+        except KeyError:
+            raise ValueError(f"unknown frame preset {name!r}; presets: {', '.join(FRAME_PRESETS)}") from None
 
     def sampler(self, item: Item, frames: FrameOptions) -> SamplerSettings | None:
         if not isinstance(item.media, VideoRef):
@@ -126,7 +159,10 @@ class ProMQASuite:
         return [Message(role="user", content=[TextPart(text=self.prompt_text(item, options)), *images])]
 
     def hints(self, item: Item) -> AnswerHints:
-        return AnswerHints(answer_type=AnswerType.FREE_TEXT)
+        """Free text; for chance baselines, the gold answers of the OTHER questions of its type."""
+        return AnswerHints(
+            answer_type=AnswerType.FREE_TEXT, chance_answers=self._chance.others(item.task, item.id)
+        )
 
     def extract(self, response: str | None, item: Item) -> Extraction:
         return extract_answer(response, item)
@@ -140,8 +176,8 @@ class ProMQASuite:
     def build_judge(self, spec: str | None, backend_options: dict[str, Any]) -> ProMQAJudge:
         """ProMQA's ternary LLM judge behind `spec` (the paper: openai:gpt-4o-2024-08-06), or offline."""
         if spec is None:
-            return ProMQAJudge(OfflineTernaryJudge())
-        return ProMQAJudge(TernaryJudge(create_backend(spec, **backend_options)))
+            return ProMQAJudge(OfflineTernaryJudge(), self.judge_input)
+        return ProMQAJudge(TernaryJudge(create_backend(spec, **backend_options)), self.judge_input)
 
     def groups(self, item: Item) -> dict[str, str]:
         """Breakdown keys: clean / noisy (Tables 10, 15) and answer source (Table 16)."""

@@ -5,7 +5,13 @@ Every default is written once, here, with where it comes from:
   for Qwen2.5-VL, 512 for InternVideo2.5, 128 for LongVA, 32 for InternVL3 / LLaVA-OneVision /
   LLaVA-NeXT-Video, 16 for InternVL2); temperature 0.
 - official lmms-eval task (`scivideobench.yaml`): greedy decoding, max_new_tokens 16 (its README
-  example uses 1024), post prompts per model family.
+  example uses 1024), post prompts per model family (lmms-eval picks them by model: `gpt4v` for
+  its GPT-4V/4o wrapper, `llava_vid` for LLaVA-Video, `default` otherwise), and the chain-of-thought
+  post prompt `post_prompt_cot` (§3.8).
+- resolution: every model is evaluated "at its native processing" (§3.2, appendix C): lmms-eval
+  hands each model the decoded frames at the video's own size and the model's processor resizes
+  them. The harness therefore sends source-size frames (aspect ratio kept) by default and for every
+  preset; `--max-side N` / `--size N` override it and are recorded with the run.
 - Table 2 layout: Overall | Conceptual, Hypothetical, Quantitative | Biology, Chemistry,
   Medicine, Physics. Overall and every group are pooled accuracy over their questions.
 """
@@ -90,19 +96,33 @@ PAPER_DISCIPLINE_COUNTS: dict[str, int] = {"Biology": 409, "Chemistry": 165, "Me
 PAPER_QUESTION_TYPE_COUNTS: dict[str, int] = {"conceptual": 370, "hypothetical": 385, "quantitative": 245}
 
 DEFAULT_FRAMES = 32  # InternVL3 / LLaVA-OneVision / LLaVA-NeXT-Video setting (§3.2)
+#: (size, max_side) of the frames sent: the source size ("native processing", §3.2).
+DEFAULT_RESOLUTION: tuple[int | None, int | None] = (None, None)
 
-#: Per-model frame settings of §3.2 / Table 6, by preset name.
+
+def _native(*, frames: int | None = None, fps: float | None = None) -> FrameOptions:
+    """A per-model frame setting at the source size (both size fields set, so the preset decides)."""
+    size, max_side = DEFAULT_RESOLUTION
+    counts = {"all": frames} if frames is not None else {}
+    return FrameOptions(counts=counts, fps=fps, size=size, max_side=max_side)
+
+
+#: Per-model frame settings of §3.2 / Table 6, by preset name; every one at the source size.
 FRAME_PRESETS: dict[str, FrameOptions] = {
-    "gemini": FrameOptions(fps=1.0),
-    "gpt-4o": FrameOptions(counts={"all": 256}),
-    "qwen2.5-vl": FrameOptions(counts={"all": 768}),
-    "internvideo2.5": FrameOptions(counts={"all": 512}),
-    "longva": FrameOptions(counts={"all": 128}),
-    "internvl3": FrameOptions(counts={"all": 32}),
-    "llava-onevision": FrameOptions(counts={"all": 32}),
-    "llava-next-video": FrameOptions(counts={"all": 32}),
-    "internvl2": FrameOptions(counts={"all": 16}),
+    "gemini": _native(fps=1.0),
+    "gpt-4o": _native(frames=256),
+    "qwen2.5-vl": _native(frames=768),
+    "internvideo2.5": _native(frames=512),
+    "longva": _native(frames=128),
+    "internvl3": _native(frames=32),
+    "llava-onevision": _native(frames=32),
+    "llava-next-video": _native(frames=32),
+    "internvl2": _native(frames=16),
 }
+#: The post prompt lmms-eval gives each preset's model (`lmms_eval_specific_kwargs` by model name):
+#: its `gpt4v` wrapper for GPT-4o, its `llava_vid` model for LLaVA-NeXT-Video; the others get the
+#: default entry.
+PRESET_POST_PROMPTS: dict[str, str] = {"gpt-4o": "gpt4v", "llava-next-video": "llava_vid"}
 
 GENERATION = GenerationDefaults(
     temperature=0.0,
@@ -112,12 +132,19 @@ GENERATION = GenerationDefaults(
 GENERATION_COT = GenerationDefaults(
     temperature=0.0,
     max_tokens=1024,
-    source="SciVideoBench §3.8 CoT (MMVU [61] template; 1024 new tokens as MMVU and the task README use)",
+    source=(
+        "SciVideoBench §3.8 CoT (the task's post_prompt_cot, or MMVU [61] with cot=mmvu); 1024 new tokens "
+        "as the task README and MMVU use (the task file's 16 would cut the reasoning off)"
+    ),
 )
 
-#: Post prompts of the official task, by lmms-eval model family (`lmms_eval_specific_kwargs`).
+#: Post prompts of the official task, by lmms-eval model family (`lmms_eval_specific_kwargs`), as
+#: the current task file has them (the `llava_vid` entry is the default text).
 POST_PROMPTS: dict[str, str] = {
     "default": "post_prompt_default.txt",
     "gpt4v": "post_prompt_gpt4v.txt",
     "llava_vid": "post_prompt_llava_vid.txt",
 }
+#: Chain-of-thought templates (`--variant cot[=NAME]`): the task's own `post_prompt_cot` (default)
+#: and MMVU's multiple-choice CoT template, which §3.8 says it follows.
+COT_TEMPLATES: dict[str, str] = {"official": "post_prompt_cot.txt", "mmvu": "cot_mmvu.txt"}

@@ -22,17 +22,22 @@ from expvid.scoring.official_choice import MODE_NAME, extract_official
 from expvid.suites.base import Dataset
 from expvid.suites.protocol import FrameOptions, GenerationDefaults, PromptOptions
 from expvid.suites.scivideobench.loader import load_scivideobench
-from expvid.suites.scivideobench.prompts import build_prompt, check_variant
+from expvid.suites.scivideobench.prompts import build_prompt, check_variant, cot_template
 from expvid.suites.scivideobench.spec import (
     DEFAULT_FRAMES,
+    DEFAULT_RESOLUTION,
     DISCIPLINES,
     FRAME_PRESETS,
     GENERATION,
     GENERATION_COT,
     LEVELS,
+    PRESET_POST_PROMPTS,
     SUITE,
     TASKS,
 )
+
+#: Table 2 prints two decimals.
+TABLE_FORMAT = ".2f"
 
 ExtractionMode = Callable[[str | None, Item, int], Extraction]
 
@@ -53,6 +58,8 @@ class SciVideoBenchSuite:
     generation = GENERATION
 
     def __init__(self, **options: Any) -> None:
+        if "judge_input" in options:
+            raise ValueError("SciVideoBench has no judge (answers are letters); --judge-input does not apply")
         if options:
             raise ValueError(f"SciVideoBench takes no suite options, got {sorted(options)}")
 
@@ -75,13 +82,22 @@ class SciVideoBenchSuite:
             raise ValueError(f"--frames keys for SciVideoBench are 'all' or a question type, got {unknown}")
 
     def generation_for(self, prompt: PromptOptions) -> GenerationDefaults:
-        return GENERATION_COT if prompt.variant.get("cot") else GENERATION
+        return GENERATION_COT if cot_template(prompt.variant) is not None else GENERATION
+
+    def default_resolution(self) -> tuple[int | None, int | None]:
+        """(size, max_side) when none is given: the source size, each model's "native processing"."""
+        return DEFAULT_RESOLUTION
 
     def frame_preset(self, name: str) -> FrameOptions:
         try:
             return FRAME_PRESETS[name]
         except KeyError:
             raise ValueError(f"unknown frame preset {name!r}; presets: {', '.join(FRAME_PRESETS)}") from None
+
+    def prompt_preset(self, name: str) -> dict[str, Any]:
+        """The prompt variant lmms-eval gives the preset's model (gpt-4o: the gpt4v post prompt)."""
+        post = PRESET_POST_PROMPTS.get(name)
+        return {"post_prompt": post} if post is not None else {}
 
     def sampler(self, item: Item, frames: FrameOptions) -> SamplerSettings | None:
         if not isinstance(item.media, VideoRef):
@@ -130,10 +146,16 @@ class SciVideoBenchSuite:
     def table_layout(self) -> list[dict[str, Any]]:
         """Table 2: Overall | question types | disciplines (raw disciplines mapped in `spec.py`)."""
         return [
-            {"name": "All", "columns": [{"key": "Overall", "label": "Overall", "kind": "level"}]},
+            {
+                "name": "All",
+                "columns": [{"key": "Overall", "label": "Overall", "kind": "level", "fmt": TABLE_FORMAT}],
+            },
             {
                 "name": "Question Type",
-                "columns": [{"key": spec.name, "label": spec.column, "kind": "task"} for spec in TASKS],
+                "columns": [
+                    {"key": spec.name, "label": spec.column, "kind": "task", "fmt": TABLE_FORMAT}
+                    for spec in TASKS
+                ],
             },
             {
                 "name": "Discipline",
@@ -143,6 +165,7 @@ class SciVideoBenchSuite:
                         "label": discipline,
                         "kind": "cell",
                         "path": ["disciplines", discipline, "levels", "Overall"],
+                        "fmt": TABLE_FORMAT,
                     }
                     for discipline in DISCIPLINES
                 ],

@@ -3,10 +3,13 @@
 Records (formats.md): `id` (the SFE task id is the prefix before "/", e.g. `C004/...`), `field`,
 `question_type` (mcq | exact_match | open_ended), `question`, `options` (a list whose entries
 already carry their letters), `answer` (boxes as `[x1,y1,x2,y2;x1,y1,x2,y2]`, coordinates in
-0..1, for E011/E012), `images` (a list of paths). A language's records are the JSON / JSONL
-files in a folder named `en` / `zh` or ending in `-en` / `-zh` (`20250515-en/`), or a file
-`en.jsonl` / `sfe_en.jsonl`. An image path is looked up as written under the dataset root, then
-as `images/<file name>` (what the official task does), then next to the records file.
+0..1, for E011/E012), `images` (a list of paths). A language's records are the JSON / JSONL /
+parquet files in a folder named `en` / `zh` or ending in `-en` / `-zh` (`20250611-en/`, as the
+Hugging Face release has them), or a file `en.jsonl` / `sfe_en.jsonl` / `sfe_en.parquet`. An image
+path is looked up as written under the dataset root, then as `images/<file name>` (what the
+official task does), then next to the records file. Parquet image columns may instead embed the
+image bytes (`{bytes, path}` structs, the Hugging Face image feature): those are written once into
+the cache (`parquet.ImageStore`) and sent as released.
 
 Ids repeat across languages, so an item's id is `"{language}/{id}"`.
 """
@@ -22,6 +25,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from expvid.media.cache import default_cache_dir
 from expvid.schema import (
     AnswerType,
     Box,
@@ -34,6 +38,7 @@ from expvid.schema import (
 from expvid.scoring.sfe_boxes import parse_official_boxes
 from expvid.suites.base import Dataset
 from expvid.suites.release_io import json_records, read_release_bytes, release_root, wanted_tasks
+from expvid.suites.sfe.parquet import IMAGE_CACHE, PARQUET_SUFFIX, ImageStore, file_sha256, parquet_records
 from expvid.suites.sfe.spec import (
     FIELD_NAMES,
     GROUNDING_TASK_IDS,
@@ -46,6 +51,7 @@ from expvid.suites.sfe.spec import (
 
 _REQUIRED = ("id", "field", "question_type", "question", "answer", "images")
 _LEVEL = re.compile(r"^\s*[Ll]?([123])\s*$")
+RECORD_SUFFIXES = (".jsonl", ".json", PARQUET_SUFFIX)
 
 
 class _BadRecord(ValueError):
@@ -58,9 +64,10 @@ def language_files(root: Path, language: str) -> list[Path]:
     for folder in sorted(p for p in root.iterdir() if p.is_dir()):
         name = folder.name.lower()
         if name == language or name.endswith((f"-{language}", f"_{language}")):
-            found += sorted(p for p in folder.iterdir() if p.suffix in (".jsonl", ".json") and p.is_file())
-    for pattern in (f"{language}.jsonl", f"{language}.json", f"*_{language}.jsonl", f"*-{language}.jsonl"):
-        found += sorted(root.glob(pattern))
+            found += sorted(p for p in folder.iterdir() if p.suffix in RECORD_SUFFIXES and p.is_file())
+    for suffix in RECORD_SUFFIXES:
+        for pattern in (f"{language}{suffix}", f"*_{language}{suffix}", f"*-{language}{suffix}"):
+            found += sorted(root.glob(pattern))
     return list(dict.fromkeys(found))
 
 
@@ -98,8 +105,13 @@ def load_sfe(
     strict: bool = False,
     check_media: bool = True,
     levels: dict[str, int] | None = None,
+    image_cache: Path | None = None,
 ) -> Dataset:
-    """Load the SFE sets of `languages` from `root`; `tasks` selects question types (+ grounding)."""
+    """Load the SFE sets of `languages` from `root`; `tasks` selects question types (+ grounding).
+
+    `image_cache`: where images embedded in parquet files are written once (default: the frame
+    cache, `$EXPVID_CACHE_DIR/sfe-images`).
+    """
     root_path = release_root(root, "SFE")
     bad = [language for language in languages if language not in LANGUAGES]
     if bad or not languages:
@@ -107,16 +119,16 @@ def load_sfe(
     wanted = wanted_tasks(tasks, (spec.name for spec in TASKS), suite_label="SFE", noun="task")
     level_map = {**TASK_LEVELS, **(levels or {})}
     dataset = Dataset(suite=SUITE, root=root_path, tasks=tuple(spec for spec in TASKS if spec.name in wanted))
+    store = ImageStore(image_cache if image_cache is not None else default_cache_dir() / IMAGE_CACHE)
     for language in languages:
         files = language_files(root_path, language)
         if not files:
-            parquet = sorted(root_path.glob(f"**/*{language}*/*.parquet"))
-            hint = " (found parquet files: export them to JSONL first)" if parquet else ""
             raise DataError(
-                f"{root_path}: no {language} records (a folder '{language}' or '*-{language}'){hint}"
+                f"{root_path}: no {language} records (JSONL, JSON or parquet files in a folder "
+                f"'{language}' or '*-{language}', or a file '{language}.jsonl')"
             )
         for path in files:
-            _load_file(path, root_path, language, level_map, check_media, wanted, dataset)
+            _load_file(path, root_path, language, level_map, check_media, wanted, dataset, store)
     if strict and dataset.problems:
         raise DataError(dataset.problems)
     return dataset
@@ -130,19 +142,32 @@ def _load_file(
     check_media: bool,
     wanted: set[str],
     dataset: Dataset,
+    store: ImageStore,
 ) -> None:
-    data = read_release_bytes(path)
-    if isinstance(data, RecordProblem):
-        dataset.problems.append(data)
-        return
-    dataset.file_hashes[str(path.relative_to(root))] = hashlib.sha256(data).hexdigest()
+    records: Iterable[tuple[int, dict[str, Any] | RecordProblem]]
+    if path.suffix == PARQUET_SUFFIX:
+        try:
+            dataset.file_hashes[str(path.relative_to(root))] = file_sha256(path)
+        except OSError as error:
+            dataset.problems.append(
+                RecordProblem(path, 0, f"cannot read the file ({error.strerror or error})")
+            )
+            return
+        records = parquet_records(path)
+    else:
+        data = read_release_bytes(path)
+        if isinstance(data, RecordProblem):
+            dataset.problems.append(data)
+            return
+        dataset.file_hashes[str(path.relative_to(root))] = hashlib.sha256(data).hexdigest()
+        records = json_records(path, data)
     seen = {item.id for item in dataset.items}
-    for line, record in json_records(path, data):
+    for line, record in records:
         if isinstance(record, RecordProblem):
             dataset.problems.append(record)
             continue
         try:
-            item = record_to_item(record, root, path.parent, language, level_map, check_media)
+            item = record_to_item(record, root, path.parent, language, level_map, check_media, store)
         except _BadRecord as error:
             dataset.problems.append(RecordProblem(path, line, str(error)))
             continue
@@ -156,11 +181,45 @@ def _load_file(
             dataset.items.append(item)
 
 
-def _images(value: Any, root: Path, folder: Path, check_media: bool) -> tuple[str, ...]:
-    if not isinstance(value, list) or not value or not all(isinstance(p, str) and p.strip() for p in value):
-        raise _BadRecord(f"images must be a non-empty list of paths, got {value!r}")
+def _image_entries(value: Any) -> list[str | dict[str, Any]]:
+    """The record's images as a list of paths or `{bytes, path}` structs (a lone one is a list of one)."""
+    entries = value if isinstance(value, list) else [value] if isinstance(value, str | dict) else None
+    if not entries or not all(_usable_entry(entry) for entry in entries):
+        shown = _shown_images(value)
+        raise _BadRecord(f"images must be a non-empty list of paths or embedded images, got {shown!r}")
+    return entries
+
+
+def _usable_entry(entry: Any) -> bool:
+    if isinstance(entry, str):
+        return bool(entry.strip())
+    if isinstance(entry, dict):
+        return bool(entry.get("bytes")) or (
+            isinstance(entry.get("path"), str) and bool(entry["path"].strip())
+        )
+    return False
+
+
+def _shown_images(value: Any) -> Any:
+    """`value` with embedded bytes replaced by their size (for messages and `meta`)."""
+    if isinstance(value, list):
+        return [_shown_images(entry) for entry in value]
+    if isinstance(value, dict):
+        data = value.get("bytes")
+        return {**value, "bytes": f"<{len(data)} bytes>"} if isinstance(data, bytes | bytearray) else value
+    return value
+
+
+def _images(value: Any, root: Path, folder: Path, check_media: bool, store: ImageStore) -> tuple[str, ...]:
     resolved = []
-    for raw in value:
+    for entry in _image_entries(value):
+        if isinstance(entry, dict) and entry.get("bytes"):
+            try:
+                resolved.append(str(store.put(bytes(entry["bytes"]))))
+            except (ValueError, OSError) as error:
+                raise _BadRecord(f"embedded image {entry.get('path') or ''}: {error}") from None
+            continue
+        raw = entry if isinstance(entry, str) else str(entry["path"])
         candidates = [root / raw, root / "images" / Path(raw).name, folder / raw]
         path = next((c for c in candidates if c.is_file()), None)
         if path is None:
@@ -193,6 +252,7 @@ def record_to_item(
     language: str,
     level_map: dict[str, int],
     check_media: bool,
+    store: ImageStore | None = None,
 ) -> Item:
     missing = [name for name in _REQUIRED if name not in record]
     if missing:
@@ -221,7 +281,9 @@ def record_to_item(
     if isinstance(answer, bool) or not isinstance(answer, str | int | float) or str(answer).strip() == "":
         raise _BadRecord(f"answer must be a non-empty text, got {answer!r}")
     answer = str(answer)
-    images = _images(record["images"], root, folder, check_media)
+    images = _images(
+        record["images"], root, folder, check_media, store or ImageStore(default_cache_dir() / IMAGE_CACHE)
+    )
     grounding = task_id in GROUNDING_TASK_IDS
     explicit = record.get("cognitive_level", record.get("level"))
     level = _level(explicit) if explicit is not None else level_map.get(task_id)
@@ -247,7 +309,7 @@ def record_to_item(
                 "question_type": question_type,
                 "options": options,
                 "answer_raw": answer,
-                "images_raw": record["images"],
+                "images_raw": _shown_images(record["images"]),
             },
         )
     except ValidationError as error:

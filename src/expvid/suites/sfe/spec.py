@@ -60,6 +60,20 @@ TASK_LEVELS: dict[str, int] = {
 
 GENERATION = GenerationDefaults(temperature=0.0, max_tokens=1024, source="SFE §4 General Settings")
 
+#: The official aggregation's IoU thresholds (`sfe-en.yaml`: acc@0.1, 0.3, 0.5, 0.7, 0.9).
+IOU_THRESHOLDS: tuple[float, ...] = (0.1, 0.3, 0.5, 0.7, 0.9)
+
+
+def acc_key(threshold: float) -> str:
+    """The official metric: share of ALL items of the set whose box IoU is above the threshold."""
+    return f"acc@{threshold:g}"
+
+
+def box_acc_key(threshold: float) -> str:
+    """The same share over the box items only (unparseable = 0)."""
+    return f"box_acc@{threshold:g}"
+
+
 #: Metrics reported beside the judge score, and their scales.
 METRIC_UNITS: dict[str, str] = {
     "bertscore_f1": "0-1",
@@ -67,4 +81,7 @@ METRIC_UNITS: dict[str, str] = {
     "iou_parsed_only": "%",
     "iou_best_pair": "%",
     "llm_score_official_parse": "%",
+    "level_covered": "%",
+    **{acc_key(t): "%" for t in IOU_THRESHOLDS},
+    **{box_acc_key(t): "%" for t in IOU_THRESHOLDS},
 }

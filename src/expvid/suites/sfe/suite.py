@@ -2,11 +2,16 @@
 
 Scores: judged items (mcq, exact_match, open_ended) earn judge/10, so task scores and the
 "Average" are the paper's LLM score (mean x 10). Box items (E011, E012) earn the official
-prediction-order greedy IoU. Beside them (metrics in scores.json): BERTScore F1 of open answers
-(model configurable, default `auto`), execution success and IoU over parsed answers only (the
-official aggregation), the order-free best-pair IoU, and the judge score as the official parser
-would have read it. Breakdowns by language, discipline x language and cognitive level x language
-give Tables 3 and 4.
+prediction-order greedy IoU, an unparseable answer 0 (the strict "EM IoU (unparseable = 0)").
+Beside them (metrics in scores.json): BERTScore F1 of open answers (model configurable, default
+`auto`), execution success, IoU over parsed answers only (the official aggregation and the
+paper's "EM IoU" column), the official acc@0.1..0.9 (as its aggregation computes them: over every
+item of the set) and box_acc@0.1..0.9 (over the box items), the order-free best-pair IoU, and the
+judge score as the official parser would have read it. Breakdowns by language, discipline x
+language and cognitive level x language give Tables 3 and 4.
+
+The judge and BERTScore read the reply as the model wrote it, as the official code does
+(`judge_input="raw"`), or with its think blocks removed (`"stripped"`, for reasoning models).
 """
 
 from __future__ import annotations
@@ -36,14 +41,29 @@ from expvid.scoring.judges.offline_graded import OfflineGradedJudge
 from expvid.scoring.metrics import greedy_box_iou, video_id_of
 from expvid.scoring.sfe_boxes import parse_official_boxes, prediction_order_greedy_iou
 from expvid.suites.base import Dataset
-from expvid.suites.judge_adapter import JudgeAdapter
-from expvid.suites.protocol import FrameOptions, PromptOptions
+from expvid.suites.chance import ChancePools
+from expvid.suites.judge_adapter import JudgeAdapter, check_judge_input, judged_text
+from expvid.suites.protocol import FrameOptions, PromptOptions, resolution_given
 from expvid.suites.sfe.loader import load_sfe, read_level_map
 from expvid.suites.sfe.prompts import build_prompt, option_letters
-from expvid.suites.sfe.spec import DISCIPLINES, GENERATION, LANGUAGES, LEVELS, METRIC_UNITS, SUITE, TASKS
+from expvid.suites.sfe.spec import (
+    DISCIPLINES,
+    GENERATION,
+    IOU_THRESHOLDS,
+    LANGUAGES,
+    LEVELS,
+    METRIC_UNITS,
+    SUITE,
+    TASK_LEVELS,
+    TASKS,
+    acc_key,
+    box_acc_key,
+)
 
 JUDGE_SCALE = 10.0
-OPTION_KEYS = ("languages", "bertscore", "levels")
+OPTION_KEYS = ("languages", "bertscore", "levels", "judge_input")
+#: Tables 3 and 4 print two decimals (BERTScore three, on its 0-1 scale).
+TABLE_FORMAT = ".2f"
 
 
 @cache
@@ -58,8 +78,15 @@ class SFEJudge(JudgeAdapter):
 
     inner: GradedJudge | OfflineGradedJudge
 
+    def __init__(self, inner: GradedJudge | OfflineGradedJudge, judge_input: str = "raw") -> None:
+        super().__init__(inner)
+        self.judge_input = check_judge_input(judge_input)
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "judge_input": self.judge_input}
+
     async def judge(self, item: Item, extraction: Extraction, response: str | None) -> Judgment:
-        prediction = extraction.value if isinstance(extraction.value, str) else (response or "")
+        prediction = judged_text(self.judge_input, extraction, response)
         answer = str(item.meta["answer_raw"])
         if isinstance(self.inner, OfflineGradedJudge):
             options = option_letters(list(item.meta.get("options", [])))
@@ -94,7 +121,11 @@ class SFESuite:
         self.languages: tuple[str, ...] = tuple(languages)
         self.bertscore_spec = str(options.get("bertscore", "auto"))
         self.level_file = Path(options["levels"]) if options.get("levels") else None
+        self.judge_input = check_judge_input(str(options.get("judge_input", "raw")))
         self._scorer: BertScorer | None = None
+        self._chance = ChancePools()
+        #: Cognitive-level coverage of the last scored entries (see `extra_metrics`).
+        self._coverage: dict[str, dict[str, int]] = {}
 
     def load(
         self,
@@ -105,14 +136,24 @@ class SFESuite:
         check_media: bool = True,
     ) -> Dataset:
         levels = read_level_map(self.level_file) if self.level_file else None
-        return load_sfe(
+        dataset = load_sfe(
             root, languages=self.languages, tasks=tasks, strict=strict, check_media=check_media, levels=levels
         )
+        self._chance = ChancePools.of(
+            (_chance_group(item, by_task=by_task), item.id, [str(item.meta["answer_raw"])])
+            for item in dataset.items
+            for by_task in (True, False)
+        )
+        return dataset
 
     def validate_options(self, prompt: PromptOptions, frames: FrameOptions) -> None:
         if prompt.with_asr or prompt.variant:
             raise ValueError(
                 "SFE has one prompt per question type (appendix D); --with-asr / --variant do not apply"
+            )
+        if resolution_given(frames) and (frames.size is not None or frames.max_side is not None):
+            raise ValueError(
+                "SFE sends its images as released (the official task resizes none); --size / --max-side do not apply"
             )
 
     def sampler(self, item: Item, frames: FrameOptions) -> SamplerSettings | None:
@@ -125,11 +166,17 @@ class SFESuite:
         return [Message(role="user", content=[*images, TextPart(text=self.prompt_text(item, options))])]
 
     def hints(self, item: Item) -> AnswerHints:
+        """Multiple choice: the option letters. Otherwise, for chance baselines, the gold answers of
+        the other questions of the same SFE task and language (of its question type when the task
+        has no other question)."""
         if item.meta.get("question_type") == "mcq":
             letters = option_letters(list(item.meta.get("options", [])))
             if letters:
                 return AnswerHints(answer_type=AnswerType.CHOICE, options=letters)
-        return AnswerHints(answer_type=item.answer_type)
+        pool = self._chance.others(_chance_group(item), item.id) or self._chance.others(
+            _chance_group(item, by_task=False), item.id
+        )
+        return AnswerHints(answer_type=item.answer_type, chance_answers=pool)
 
     def extract(self, response: str | None, item: Item) -> Extraction:
         if item.answer_type is not AnswerType.BOXES:
@@ -165,8 +212,8 @@ class SFESuite:
     def build_judge(self, spec: str | None, backend_options: dict[str, Any]) -> SFEJudge:
         """SFE's 0-10 LLM judge behind `spec` (the paper: openai:gpt-4o-2024-11-20), or offline."""
         if spec is None:
-            return SFEJudge(OfflineGradedJudge())
-        return SFEJudge(GradedJudge(create_backend(spec, **backend_options)))
+            return SFEJudge(OfflineGradedJudge(), self.judge_input)
+        return SFEJudge(GradedJudge(create_backend(spec, **backend_options)), self.judge_input)
 
     def groups(self, item: Item) -> dict[str, str]:
         language = str(item.meta["language"])
@@ -190,43 +237,77 @@ class SFESuite:
     def extra_metrics(
         self, entries: Sequence[tuple[Item, Extraction, Judgment | None, str | None]]
     ) -> dict[str, dict[str, float | None]]:
-        """Per item: BERTScore F1 (open), execution success and IoU variants (boxes), official judge parse."""
+        """Per item: BERTScore F1 (open), box metrics (E011/E012), the official acc@t (every item),
+        the judge score as the official parser reads it, and whether the item is in an L column."""
         values: dict[str, dict[str, float | None]] = {}
         open_pairs: list[tuple[str, str, str]] = []
         for item, extraction, judgment, response in entries:
-            metrics: dict[str, float | None] = {}
+            metrics: dict[str, float | None] = {"level_covered": 100.0 if item.level is not None else 0.0}
             if item.answer_type is AnswerType.BOXES:
                 metrics.update(_box_metrics(item, extraction, response))
             else:
+                # The official acc@t averages over EVERY item of the set; a non-box item counts 0.
+                metrics.update({acc_key(threshold): 0.0 for threshold in IOU_THRESHOLDS})
                 failed = extraction.status is ExtractionStatus.FAILED
                 raw = judgment.raw if judgment is not None and judgment.error is None else None
                 metrics["llm_score_official_parse"] = None if failed else 10.0 * official_score_parse(raw)
                 if item.task == "open_ended":
                     metrics["bertscore_f1"] = None
                     if extraction.ok:
-                        open_pairs.append((item.id, str(extraction.value), str(item.meta["answer_raw"])))
+                        prediction = judged_text(self.judge_input, extraction, response)
+                        open_pairs.append((item.id, prediction, str(item.meta["answer_raw"])))
             values[item.id] = metrics
         if open_pairs:
             scores = self.scorer.score_pairs([(prediction, gold) for _, prediction, gold in open_pairs])
             for (item_id, _, _), value in zip(open_pairs, scores, strict=True):
                 values[item_id]["bertscore_f1"] = value.f1
+        self._coverage = level_coverage([item for item, *_ in entries])
         return values
 
     def metric_settings(self) -> dict[str, Any]:
-        return {"bertscore": self.scorer.describe()}
+        return {
+            "bertscore": self.scorer.describe(),
+            "judge_input": self.judge_input,
+            "level_coverage": self._coverage,
+            "iou_thresholds": list(IOU_THRESHOLDS),
+        }
 
     def score_notes(self) -> list[str]:
-        if self.scorer.spec.official:
-            return []
-        return [
-            f"BERTScore used {self.scorer.describe()['model']}, layer {self.scorer.spec.layer}, not the paper's "
-            "bert-base-multilingual-cased layer 9; its values are not comparable to Table 4's."
+        notes = []
+        if not self.scorer.spec.official:
+            notes.append(
+                f"BERTScore used {self.scorer.describe()['model']}, layer {self.scorer.spec.layer}, not the "
+                "paper's bert-base-multilingual-cased layer 9; its values are not comparable to Table 4's."
+            )
+        if self.judge_input != "raw":
+            notes.append(
+                "The judge and BERTScore read the replies with think blocks removed (--judge-input stripped); "
+                "the official code sends the raw reply."
+            )
+        partial = [
+            f"{language}: {counts['tasks_with_level']} of {counts['tasks']} tasks, "
+            f"{counts['items_with_level']} of {counts['items']} items"
+            for language, counts in self._coverage.items()
+            if counts["items_with_level"] < counts["items"]
         ]
+        if partial:
+            notes.append(
+                "L1-L3 (partial) average only the items whose SFE task has a cognitive level (record field, "
+                f"--suite-option levels=FILE, or the {len(TASK_LEVELS)} tasks §3.2 names): "
+                + "; ".join(partial)
+                + ". The paper's L columns cover every task; they are not comparable."
+            )
+        return notes
 
     # -- report -----------------------------------------------------------------------------
 
     def table_layout(self) -> list[dict[str, Any]]:
-        """Table 3 (Average and disciplines, en/zh) then Table 4 (levels, question types, en/zh)."""
+        """Table 3 (Average and disciplines, en/zh) then Table 4 (levels, question types, en/zh).
+
+        "EM IoU" is the paper's column (mean IoU over parsed answers, the official aggregation);
+        "EM IoU (unparseable = 0)" is the strict score of every box item. L1-L3 are labelled
+        partial, with the share of items they cover beside them (`level_covered`).
+        """
 
         def pair(
             prefix: str,
@@ -235,13 +316,15 @@ class SFESuite:
             tail: list[str],
             *,
             crossed: bool = False,
-            fmt: str = ".1f",
+            fmt: str = TABLE_FORMAT,
         ) -> list[dict[str, Any]]:
             """An en and a zh column; `crossed` dimensions are keyed "{prefix}|{language}"."""
             return [
                 {
                     "key": f"{prefix}:{language}",
-                    "label": f"{label} {language}",
+                    "label": label.format(language=language)
+                    if "{language}" in label
+                    else f"{label} {language}",
                     "kind": "cell",
                     "path": ["breakdowns", dimension, f"{prefix}|{language}" if crossed else language, *tail],
                     "fmt": fmt,
@@ -255,13 +338,28 @@ class SFESuite:
             columns = pair(discipline, discipline, "discipline_language", average, crossed=True)
             groups.append({"name": discipline, "columns": columns})
         for level in ("L1", "L2", "L3"):
-            groups.append(
-                {"name": level, "columns": pair(level, level, "level_language", average, crossed=True)}
-            )
+            columns = pair(level, f"{level} {{language}} (partial)", "level_language", average, crossed=True)
+            groups.append({"name": f"{level} (partial)", "columns": columns})
         groups += [
             {
+                "name": "Items in L1-L3",
+                "columns": pair(
+                    "covered",
+                    "items in L1-L3 % {language}",
+                    "language",
+                    ["metrics", "level_covered"],
+                    fmt=".1f",
+                ),
+            },
+            {
                 "name": "Exact Match (IoU)",
-                "columns": pair("iou", "EM IoU", "language", ["tasks", "grounding"]),
+                "columns": pair("iou", "EM IoU", "language", ["metrics", "iou_parsed_only"]),
+            },
+            {
+                "name": "Exact Match (IoU, unparseable = 0)",
+                "columns": pair(
+                    "iou_strict", "EM IoU {language} (unparseable = 0)", "language", ["tasks", "grounding"]
+                ),
             },
             {
                 "name": "Exact Match (LLM)",
@@ -288,15 +386,47 @@ class SFESuite:
         ]
 
 
+def _chance_group(item: Item, *, by_task: bool = True) -> str:
+    """Chance-pool key: language and SFE task id (or language and question type)."""
+    kind = str(item.meta["task_id"]) if by_task else item.task
+    return f"{item.meta['language']}|{kind}"
+
+
+def level_coverage(items: Sequence[Item]) -> dict[str, dict[str, int]]:
+    """Per language: how many SFE tasks and items have a cognitive level (are in an L column)."""
+    coverage: dict[str, dict[str, int]] = {}
+    for language in sorted({str(item.meta["language"]) for item in items}):
+        subset = [item for item in items if item.meta["language"] == language]
+        tasks = {str(item.meta["task_id"]) for item in subset}
+        with_level = {str(item.meta["task_id"]) for item in subset if item.level is not None}
+        coverage[language] = {
+            "tasks": len(tasks),
+            "tasks_with_level": len(with_level),
+            "items": len(subset),
+            "items_with_level": sum(item.level is not None for item in subset),
+        }
+    return coverage
+
+
 def _box_metrics(item: Item, extraction: Extraction, response: str | None) -> dict[str, float | None]:
-    if extraction.status is ExtractionStatus.FAILED:
-        return {"exec_success": None, "iou_parsed_only": None, "iou_best_pair": None}
+    """Execution success, parsed-only IoU (the paper's EM IoU), best-pair IoU and accuracy at IoU t.
+
+    acc@t reproduces the official aggregation (IoU strictly above t; an unparseable answer, IoU -1,
+    counts 0); box_acc@t is the same over the box items alone.
+    """
+    failed = extraction.status is ExtractionStatus.FAILED
     gold_lists = [box.as_list() for box in item.answer]  # type: ignore[union-attr]
-    parsed_only = 100.0 * prediction_order_greedy_iou(gold_lists, extraction.value) if extraction.ok else None
-    lenient = extract_boxes(split_reasoning(response or "")[0], item)
-    best_pair = 100.0 * greedy_box_iou(lenient.value, item.answer) if lenient.ok else 0.0  # type: ignore[arg-type]
-    return {
-        "exec_success": 100.0 if extraction.ok else 0.0,
-        "iou_parsed_only": parsed_only,
-        "iou_best_pair": best_pair,
+    iou = prediction_order_greedy_iou(gold_lists, extraction.value) if extraction.ok else None
+    metrics: dict[str, float | None] = {
+        "exec_success": None if failed else 100.0 if extraction.ok else 0.0,
+        "iou_parsed_only": None if iou is None else 100.0 * iou,
+        "iou_best_pair": None,
     }
+    if not failed:
+        lenient = extract_boxes(split_reasoning(response or "")[0], item)
+        metrics["iou_best_pair"] = 100.0 * greedy_box_iou(lenient.value, item.answer) if lenient.ok else 0.0  # type: ignore[arg-type]
+    for threshold in IOU_THRESHOLDS:
+        hit = 100.0 if iou is not None and iou > threshold else 0.0
+        metrics[acc_key(threshold)] = hit
+        metrics[box_acc_key(threshold)] = hit
+    return metrics
