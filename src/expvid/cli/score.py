@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from expvid.cli.errors import friendly_errors
+from expvid.cli.errors import friendly_errors, require_http_urls
 from expvid.run.config import parse_key_values
 from expvid.run.report import build_table, load_runs, to_markdown
 from expvid.suites.registry import get_suite
@@ -45,6 +45,7 @@ def score_command(
     """Score a run directory, or an external predictions file against a dataset."""
     from expvid.run.rescore import JudgeChoice, rescore_run, score_external
 
+    require_http_urls("--judge-base-url", judge_base_url)
     choice = JudgeChoice(spec=judge, base_url=judge_base_url, api_key_env=judge_api_key_env)
     try:
         options = parse_key_values(suite_option or [], flag="--suite-option", bare_is_true=False)

@@ -10,7 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from expvid.models.types import ThinkingConfig
 from expvid.suites.protocol import FrameOptions, PromptOptions
@@ -27,6 +29,15 @@ def parse_frame_counts(text: str) -> dict[str, int]:
             raise ValueError(f"--frames: expected KEY=N with N >= 1 (e.g. L1=8,L2=32,L3=128), got {part!r}")
         counts[key.strip()] = int(value)
     return counts
+
+
+def url_problem(url: str, flag: str) -> str | None:
+    """Why `url` cannot be a server's base URL, or None. `localhost:8000/v1` would otherwise be
+    read as scheme "localhost" and fail on every request, item after item."""
+    parts = urlsplit(url.strip())
+    if parts.scheme in ("http", "https") and parts.netloc:
+        return None
+    return f"{flag} {url!r} is not an http(s) URL; write the scheme, e.g. http://{url.strip().split('://')[-1]}"
 
 
 def _value(text: str) -> Any:
@@ -95,6 +106,19 @@ class EvalConfig(BaseModel):
     human_judgments: Path | None = None
     #: Reasoning switch and budget for models that support it (the paper compares think / no-think).
     thinking: ThinkingConfig | None = None
+
+    @model_validator(mode="after")
+    def _urls_have_a_scheme(self) -> EvalConfig:
+        options = self.backend_options
+        urls = [("--base-url", options["base_url"])] if isinstance(options.get("base_url"), str) else []
+        urls += [("--base-url", url) for url in options.get("base_urls") or [] if isinstance(url, str)]
+        if self.judge_base_url is not None:
+            urls.append(("--judge-base-url", self.judge_base_url))
+        for flag, url in urls:
+            problem = url_problem(url, flag)
+            if problem:
+                raise ValueError(problem)
+        return self
 
     @field_validator("tasks")
     @classmethod

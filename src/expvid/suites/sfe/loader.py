@@ -100,6 +100,7 @@ def load_sfe(
     levels: dict[str, int] | None = None,
 ) -> Dataset:
     """Load the SFE sets of `languages` from `root`; `tasks` selects question types (+ grounding)."""
+    del check_media  # a missing image is scored as a media failure; see `Dataset.missing_media()`
     root_path = release_root(root, "SFE")
     bad = [language for language in languages if language not in LANGUAGES]
     if bad or not languages:
@@ -116,7 +117,7 @@ def load_sfe(
                 f"{root_path}: no {language} records (a folder '{language}' or '*-{language}'){hint}"
             )
         for path in files:
-            _load_file(path, root_path, language, level_map, check_media, wanted, dataset)
+            _load_file(path, root_path, language, level_map, wanted, dataset)
     if strict and dataset.problems:
         raise DataError(dataset.problems)
     return dataset
@@ -127,46 +128,55 @@ def _load_file(
     root: Path,
     language: str,
     level_map: dict[str, int],
-    check_media: bool,
     wanted: set[str],
     dataset: Dataset,
 ) -> None:
     data = read_release_bytes(path)
     if isinstance(data, RecordProblem):
-        dataset.problems.append(data)
+        dataset.add_invalid(data, None)
         return
     dataset.file_hashes[str(path.relative_to(root))] = hashlib.sha256(data).hexdigest()
     seen = {item.id for item in dataset.items}
     for line, record in json_records(path, data):
         if isinstance(record, RecordProblem):
-            dataset.problems.append(record)
+            dataset.add_invalid(record, None)  # unreadable: its task is unknown
+            continue
+        task = task_of_record(record)
+        if task is not None and task not in wanted:
             continue
         try:
-            item = record_to_item(record, root, path.parent, language, level_map, check_media)
+            item = record_to_item(record, root, path.parent, language, level_map)
         except _BadRecord as error:
-            dataset.problems.append(RecordProblem(path, line, str(error)))
+            raw_id = record.get("id")
+            source_id = raw_id if isinstance(raw_id, str) else None
+            dataset.add_invalid(RecordProblem(path, line, str(error)), task, source_id)
             continue
         if item.id in seen:
-            dataset.problems.append(
-                RecordProblem(path, line, f"duplicate id {item.source_id!r} in the {language} set")
-            )
+            message = f"duplicate id {item.source_id!r} in the {language} set"
+            dataset.add_invalid(RecordProblem(path, line, message), item.task, item.source_id)
             continue
         seen.add(item.id)
-        if item.task in wanted:
-            dataset.items.append(item)
+        dataset.add_item(item)
 
 
-def _images(value: Any, root: Path, folder: Path, check_media: bool) -> tuple[str, ...]:
+def task_of_record(record: dict[str, Any]) -> str | None:
+    """The task a record belongs to, as far as it can be read (grounding by its id's prefix)."""
+    raw_id = record.get("id")
+    if isinstance(raw_id, str) and raw_id.split("/")[0].strip().upper() in GROUNDING_TASK_IDS:
+        return "grounding"
+    kind = record.get("question_type")
+    kind = kind.strip().lower() if isinstance(kind, str) else None
+    return kind if kind in QUESTION_TYPES else None
+
+
+def _images(value: Any, root: Path, folder: Path) -> tuple[str, ...]:
     if not isinstance(value, list) or not value or not all(isinstance(p, str) and p.strip() for p in value):
         raise _BadRecord(f"images must be a non-empty list of paths, got {value!r}")
     resolved = []
     for raw in value:
         candidates = [root / raw, root / "images" / Path(raw).name, folder / raw]
-        path = next((c for c in candidates if c.is_file()), None)
-        if path is None:
-            if check_media:
-                raise _BadRecord(f"image not found: {raw} (also looked in images/ and next to the records)")
-            path = candidates[0]
+        # A missing image does not make the record invalid: the runner scores it as a media failure.
+        path = next((c for c in candidates if c.is_file()), candidates[0])
         resolved.append(str(path.resolve()))
     return tuple(resolved)
 
@@ -192,7 +202,6 @@ def record_to_item(
     folder: Path,
     language: str,
     level_map: dict[str, int],
-    check_media: bool,
 ) -> Item:
     missing = [name for name in _REQUIRED if name not in record]
     if missing:
@@ -221,7 +230,7 @@ def record_to_item(
     if isinstance(answer, bool) or not isinstance(answer, str | int | float) or str(answer).strip() == "":
         raise _BadRecord(f"answer must be a non-empty text, got {answer!r}")
     answer = str(answer)
-    images = _images(record["images"], root, folder, check_media)
+    images = _images(record["images"], root, folder)
     grounding = task_id in GROUNDING_TASK_IDS
     explicit = record.get("cognitive_level", record.get("level"))
     level = _level(explicit) if explicit is not None else level_map.get(task_id)
