@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
-
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -37,7 +36,9 @@ def url_problem(url: str, flag: str) -> str | None:
     parts = urlsplit(url.strip())
     if parts.scheme in ("http", "https") and parts.netloc:
         return None
-    return f"{flag} {url!r} is not an http(s) URL; write the scheme, e.g. http://{url.strip().split('://')[-1]}"
+    return (
+        f"{flag} {url!r} is not an http(s) URL; write the scheme, e.g. http://{url.strip().split('://')[-1]}"
+    )
 
 
 def _value(text: str) -> Any:
