@@ -46,7 +46,7 @@ def test_eval_and_report_from_the_command_line(svb_sample, tmp_path) -> None:
     )
     assert result.exit_code == 0, result.output
     manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["config"]["identity"]["prompt"]["variant"] == {"keep_times": True}
+    assert manifest["config"]["settings"]["prompt"]["variant"] == {"keep_times": True}
     assert manifest["samplers"]["conceptual"]["num_frames"] == 8  # --frames wins over the preset's 256
     assert "[official extraction]" in result.output
     report = runner.invoke(app, ["report", str(out), "--reference", "Gemini-2.5-Pro"])
