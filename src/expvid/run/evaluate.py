@@ -203,7 +203,14 @@ async def evaluate(
         before = stored_identity(
             previous, suite=suite, dataset=dataset, resolve=lambda c: _generation(suite, c)
         )
-        resumption = check_resumable(previous, config.out, before=before, now=identity, dataset=state)
+        resumption = check_resumable(
+            previous,
+            config.out,
+            before=before,
+            now=identity,
+            dataset=state,
+            answered=_answered_media(dataset, rundir),
+        )
         state = DatasetState(state.suite, state.file_hashes, resumption.media)
         for note in resumption.notes:
             console.print(f"[yellow]note[/]: {escape(note)}")
@@ -278,6 +285,12 @@ async def evaluate(
     return EvalResult(
         scores=scores, rundir=rundir, generated=len(todo), resumed=resumed, failed=bar.counter.failed
     )
+
+
+def _answered_media(dataset: Dataset, rundir: RunDir) -> set[str]:
+    """Media files (keys) that answers already recorded in the run directory were made from."""
+    answered = {item_id for (item_id, _), prediction in rundir.predictions().items() if prediction.ok}
+    return {key for item in dataset.items if item.id in answered for key in dataset.media_keys(item)}
 
 
 def _generation(suite: EvalSuite, config: EvalConfig) -> tuple[float, int]:

@@ -103,12 +103,14 @@ def check_resumable(
     before: dict[str, Any] | None,
     now: dict[str, Any],
     dataset: DatasetState,
+    answered: set[str] = frozenset(),  # type: ignore[assignment]
 ) -> Resumption:
     """Refuse to resume a run directory made with other settings or other data, saying what differs.
 
-    Media may have appeared since the run started (the rest of a download): allowed, and the items
-    that failed on them are retried. A media file that changed size is refused; one that vanished
-    keeps its recorded size (the answers made from it stand).
+    Media may have appeared since the run started (the rest of a download), or been replaced when
+    no answer was made from them (a truncated file re-downloaded): allowed, and the items that
+    failed on them are retried. A file that `answered` items were made from and that changed size
+    is refused; one that vanished keeps its recorded size (the answers made from it stand).
     """
     problems: list[str] = []
     notes: list[str] = []
@@ -117,7 +119,7 @@ def check_resumable(
         problems.append(
             f"the annotation files differ (run: {recorded_annotations[:12]}, now: {dataset.annotations[:12]})"
         )
-    media, media_problems, media_notes = _merge_media(existing.dataset_media, dataset.media)
+    media, media_problems, media_notes = _merge_media(existing.dataset_media, dataset.media, answered)
     problems += media_problems
     notes += media_notes
     if before is None:
@@ -142,19 +144,30 @@ def check_resumable(
 
 
 def _merge_media(
-    before: dict[str, int | None], now: dict[str, int | None]
+    before: dict[str, int | None], now: dict[str, int | None], answered: set[str]
 ) -> tuple[dict[str, int | None], list[str], list[str]]:
-    changed = [
-        f"media file {key}: run saw {before[key]} bytes, now {size}"
+    resized = [
+        key
         for key, size in now.items()
         if size is not None and before.get(key) is not None and before[key] != size
     ]
+    changed = [
+        f"media file {key}: answers were made from it at {before[key]} bytes, it now has {now[key]}"
+        for key in resized
+        if key in answered
+    ]
+    replaced = [key for key in resized if key not in answered]
     appeared = [
         key for key, size in now.items() if size is not None and key in before and before[key] is None
     ]
     vanished = [key for key, size in now.items() if size is None and before.get(key) is not None]
     merged = {key: (before.get(key) if size is None else size) for key, size in now.items()}
     notes = []
+    if replaced:
+        notes.append(
+            f"{len(replaced)} media file(s) changed size since the run started, none with answers made from "
+            f"it (e.g. {replaced[0]}); their items are retried"
+        )
     if appeared:
         notes.append(
             f"{len(appeared)} media file(s) missing when the run started are now present (e.g. {appeared[0]})"
