@@ -20,8 +20,12 @@ from expvid.suites.registry import get_suite
 
 @dataclass(frozen=True)
 class TaskCounts:
+    """Per task: records each run covers (None: its scores predate the count), items each scored,
+    and items both scored (the ones compared)."""
+
     task: str
-    records: int | None  # records of the task file in the run (None: scores predate the count)
+    records_a: int | None
+    records_b: int | None
     scored_a: int
     scored_b: int
     compared: int
@@ -97,12 +101,11 @@ def _task_counts(
     tasks = list(dict.fromkeys([*scores_a.tasks, *scores_b.tasks]))
     counts = []
     for task in tasks:
-        records = [s.tasks[task].n_records for s in (scores_a, scores_b) if task in s.tasks]
-        known = [n for n in records if n is not None]
         counts.append(
             TaskCounts(
                 task=task,
-                records=max(known) if known else None,
+                records_a=scores_a.tasks[task].n_records if task in scores_a.tasks else 0,
+                records_b=scores_b.tasks[task].n_records if task in scores_b.tasks else 0,
                 scored_a=sum(1 for s in items_a if s.task == task),
                 scored_b=sum(1 for s in items_b if s.task == task),
                 compared=sum(1 for s in items_a if s.task == task and s.item_id in common),
@@ -127,12 +130,13 @@ def format_comparison(comparison: Comparison | dict[str, PairedResult]) -> str:
     if comparison.counts:
         lines += [
             "",
-            "| task | records | scored in A | scored in B | compared |",
-            "|---|---:|---:|---:|---:|",
+            "| task | A: scored of records | B: scored of records | compared |",
+            "|---|---:|---:|---:|",
         ]
         for c in comparison.counts:
-            records = "–" if c.records is None else str(c.records)
-            lines.append(f"| {c.task} | {records} | {c.scored_a} | {c.scored_b} | {c.compared} |")
+            a = f"{c.scored_a} of {'–' if c.records_a is None else c.records_a}"
+            b = f"{c.scored_b} of {'–' if c.records_b is None else c.records_b}"
+            lines.append(f"| {c.task} | {a} | {b} | {c.compared} |")
     if comparison.notes:
         lines.append("")
         lines += [f"- {note}" for note in comparison.notes]
