@@ -1,8 +1,8 @@
 """The settings of one evaluation run, as the CLI and library users give them.
 
-`identity()` is the part that decides what a model is asked and how it is sampled: a run directory
-can only be resumed with the same identity, so a resumed run never mixes two settings in one table.
-Operational knobs (concurrency, limits, task selection, timeouts) may change between resumes.
+A run directory can only be resumed with the same configuration: `expvid.run.identity` derives
+what can change an answer from these settings (every field except a listed few operational ones,
+defaults resolved), so a field added here is compared on resume without further work.
 """
 
 from __future__ import annotations
@@ -127,26 +127,3 @@ class EvalConfig(BaseModel):
         if value is not None and not value:
             return None
         return value
-
-    def identity(self) -> dict[str, Any]:
-        """Settings that change what the model sees or how answers are produced.
-
-        Settings added after the first release (samples, suite options) appear only when they
-        differ from their defaults, so run directories made before them stay resumable.
-        """
-        identity: dict[str, Any] = {
-            "suite": self.suite,
-            "model": self.model,
-            "frames": self.frames.model_dump(mode="json"),
-            "prompt": self.prompt.model_dump(mode="json"),
-            "temperature": self.temperature,
-            "max_tokens": self.max_tokens,
-            "seed": self.seed,
-        }
-        if self.samples != 1:
-            identity["samples"] = self.samples
-        if self.suite_options:
-            identity["suite_options"] = self.suite_options
-        if self.thinking is not None:
-            identity["thinking"] = self.thinking.model_dump(mode="json")
-        return identity

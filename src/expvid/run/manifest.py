@@ -73,7 +73,7 @@ def new_manifest(
         model=config.model,
         command=command,
         config={
-            "identity": identity if identity is not None else config.identity(),
+            "identity": identity or {},
             "settings": config.model_dump(mode="json", exclude={"backend_options"}),
             "backend": backend,
             "generation": generation,
