@@ -87,7 +87,7 @@ def test_eval_counts_every_record_and_resumes_when_the_videos_arrive(
     assert tools["n_records"] == n_records and tools["n"] == n_records  # nothing left the denominator
     assert tools["n_invalid"] == 2 and tools["failed_by_kind"] == {"media": 2} and tools["n_failed"] == 2
     assert scores["run"]["n_records"] == n_records and scores["run"]["complete"] is True
-    assert scores["run"]["partial"].startswith("--tasks: 1 of 10 tasks")
+    assert scores["run"]["partial"].startswith("1 of 10 tasks (materials, ")
     assert scores["run"]["media_fingerprinted"] is True
     lines = [json.loads(line) for line in (out / "item_scores.jsonl").read_text().splitlines()]
     assert len(lines) == n_records

@@ -46,9 +46,7 @@ def test_partial_and_truncated_runs_are_labelled_everywhere(
     scores = json.loads((out / "scores.json").read_text())
     assert scores["run"]["n_truncated"] == 4
     assert sum(task["n_truncated"] for task in scores["tasks"].values()) == 4
-    assert scores["run"][
-        "partial"
-    ] == "--limit 4: at most 4 of up to 18 records per task; --tasks: 2 of 10 tasks (" + (
+    assert scores["run"]["partial"] == "at most 4 of up to 18 records per task (--limit); 2 of 10 tasks (" + (
         "quantity, operation, sequence_ordering, sequence_generation, video_verification, step_prediction, "
         "experimental_conclusion, scientific_discovery left out)"
     )
@@ -66,7 +64,10 @@ def test_partial_and_truncated_runs_are_labelled_everywhere(
     lines = report.output.splitlines()
     assert any(line.startswith(f"| **{label}** |") for line in lines)
     assert any(line.startswith("| _GPT-5") for line in lines)
-    assert any(line.startswith(f"- {label}: PARTIAL run (--limit 4") for line in lines)
+    assert any(
+        line.startswith(f"- {label}: PARTIAL run (at most 4 of up to 18 records per task (--limit)")
+        for line in lines
+    )
     truncated = [line for line in lines if "cut by the token limit (finish_reason: length)" in line]
     assert len(truncated) == 1 and truncated[0].startswith(f"- {label}: 4 answer(s) cut by the token limit")
     assert (
@@ -74,7 +75,7 @@ def test_partial_and_truncated_runs_are_labelled_everywhere(
         in report.output
     )
     rows = list(csv.DictReader(io.StringIO(table.read_text())))
-    assert rows[0]["model"] == label and rows[0]["partial"].startswith("--limit 4")
+    assert rows[0]["model"] == label and rows[0]["partial"].startswith("at most 4 of")
     assert rows[-1]["reference"] == "1" and rows[-1]["partial"] == ""
     page = html.read_text()
     assert label in page and "PARTIAL run" in page and "<b>partial run</b>" in page
@@ -94,4 +95,7 @@ def test_compare_shows_items_per_task(sample_dir: Path, tmp_path: Path, frame_ca
     assert "| task | A: scored of records | B: scored of records | compared |" in lines
     assert "| tools | 3 of 3 | 5 of 5 | 3 |" in lines
     assert "- 2 item(s) scored by only one run are left out of the comparison" in lines
-    assert any(line.startswith("- run A is partial (--limit 3") for line in lines)
+    assert any(
+        line.startswith("- run A is partial (at most 3 of up to 18 records per task (--limit))")
+        for line in lines
+    )

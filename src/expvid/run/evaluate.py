@@ -135,13 +135,24 @@ def make_suite_named(name: str, options: dict[str, Any] | None = None) -> EvalSu
         raise DataError(f"suite {name!r}: {error}") from None
 
 
-def refuse_uncountable(dataset: Dataset) -> None:
-    """A file that cannot be read to its end hides how many records it has: nothing to score."""
-    if dataset.unreadable:
-        listing = "\n  ".join(str(problem) for problem in dataset.unreadable)
+def refuse_uncountable(dataset: Dataset, tasks: Sequence[str] | None = None) -> None:
+    """A file that cannot be read to its end hides how many records it has: nothing to score.
+
+    A file of one task only (ExpVid) matters only when that task is chosen."""
+    relevant = [
+        problem
+        for problem in dataset.unreadable
+        if tasks is None or dataset.unreadable_tasks.get(problem) in (None, *tasks)
+    ]
+    if relevant:
+        listing = "\n  ".join(str(problem) for problem in relevant)
+        leave_out = (
+            " (or leave their tasks out with --tasks)"
+            if any(dataset.unreadable_tasks.get(p) for p in relevant)
+            else ""
+        )
         raise DataError(
-            f"cannot count the records of {len(dataset.unreadable)} file(s); fix them (or leave their tasks "
-            f"out with --tasks) before evaluating:\n  {listing}"
+            f"cannot count the records of {len(relevant)} file(s); fix them{leave_out} before evaluating:\n  {listing}"
         )
 
 
@@ -177,7 +188,7 @@ async def evaluate(
     suite = make_suite(config)
     validate_options(suite, config)
     dataset = suite.load(config.data, strict=config.strict)
-    refuse_uncountable(dataset)
+    refuse_uncountable(dataset, config.tasks)
     selection = select_records(dataset, config.tasks, config.limit)
     items = selection.items
     if not items and not selection.invalid:

@@ -62,7 +62,7 @@ async def rescore_run(run_dir: Path, *, judge: JudgeChoice, show_progress: bool 
     config = EvalConfig.model_validate(settings)
     suite = make_suite_named(manifest.suite, config.suite_options)
     dataset = suite.load(config.data, strict=False, check_media=False)
-    refuse_uncountable(dataset)
+    refuse_uncountable(dataset, config.tasks)
     recorded = manifest.annotations_fingerprint or manifest.dataset_fingerprint
     if recorded and dataset.annotations_fingerprint() != recorded:
         raise DataError(

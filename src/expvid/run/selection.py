@@ -21,18 +21,8 @@ class Selection:
     items: list[Item] = field(default_factory=list)
     #: Invalid records of the chosen tasks (scored 0), and those whose task is unknown.
     invalid: list[InvalidRecord] = field(default_factory=list)
-    #: Why the run does not cover the whole dataset ("--limit 5 of up to 40 records per task"), or None.
+    #: Why the run does not cover the whole dataset ("2 of 10 tasks (...) left out"), or None.
     partial: str | None = None
-
-    @property
-    def records_by_task(self) -> dict[str, int]:
-        counts: dict[str, int] = {}
-        for item in self.items:
-            counts[item.task] = counts.get(item.task, 0) + 1
-        for record in self.invalid:
-            if record.task is not None:
-                counts[record.task] = counts.get(record.task, 0) + 1
-        return counts
 
 
 def _check_tasks(dataset: Dataset, tasks: Sequence[str]) -> None:
@@ -75,10 +65,10 @@ def select_records(dataset: Dataset, tasks: Sequence[str] | None, limit: int | N
     selection.invalid += invalid_by_task.get(None, [])
     reasons = []
     if cut:
-        reasons.append(f"--limit {limit}: at most {limit} of up to {most} records per task")
+        reasons.append(f"at most {limit} of up to {most} records per task (--limit)")
     left_out = [task for task in present if task not in chosen]
     if left_out:
-        reasons.append(f"--tasks: {len(chosen)} of {len(present)} tasks ({', '.join(left_out)} left out)")
+        reasons.append(f"{len(chosen)} of {len(present)} tasks ({', '.join(left_out)} left out)")
     selection.partial = "; ".join(reasons) or None
     return selection
 

@@ -121,6 +121,8 @@ class Dataset:
     invalid: list[InvalidRecord] = field(default_factory=list)
     #: Files, or rests of files, that could not be read: records lost in unknown number.
     unreadable: list[FileProblem] = field(default_factory=list)
+    #: The task each unreadable file belongs to, when a file holds one task only (ExpVid).
+    unreadable_tasks: dict[FileProblem, str | None] = field(default_factory=dict)
     #: Item id -> position among all records read (file order), shared with `InvalidRecord.position`.
     positions: dict[str, int] = field(default_factory=dict)
     _records_read: int = 0
@@ -144,6 +146,7 @@ class Dataset:
         self.problems.append(problem)
         if isinstance(problem, FileProblem):
             self.unreadable.append(problem)
+            self.unreadable_tasks[problem] = task
             return
         self.invalid.append(InvalidRecord(problem, task, source_id, self._next_position()))
 
