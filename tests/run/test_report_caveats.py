@@ -96,6 +96,6 @@ def test_compare_shows_items_per_task(sample_dir: Path, tmp_path: Path, frame_ca
     assert "| tools | 3 of 3 | 5 of 5 | 3 |" in lines
     assert "- 2 item(s) scored by only one run are left out of the comparison" in lines
     assert any(
-        line.startswith("- run A is partial (at most 3 of up to 18 records per task (--limit))")
+        line.startswith("- run A is partial (at most 3 of up to 18 records per task (--limit); 1 of 10 tasks")
         for line in lines
     )
