@@ -92,3 +92,18 @@ def test_usage_errors_are_single_lines(deep: Path) -> None:
     )
     assert expected in result.stderr.splitlines()
     assert not (deep / "run").exists()
+
+
+def test_a_server_without_a_scheme_in_the_model_spec_is_refused(deep: Path) -> None:
+    from typer.testing import CliRunner
+
+    from expvid.cli.main import app
+    from expvid.run.config import spec_url_problem
+
+    args = ["eval", "--data", str(deep), "--out", str(deep / "run"), "--model", "openai:qwen@gpu1:8000/v1"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2
+    assert "'openai:qwen@gpu1:8000/v1' names the server 'gpu1:8000/v1' without a scheme" in result.output
+    # A version after '@' (Vertex-style model names) is not a server.
+    assert spec_url_problem("anthropic:claude-3-5-sonnet@20240620", "--model") is None
+    assert not (deep / "run").exists()

@@ -54,3 +54,13 @@ def require_http_urls(flag: str, *urls: str | None) -> None:
         problem = None if url is None else url_problem(url, flag)
         if problem:
             raise typer.BadParameter(problem.removeprefix(f"{flag} "), param_hint=flag)
+
+
+def require_spec_urls(flag: str, *specs: str | None) -> None:
+    """Refuse `openai:MODEL@host:port/v1` (a server without a scheme in a model spec) before any work."""
+    from expvid.run.config import spec_url_problem
+
+    for spec in specs:
+        problem = None if spec is None else spec_url_problem(spec, flag)
+        if problem:
+            raise typer.BadParameter(problem.removeprefix(f"{flag} "), param_hint=flag)

@@ -12,7 +12,13 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from expvid.cli.errors import EXIT_INTERRUPTED, EXIT_ITEMS_FAILED, friendly_errors, require_http_urls
+from expvid.cli.errors import (
+    EXIT_INTERRUPTED,
+    EXIT_ITEMS_FAILED,
+    friendly_errors,
+    require_http_urls,
+    require_spec_urls,
+)
 from expvid.models.types import ThinkingConfig
 from expvid.run.config import EvalConfig, parse_frame_counts, parse_key_values
 from expvid.run.report import build_table, load_runs, to_markdown
@@ -162,6 +168,8 @@ def eval_command(
 
     require_http_urls("--base-url", *(base_url or []))
     require_http_urls("--judge-base-url", judge_base_url)
+    require_spec_urls("--model", model)
+    require_spec_urls("--judge", judge)
 
     try:
         counts = parse_frame_counts(frames) if frames else {}
