@@ -15,6 +15,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
+
+from expvid.cli.main import app
+from expvid.run.config import spec_url_problem
 
 TOOLS = "annotations/level1/tools.jsonl"
 
@@ -95,11 +99,6 @@ def test_usage_errors_are_single_lines(deep: Path) -> None:
 
 
 def test_a_server_without_a_scheme_in_the_model_spec_is_refused(deep: Path) -> None:
-    from typer.testing import CliRunner
-
-    from expvid.cli.main import app
-    from expvid.run.config import spec_url_problem
-
     args = ["eval", "--data", str(deep), "--out", str(deep / "run"), "--model", "openai:qwen@gpu1:8000/v1"]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 2
