@@ -96,3 +96,21 @@ def test_a_run_directory_from_before_the_resolved_identity_resumes(
     assert "predates backend options in the resume identity" in output  # not compared: said so
     code, output = _eval(sample_dir, out, frame_cache_dir, "random", "--temperature", "0.7")
     assert code == 2 and "  temperature: run has 0.1, now 0.7" in output.splitlines()
+
+
+def test_a_setting_added_after_the_run_started_is_accepted_at_its_default(
+    sample_dir, tmp_path, frame_cache_dir
+) -> None:
+    out = tmp_path / "run"
+    code, output = _eval(sample_dir, out, frame_cache_dir, "random")
+    assert code == 0, output
+    # As if `samples` and the backend option `frames_as` had been added in a later release.
+    manifest = json.loads((out / "manifest.json").read_text())
+    del manifest["config"]["identity"]["samples"], manifest["config"]["identity"]["backend"]["frames_as"]
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    code, output = _eval(sample_dir, out, frame_cache_dir, "random", "--backend-option", "frames_as=images")
+    assert code == 2 and "  backend.frames_as: not in the run, now 'images'" in output.splitlines()
+    code, output = _eval(sample_dir, out, frame_cache_dir, "random", "--samples", "2")
+    assert code == 2 and "  samples: not in the run, now 2" in output.splitlines()
+    code, output = _eval(sample_dir, out, frame_cache_dir, "random", "--backend-option", "frames_as=auto")
+    assert code == 0, output

@@ -27,7 +27,7 @@ from expvid.media.cache import FrameCache
 from expvid.models.factory import create_backend
 from expvid.run.config import EvalConfig
 from expvid.run.generate import GenerationPhase
-from expvid.run.identity import resolved_identity, stored_identity
+from expvid.run.identity import identity_defaults, resolved_identity, stored_identity
 from expvid.run.manifest import DatasetState, check_resumable, new_manifest
 from expvid.run.media_inputs import MediaPreparer
 from expvid.run.progress import run_progress
@@ -221,6 +221,7 @@ async def evaluate(
             now=identity,
             dataset=state,
             answered=_answered_media(dataset, rundir),
+            defaults=identity_defaults(config),
         )
         state = DatasetState(state.suite, state.file_hashes, resumption.media)
         for note in resumption.notes:

@@ -18,6 +18,7 @@ are compared by their effect, resolved, so passing a default explicitly is never
 The judge is not part of the identity either: judgments are keyed by judge and answer, and every
 scoring pass judges with the current judge, so a run's scores never mix two judges.
 
+A setting added after a run directory was made is accepted at its default there (`identity_defaults`).
 Run directories made before this identity (no `version`) are compared by re-resolving their
 recorded settings with the same rules; their backend options were not recorded, so those are
 not compared (the caller says so).
@@ -181,25 +182,43 @@ def stored_identity(
     )
 
 
-def identity_diff(before: Mapping[str, Any], now: Mapping[str, Any]) -> list[str]:
-    """Readable differences, one per leaf setting: `frames.tools.num_frames: run has 8, now 16`."""
+def identity_defaults(config: EvalConfig) -> dict[str, Any]:
+    """The identity's generic entries and backend options at their defaults: what a run made before
+    a setting existed ran with (a new setting's default keeps the old behaviour)."""
+    plain = EvalConfig(suite=config.suite, data=config.data, model=config.model, out=config.out)
+    generic = plain.model_dump(mode="json", exclude=set(OPERATIONAL_SETTINGS) | set(_RESOLVED))
+    return {**generic, "model": model_name(config.model), "backend": backend_identity({})}
+
+
+def identity_diff(
+    before: Mapping[str, Any], now: Mapping[str, Any], defaults: Mapping[str, Any] | None = None
+) -> list[str]:
+    """Readable differences, one per leaf setting: `frames.tools.num_frames: run has 8, now 16`.
+
+    A setting the run did not record (it did not exist then) is a difference only when it is now
+    set to something other than its default (`defaults`)."""
     lines: list[str] = []
-    _diff(before, now, "", lines)
+    _diff(before, now, "", lines, defaults or {})
     return lines
 
 
-def _diff(before: Any, now: Any, path: str, lines: list[str]) -> None:
+_UNSET = object()
+
+
+def _diff(before: Any, now: Any, path: str, lines: list[str], defaults: Any) -> None:
     if isinstance(before, Mapping) and isinstance(now, Mapping):
         for key in sorted(set(before) | set(now), key=str):
             if key == "version":
                 continue
             where = f"{path}.{key}" if path else str(key)
+            default = defaults.get(key, _UNSET) if isinstance(defaults, Mapping) else _UNSET
             if key not in before:
-                lines.append(f"{where}: not in the run, now {_show(now[key])}")
+                if default is _UNSET or now[key] != default:
+                    lines.append(f"{where}: not in the run, now {_show(now[key])}")
             elif key not in now:
                 lines.append(f"{where}: run has {_show(before[key])}, now not set")
             else:
-                _diff(before[key], now[key], where, lines)
+                _diff(before[key], now[key], where, lines, default if default is not _UNSET else {})
         return
     if before != now:
         if path.startswith("prompt."):

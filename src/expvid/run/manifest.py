@@ -104,13 +104,15 @@ def check_resumable(
     now: dict[str, Any],
     dataset: DatasetState,
     answered: set[str] = frozenset(),  # type: ignore[assignment]
+    defaults: dict[str, Any] | None = None,
 ) -> Resumption:
     """Refuse to resume a run directory made with other settings or other data, saying what differs.
 
     Media may have appeared since the run started (the rest of a download), or been replaced when
     no answer was made from them (a truncated file re-downloaded): allowed, and the items that
     failed on them are retried. A file that `answered` items were made from and that changed size
-    is refused; one that vanished keeps its recorded size (the answers made from it stand).
+    is refused; one that vanished keeps its recorded size (the answers made from it stand). A setting
+    the run did not record is accepted at its default (`defaults`, see `identity_defaults`).
     """
     problems: list[str] = []
     notes: list[str] = []
@@ -133,7 +135,7 @@ def check_resumable(
                     f"{out} predates backend options in the resume identity; they are not compared "
                     "(make sure they are the ones the run was started with)"
                 )
-        problems += identity_diff(before, compared)
+        problems += identity_diff(before, compared, defaults)
     if problems:
         listing = "\n  ".join(problems)
         raise DataError(
