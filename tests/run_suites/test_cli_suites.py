@@ -47,11 +47,11 @@ def test_eval_and_report_from_the_command_line(svb_sample, tmp_path, plain) -> N
     assert result.exit_code == 0, result.output
     manifest = json.loads((out / "manifest.json").read_text())
     # lmms-eval gives its GPT-4V/4o wrapper the gpt4v post prompt: the preset does too
-    assert manifest["config"]["identity"]["prompt"]["variant"] == {"keep_times": True, "post_prompt": "gpt4v"}
+    assert manifest["config"]["settings"]["prompt"]["variant"] == {"keep_times": True, "post_prompt": "gpt4v"}
     sampler = manifest["samplers"]["conceptual"]
     assert sampler["num_frames"] == 8  # --frames wins over the preset's 256
     assert sampler["size"] is None and sampler["max_side"] is None  # "native processing": source size
-    assert manifest["config"]["identity"]["frames"]["size"] is None
+    assert manifest["config"]["identity"]["frames"]["conceptual"]["size"] is None
     assert "[official extraction]" in plain(result.output)
     report = runner.invoke(app, ["report", str(out), "--reference", "Gemini-2.5-Pro"])
     assert (

@@ -121,7 +121,7 @@ def test_max_side_reaches_the_model_is_the_runs_identity_and_is_reported(
         sizes(r.images) == {(80, 80 * HEIGHT // WIDTH)} for r in model_server.requests
     )  # aspect kept: 160x96 -> 80x48
     manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["config"]["identity"]["frames"]["max_side"] == 80
+    assert manifest["config"]["identity"]["frames"]["conceptual"]["max_side"] == 80
     assert manifest["samplers"]["conceptual"]["max_side"] == 80
     assert "frames 4 uniform; longest side ≤ 80 px (aspect kept)" in plain(
         result.output

@@ -129,16 +129,30 @@ def test_dataset_lookup_and_task_filter(sample_dir: Path, sample_dataset: Datase
     assert subset.fingerprint() != sample_dataset.fingerprint()
 
 
-def test_fingerprint_hashes_annotations_not_videos_or_location(
+def test_fingerprint_covers_annotations_and_media_not_location(
     sample_dir: Path, sample_dataset: Dataset, tmp_path: Path
 ) -> None:
     copy = tmp_path / "copy"
-    shutil.copytree(sample_dir / "annotations", copy / "annotations")
-    moved = load_expvid(copy, check_media=False)
-    assert moved.fingerprint() == sample_dataset.fingerprint()
+    shutil.copytree(sample_dir, copy)
+    moved = load_expvid(copy)
+    assert moved.fingerprint() == sample_dataset.fingerprint()  # another place, the same bytes
     assert len(moved.fingerprint()) == 64
+
+    # A partial download (one video missing) and a damaged one (a video of another size) differ,
+    # while the annotations alone are the same.
+    video = copy / sample_dataset.items[0].media.source_path  # type: ignore[union-attr]
+    data = video.read_bytes()
+    video.unlink()
+    partial = load_expvid(copy)
+    assert partial.fingerprint() != sample_dataset.fingerprint()
+    assert partial.annotations_fingerprint() == sample_dataset.annotations_fingerprint()
+    video.write_bytes(data[: len(data) // 2])
+    assert load_expvid(copy).fingerprint() not in (sample_dataset.fingerprint(), partial.fingerprint())
+    video.write_bytes(data)
+    assert load_expvid(copy).fingerprint() == sample_dataset.fingerprint()
 
     path = copy / TASKS["quantity"].path
     text = path.read_text(encoding="utf-8")
     path.write_text(text.replace('"answer": "A"', '"answer": "B"', 1), encoding="utf-8")
-    assert load_expvid(copy, check_media=False).fingerprint() != sample_dataset.fingerprint()
+    assert load_expvid(copy).fingerprint() != sample_dataset.fingerprint()
+    assert load_expvid(copy).annotations_fingerprint() != sample_dataset.annotations_fingerprint()

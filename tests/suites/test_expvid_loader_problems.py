@@ -1,11 +1,13 @@
 """The ExpVid loader on hand-written, partly broken release files.
 
-Every bad line becomes a `file:line: message` problem and the good lines still load; strict mode
-raises one error listing them all.
+Every bad line becomes a `file:line: message` problem, counted as an invalid record of its task,
+and the good lines still load; a record whose video is missing still loads (it is scored as a
+media failure); strict mode raises one error listing every problem.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -60,7 +62,7 @@ def broken_release(tmp_path: Path, write_release: WriteRelease) -> Path:
             '{"id": 1, "video_path": ',  # 2 bad JSON
             missing_category,  # 3 missing field
             _mcq(3, answer="E"),  # 4 answer not among the options
-            _mcq(4, video_path="videos/level_1/100/clip_404.mp4"),  # 5 missing video
+            _mcq(4, video_path="videos/level_1/100/clip_404.mp4"),  # 5 missing video: still an item
             "",  # 6 blank: skipped, not a problem
             _mcq(5, difficulty="hard", options={"A": "pipette", "B": "burette", "C": "spatula"}),  # 7 good
             _mcq(0),  # 8 duplicate id
@@ -99,7 +101,6 @@ def test_each_bad_line_is_reported_with_file_and_line(broken_release: Path) -> N
         (tools, 2),
         (tools, 3),
         (tools, 4),
-        (tools, 5),
         (tools, 8),
         (tools, 9),
         (l3, 2),
@@ -110,7 +111,6 @@ def test_each_bad_line_is_reported_with_file_and_line(broken_release: Path) -> N
     assert problems[(tools, 2)].startswith("not valid JSON")
     assert problems[(tools, 3)] == "missing field(s): category"
     assert problems[(tools, 4)] == "answer 'E' is not one of the options ['A', 'B', 'C', 'D']"
-    assert problems[(tools, 5)] == "video file not found: videos/level_1/100/clip_404.mp4"
     assert problems[(tools, 8)] == "duplicate id 0 (first seen on line 1)"
     assert problems[(tools, 9)] == "expected a JSON object, got list"
     assert problems[(l3, 2)].startswith(
@@ -123,10 +123,18 @@ def test_each_bad_line_is_reported_with_file_and_line(broken_release: Path) -> N
     rendered = [str(p) for p in dataset.problems]
     assert f"{dataset.root / tools}:4: answer 'E' is not one of the options ['A', 'B', 'C', 'D']" in rendered
 
-    # Everything else still loads.
+    # Every problem is an invalid record of its task, in file order; nothing is lost.
+    invalid = dataset.invalid_by_task()
+    assert [record.problem.line for record in invalid["tools"]] == [2, 3, 4, 8, 9]
+    assert [record.source_id for record in invalid["tools"]] == [None, "2", "3", "0", None]
+    assert invalid["tools"][2].id == "tools/invalid@tools.jsonl:4"
+    assert not dataset.unreadable
+    # Everything else still loads, the record whose video is missing included.
     loaded = {item.id: item for item in dataset}
+    assert [media.key for media in dataset.missing_media()] == ["videos/level_1/100/clip_404.mp4"]
     assert set(loaded) == {
         "tools/0",
+        "tools/4",
         "tools/5",
         "experimental_conclusion/0",
         "step_prediction/0",
@@ -155,11 +163,14 @@ def test_strict_mode_lists_all_problems(broken_release: Path) -> None:
         assert str(problem) in message
 
 
-def test_media_check_can_be_skipped(broken_release: Path) -> None:
-    problems = _problem_map(broken_release, check_media=False)
-    assert (TASKS["tools"].path, 5) not in problems
-    dataset = load_expvid(broken_release, check_media=False)
-    assert "tools/4" in {item.id for item in dataset}
+def test_every_record_is_an_item_or_an_invalid_record(broken_release: Path) -> None:
+    dataset = load_expvid(broken_release)
+    for spec in dataset.tasks:
+        lines = [line for line in (dataset.root / spec.path).read_text().splitlines() if line.strip()]
+        items = [item for item in dataset if item.task == spec.name]
+        invalid = dataset.invalid_by_task().get(spec.name, [])
+        assert len(items) + len(invalid) == len(lines), spec.name
+    assert dataset.invalid_by_task().get(None) is None  # ExpVid: the file names the task
 
 
 def test_missing_task_files_matter_only_when_requested(broken_release: Path) -> None:
@@ -174,7 +185,7 @@ def test_missing_task_files_matter_only_when_requested(broken_release: Path) -> 
 
     asked = load_expvid(broken_release, tasks=["tools", "materials"])
     missing = [p for p in asked.problems if p.line == 0]
-    assert len(missing) == 1
+    assert len(missing) == 1 and asked.unreadable == missing  # its records cannot be counted
     assert missing[0].path == asked.root / TASKS["materials"].path
     assert missing[0].message == "annotation file for task 'materials' not found"
     assert {item.task for item in asked} == {"tools"}
@@ -218,15 +229,14 @@ def test_wrong_field_types_are_problems(tmp_path: Path, write_release: WriteRele
     assert load_expvid(root).get("tools/6").context is None
 
 
-def test_a_file_that_is_not_text_is_one_problem(tmp_path: Path, write_release: WriteRelease) -> None:
+def test_a_line_that_is_not_text_is_one_invalid_record(tmp_path: Path, write_release: WriteRelease) -> None:
     root = write_release(tmp_path / "binary", {"tools": [_mcq(0)], "materials": [_mcq(0), _mcq(1)]}, [CLIP])
     path = root / TASKS["materials"].path
     good = path.read_bytes()
-    path.write_bytes(good + b"\xff\xfe garbage\n")
+    path.write_bytes(good + b"\xff\xfe garbage\n" + json.dumps(_mcq(2)).encode() + b"\n")
     dataset = load_expvid(root)
     assert [(p.path, p.line) for p in dataset.problems] == [(dataset.root / TASKS["materials"].path, 3)]
-    assert (
-        dataset.problems[0].message
-        == f"not UTF-8 text (invalid start byte at byte {len(good)}); file skipped"
-    )
-    assert {item.id for item in dataset} == {"tools/0"}  # the other file still loads
+    assert dataset.problems[0].message == "not UTF-8 text (invalid start byte at column 1)"
+    assert [record.task for record in dataset.invalid] == ["materials"]
+    # The rest of that file, and the other file, still load.
+    assert {item.id for item in dataset} == {"tools/0", "materials/0", "materials/1", "materials/2"}

@@ -77,14 +77,17 @@ def test_bad_records_are_reported_by_line(promqa_dir, tmp_path) -> None:
     ]
     (tmp_path / "examples.json").write_text(json.dumps(records, indent=4))
     dataset = load_promqa(tmp_path)
-    assert len(dataset.items) == 10
+    assert len(dataset.items) == 11  # x4's recording is missing: an item, scored as a media failure
+    assert [media.key for media in dataset.missing_media()] == ["videos/9_99.mp4"]
     messages = [problem.message for problem in dataset.problems]
-    assert [p.path.name for p in dataset.problems] == ["examples.json"] * 5
+    assert [p.path.name for p in dataset.problems] == ["examples.json"] * 4
     assert "end_time must be HH:MM:SS" in messages[0]
     assert "activity 'Pancakes' has no recipe graph" in messages[1]
     assert "answer_tags must give one tag per answer" in messages[2]
-    assert "recording not found for 9_99" in messages[3]
-    assert "duplicate question_id" in messages[4]
+    assert "duplicate question_id" in messages[3]
+    assert [(record.task, record.source_id) for record in dataset.invalid] == [
+        (first["type"], "x1"), (first["type"], "x2"), (first["type"], "x3"), (first["type"], first["question_id"])
+    ]  # fmt: skip
     lines = [problem.line for problem in dataset.problems]
     assert lines == sorted(lines) and lines[0] > 1
     text = (tmp_path / "examples.json").read_text().splitlines()

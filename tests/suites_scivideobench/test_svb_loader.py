@@ -11,7 +11,7 @@ import pytest
 
 from expvid.schema import DataError, VideoRef
 from expvid.suites.scivideobench import load_scivideobench
-from expvid.suites.scivideobench.spec import DISCIPLINE_GROUPS, PAPER_DISCIPLINE_COUNTS
+from expvid.suites.scivideobench.spec import DISCIPLINE_GROUPS, PAPER_DISCIPLINE_COUNTS, QUESTION_TYPES
 
 
 def test_items_are_keyed_by_video_question_and_type(svb_dataset) -> None:
@@ -63,6 +63,7 @@ def test_bad_records_are_reported_by_line_and_the_rest_loads(svb_dir, tmp_path) 
     shutil.copytree(svb_dir / "videos", tmp_path / "videos")
     lines = (svb_dir / "scivideobench_1k.jsonl").read_text().splitlines()
     first = json.loads(lines[0])
+    first_task = QUESTION_TYPES[first["question_type"]]
     bad = [
         {**first, "question_type": "Numeric Reasoning"},
         {**first, "question_id": 9, "video_id": "99999"},
@@ -74,19 +75,20 @@ def test_bad_records_are_reported_by_line_and_the_rest_loads(svb_dir, tmp_path) 
         "\n".join(lines + [json.dumps(r) for r in bad] + ["{oops"]) + "\n"
     )
     dataset = load_scivideobench(tmp_path)
-    assert len(dataset.items) == 12
+    assert len(dataset.items) == 13  # the record whose video is missing is an item (a media failure)
+    assert [media.key for media in dataset.missing_media()] == ["videos/jove_99999.mp4"]
     messages = {problem.line: problem.message for problem in dataset.problems}
+    assert set(messages) == {13, 15, 16, 17, 18}
     assert "question_type 'Numeric Reasoning'" in messages[13]
-    assert "video not found: jove_99999.mp4" in messages[14]
     assert "under one second" in messages[15]
     assert "answer 'K' is not one of the options" in messages[16]
     assert "duplicate" in messages[17] and "first on line 1" in messages[17]
-    assert "invalid JSON" in messages[18]
+    assert "not valid JSON" in messages[18]
+    # Each is an invalid record of its question type when that much is readable.
+    tasks = {record.problem.line: record.task for record in dataset.invalid}
+    assert tasks == {13: None, 15: first_task, 16: first_task, 17: first_task, 18: None}
     with pytest.raises(DataError):
         load_scivideobench(tmp_path, strict=True)
-    assert (
-        len(load_scivideobench(tmp_path, check_media=False).items) == 13
-    )  # the missing video no longer matters
 
 
 def test_no_release_file_is_a_clear_error(tmp_path) -> None:

@@ -83,13 +83,17 @@ def test_bad_records_are_reported_by_line(sfe_dir, tmp_path) -> None:
     ]
     (tmp_path / "en" / "sfe.jsonl").write_text("\n".join(lines + [json.dumps(r) for r in bad]) + "\n")
     dataset = load_sfe(tmp_path)
-    assert len(dataset.items) == 9
+    assert len(dataset.items) == 10  # x2's image is missing: an item, scored as a media failure
+    assert [media.key for media in dataset.missing_media()] == ["images/missing.png"]
     messages = {problem.line: problem.message for problem in dataset.problems}
+    assert set(messages) == {10, 12, 13, 14}
     assert "question_type 'essay'" in messages[10]
-    assert "image not found: images/missing.png" in messages[11]
     assert "is not a box list" in messages[12]
     assert "not normalised to 0..1" in messages[13]
     assert "at least two options" in messages[14]
+    assert {record.problem.line: record.task for record in dataset.invalid} == {
+        10: None, 12: "grounding", 13: "grounding", 14: "mcq"
+    }  # fmt: skip
 
 
 def test_no_records_for_a_language_is_a_clear_error(tmp_path) -> None:

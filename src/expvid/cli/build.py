@@ -8,11 +8,11 @@ from typing import Annotated
 
 import typer
 from pydantic import ValidationError
-from rich.console import Console
 
-from expvid.cli.errors import friendly_errors
+from expvid.cli.errors import friendly_errors, require_http_urls
+from expvid.run.terminal import message_console
 
-console = Console(stderr=True)
+console = message_console(stderr=True)
 
 
 def build_command(
@@ -111,6 +111,7 @@ def build_command(
         raise typer.BadParameter(
             f"expected comma-separated level numbers, got {levels!r}", param_hint="--levels"
         ) from None
+    require_http_urls("--base-url", base_url)
     backend_options: dict[str, object] = {}
     if base_url:
         backend_options["base_url"] = base_url
@@ -152,7 +153,7 @@ def build_command(
 
     def log(message: str) -> None:
         if not quiet:
-            console.print(message, highlight=False)
+            console.print(message, markup=False)
 
     with friendly_errors():
         report = asyncio.run(build_candidates(config, log=log))
@@ -164,5 +165,5 @@ def build_command(
         f"{calls['sent']} model call(s) sent, {calls['cache_hits']} from the cache, {calls['failures']} failed; "
         f"est. cost {spent}; "
         f"{len(report['problems'])} problem(s): see {out / 'build_report.md'}",
-        highlight=False,
+        markup=False,
     )

@@ -1,19 +1,32 @@
-"""`expvid data ...`: inspect and validate benchmark data before spending model time on it."""
+"""`expvid data ...`: inspect and validate benchmark data before spending model time on it.
+
+`expvid data check DIR` counts every task's records and lists what an evaluation would score 0:
+invalid records (`file:line: message`), missing and unreadable media (`path: problem`). It exits 1
+when it finds any, so `expvid data check DIR && expvid eval ...` runs only on clean data.
+`expvid data validate` is the older ExpVid-only form: the same report, failing only with --strict.
+"""
 
 from __future__ import annotations
 
-from collections import Counter
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
-from expvid.schema import DataError
-from expvid.suites.expvid_suite import EXPVID_TASKS, load_expvid
+from expvid.cli.errors import friendly_errors
+from expvid.run.config import parse_key_values
+from expvid.run.terminal import message_console, print_table
+from expvid.suites.check import DataCheck, check_dataset
 
 data_app = typer.Typer(no_args_is_help=True, help="Inspect and validate benchmark data.")
+
+
+class MediaMode(StrEnum):
+    read = "read"
+    exists = "exists"
+    none = "none"
 
 
 @data_app.callback()
@@ -21,15 +34,50 @@ def _data() -> None:
     """Inspect and validate benchmark data."""
 
 
+DirArgument = Annotated[
+    Path,
+    typer.Argument(help="Dataset root (a release in the suite's layout).", metavar="DIR", show_default=False),
+]
+TasksOption = Annotated[
+    str | None, typer.Option("--tasks", help="Comma-separated task names (default: all present).")
+]
+
+
+@data_app.command("check")
+def check(
+    directory: DirArgument,
+    suite: Annotated[str, typer.Option("--suite", help="Benchmark suite of DIR.")] = "expvid",
+    tasks: TasksOption = None,
+    media: Annotated[
+        MediaMode,
+        typer.Option(
+            "--media",
+            help="read: open every video (all packets) and image; exists: only check the files are "
+            "there; none: skip media.",
+        ),
+    ] = MediaMode.read,
+    language: Annotated[str | None, typer.Option("--language", help="SFE: en, zh or both.")] = None,
+    suite_option: Annotated[
+        list[str] | None, typer.Option("--suite-option", help="Suite setting KEY=VALUE.")
+    ] = None,
+) -> None:
+    """Count DIR's records per task; list invalid records and missing or unreadable media.
+
+    Exit status: 0 when every record is usable and every media file readable, 1 when something
+    would be scored 0 by an evaluation (listed above the summary), 2 when DIR cannot be read.
+    """
+    options = _suite_options(language, suite_option)
+    with friendly_errors():
+        report = _check(directory, suite, tasks, media, options)
+    _print(report)
+    if not report.ok:
+        raise typer.Exit(code=1)
+
+
 @data_app.command("validate")
 def validate(
-    directory: Annotated[
-        Path,
-        typer.Argument(help="Dataset root in the ExpVid release layout.", metavar="DIR", show_default=False),
-    ],
-    tasks: Annotated[
-        str | None, typer.Option("--tasks", help="Comma-separated task names (default: all present).")
-    ] = None,
+    directory: DirArgument,
+    tasks: TasksOption = None,
     strict: Annotated[
         bool, typer.Option("--strict", help="Exit with status 1 if any record has a problem.")
     ] = False,
@@ -38,40 +86,97 @@ def validate(
         typer.Option("--check-media/--no-check-media", help="Check that every record's video file exists."),
     ] = True,
 ) -> None:
-    """Load DIR as an ExpVid release and report items, disciplines and problems per task.
+    """Load DIR as an ExpVid release and report records, items and problems per task.
 
     Problems are printed as `file:line: message`, one per line, so editors and grep can jump to them.
     """
-    requested = [name.strip() for name in tasks.split(",") if name.strip()] if tasks else None
-    try:
-        dataset = load_expvid(directory, tasks=requested, strict=False, check_media=check_media)
-    except DataError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(code=2) from None
-
-    problems_per_file = Counter(problem.path for problem in dataset.problems)
-    by_task = dataset.by_task()
-    table = Table(title=f"ExpVid data at {dataset.root}")
-    for column in ("task", "level", "items", "disciplines", "problems"):
-        table.add_column(column, justify="left" if column == "task" else "right")
-    shown = [spec for spec in EXPVID_TASKS if spec in dataset.tasks or (requested and spec.name in requested)]
-    for spec in shown:
-        items = by_task.get(spec.name, [])
-        disciplines = len({item.discipline for item in items if item.discipline})
-        problems = problems_per_file.get(dataset.root / spec.path, 0)
-        table.add_row(spec.name, str(spec.level), str(len(items)), str(disciplines), str(problems))
-    table.add_row(
-        "total",
-        "",
-        str(len(dataset)),
-        str(len({i.discipline for i in dataset if i.discipline})),
-        str(len(dataset.problems)),
-    )
-    console = Console()
-    console.print(table)
-    console.print(f"fingerprint {dataset.fingerprint()}", highlight=False)
-    for problem in dataset.problems:
-        typer.echo(str(problem))
-    if strict and dataset.problems:
-        typer.echo(f"{len(dataset.problems)} problem(s); failing because of --strict", err=True)
+    media = MediaMode.exists if check_media else MediaMode.none
+    with friendly_errors():
+        report = _check(directory, "expvid", tasks, media, {})
+    _print(report)
+    if strict and not report.ok:
+        typer.echo(f"{_problem_count(report)} problem(s); failing because of --strict", err=True)
         raise typer.Exit(code=1)
+
+
+def _suite_options(language: str | None, entries: list[str] | None) -> dict[str, object]:
+    try:
+        options: dict[str, object] = parse_key_values(
+            entries or [], flag="--suite-option", bare_is_true=False
+        )
+    except ValueError as error:
+        raise typer.BadParameter(str(error)) from None
+    if language is not None:
+        options["languages"] = ["en", "zh"] if language == "both" else [language]
+    return options
+
+
+def _check(
+    directory: Path, suite: str, tasks: str | None, media: MediaMode, options: dict[str, object]
+) -> DataCheck:
+    from expvid.run.evaluate import make_suite_named
+
+    requested = [name.strip() for name in tasks.split(",") if name.strip()] if tasks else None
+    the_suite = make_suite_named(suite, options)
+    dataset = the_suite.load(directory, tasks=requested, strict=False)
+    return check_dataset(dataset, media.value)
+
+
+def _problem_count(report: DataCheck) -> int:
+    return len(report.dataset.problems) + len(report.media_problems)
+
+
+def _print(report: DataCheck) -> None:
+    dataset = report.dataset
+    console = message_console()
+    columns = ("task", "level", "records", "items", "invalid", "media missing", "media unreadable")
+    table = Table(title=f"{dataset.suite} data check")
+    for column in columns:
+        table.add_column(column, justify="left" if column == "task" else "right", no_wrap=True)
+    totals = [0, 0, 0, 0, 0]
+    for row in report.tasks:
+        values = [row.records, row.items, row.invalid, row.media_missing, row.media_unreadable]
+        totals = [a + b for a, b in zip(totals, values, strict=True)]
+        level = "" if row.level is None else str(row.level)
+        table.add_row(row.task, level, *(str(v) for v in values))
+    table.add_row("total", "", *(str(v) for v in totals))
+    print_table(console, table)
+    console.print(f"dataset {dataset.root}", markup=False)
+    media_note = {"read": "media read", "exists": "media checked for presence", "none": "media not checked"}
+    console.print(
+        f"fingerprint {dataset.fingerprint()} (annotations and media; {media_note[report.media_check]})"
+    )
+    for problem in dataset.problems:
+        console.print(str(problem), markup=False)
+    for media_problem in report.media_problems:
+        console.print(str(media_problem), markup=False)
+    console.print(_summary(report), markup=False)
+
+
+def _summary(report: DataCheck) -> str:
+    if report.ok:
+        return "no problems: every record is usable" + (
+            "" if report.media_check == "none" else " and its media there"
+        )
+    parts = []
+    if report.dataset.invalid:
+        parts.append(f"{report.n_invalid} invalid record(s)")
+    if report.unattributed:
+        parts.append(f"{len(report.unattributed)} of them of unknown task")
+    if report.unreadable_files:
+        parts.append(
+            f"{len(report.unreadable_files)} file(s) that cannot be read to the end (records not countable)"
+        )
+    missing = sum(1 for problem in report.media_problems if problem.missing)
+    unreadable = len(report.media_problems) - missing
+    if missing:
+        parts.append(f"{missing} media file(s) missing")
+    if unreadable:
+        parts.append(f"{unreadable} media file(s) unreadable")
+    other = len(report.dataset.problems) - report.n_invalid - len(report.unreadable_files)
+    if other:
+        parts.append(f"{other} other problem(s)")
+    return (
+        "; ".join(parts) + ". `expvid eval` scores invalid records and items without readable media 0 "
+        "and counts them (and refuses files whose records cannot be counted)."
+    )

@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
 from expvid.cli.errors import friendly_errors
+from expvid.run.terminal import message_console
 
-console = Console(stderr=True)
+console = message_console(stderr=True)
 
 DEMO_MODELS = ("longest-option", "random")
 
@@ -36,7 +36,7 @@ def demo_command(
     with friendly_errors():
         data = out / "sample"
         if not is_sample_dir(data):
-            console.print(f"generating the sample benchmark in {data} ...")
+            console.print(f"generating the sample benchmark in {data} ...", markup=False)
             make_sample(data)
         run_dirs = []
         for model in DEMO_MODELS:
@@ -54,4 +54,4 @@ def demo_command(
         typer.echo(to_markdown(table, title="ExpVid sample: offline baselines"))
         report = out / "report.html"
         report.write_text(to_html(table, runs, title="ExpVid sample: offline baselines"), encoding="utf-8")
-        console.print(f"HTML report: {report}")
+        console.print(f"HTML report: {report}", markup=False)

@@ -1,4 +1,17 @@
-"""One place that turns expected failures into a one-line message and a non-zero exit code."""
+"""One place that turns expected failures into a message and a non-zero exit code.
+
+Exit codes of the `expvid` commands (documented in the README):
+
+- 0: done;
+- 1: a check found problems (`expvid data check`), or a command-specific refusal;
+- 2: bad usage, or data/configuration/media the command cannot work with (nothing more was done);
+- 3: `expvid eval` finished and wrote everything, but some records scored 0 without a model answer
+  (media, request or judge failures, invalid records); `--allow-failures` turns this into 0;
+- 130: interrupted (finished work is kept; re-run the same command to resume).
+
+Messages are printed on a console that never wraps lines (`expvid.run.terminal`): a `file:line`
+in a message stays one line whatever the terminal width or the path length.
+"""
 
 from __future__ import annotations
 
@@ -6,11 +19,18 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import typer
-from rich.console import Console
+from rich.markup import escape
 
+from expvid.run.terminal import message_console
 from expvid.schema import DataError
 
-_console = Console(stderr=True)
+_console = message_console(stderr=True)
+
+EXIT_OK = 0
+EXIT_PROBLEMS_FOUND = 1
+EXIT_USAGE = 2
+EXIT_ITEMS_FAILED = 3
+EXIT_INTERRUPTED = 130
 
 
 @contextmanager
@@ -22,5 +42,25 @@ def friendly_errors() -> Iterator[None]:
     try:
         yield
     except (DataError, BackendConfigError, MediaError, FileNotFoundError) as error:
-        _console.print(f"[red]error:[/] {error}", highlight=False)
-        raise typer.Exit(code=2) from None
+        _console.print(f"[red]error:[/] {escape(str(error))}")
+        raise typer.Exit(code=EXIT_USAGE) from None
+
+
+def require_http_urls(flag: str, *urls: str | None) -> None:
+    """Refuse a server URL without an http(s) scheme before any work (a usage error, exit 2)."""
+    from expvid.run.config import url_problem
+
+    for url in urls:
+        problem = None if url is None else url_problem(url, flag)
+        if problem:
+            raise typer.BadParameter(problem.removeprefix(f"{flag} "), param_hint=flag)
+
+
+def require_spec_urls(flag: str, *specs: str | None) -> None:
+    """Refuse `openai:MODEL@host:port/v1` (a server without a scheme in a model spec) before any work."""
+    from expvid.run.config import spec_url_problem
+
+    for spec in specs:
+        problem = None if spec is None else spec_url_problem(spec, flag)
+        if problem:
+            raise typer.BadParameter(problem.removeprefix(f"{flag} "), param_hint=flag)

@@ -10,16 +10,23 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
+from rich.markup import escape
 
-from expvid.cli.errors import friendly_errors
+from expvid.cli.errors import (
+    EXIT_INTERRUPTED,
+    EXIT_ITEMS_FAILED,
+    friendly_errors,
+    require_http_urls,
+    require_spec_urls,
+)
 from expvid.models.types import ThinkingConfig
 from expvid.run.config import JUDGE_INPUTS, EvalConfig, parse_frame_counts, parse_key_values
 from expvid.run.report import build_table, load_runs, to_markdown
+from expvid.run.terminal import message_console
 from expvid.suites.protocol import FrameOptions, PromptOptions, resolution_given
 from expvid.suites.registry import get_suite
 
-console = Console(stderr=True)
+console = message_console(stderr=True)
 
 
 def eval_command(
@@ -160,9 +167,27 @@ def eval_command(
             help="ProMQA/SFE: raw (the reply as the official code sends it) or stripped (think blocks removed).",
         ),
     ] = None,
+    allow_failures: Annotated[
+        bool,
+        typer.Option(
+            "--allow-failures",
+            help="Exit 0 even when records scored 0 without a model answer (failed items, invalid records).",
+        ),
+    ] = False,
 ) -> None:
-    """Evaluate MODEL on a benchmark; writes manifest.json, predictions.jsonl, judgments.jsonl, scores.json."""
+    """Evaluate MODEL on a benchmark; writes manifest.json, predictions.jsonl, judgments.jsonl, scores.json.
+
+    Exit status: 0 when every record got a model answer; 3 when the run finished and wrote
+    everything but some records scored 0 without one (media, request or judge failures, invalid
+    records; counted in scores.json), unless --allow-failures; 2 for usage and data errors; 130 when
+    interrupted (re-run the same command to resume).
+    """
     from expvid.run.evaluate import evaluate
+
+    require_http_urls("--base-url", *(base_url or []))
+    require_http_urls("--judge-base-url", judge_base_url)
+    require_spec_urls("--model", model)
+    require_spec_urls("--judge", judge)
 
     try:
         counts = parse_frame_counts(frames) if frames else {}
@@ -239,15 +264,21 @@ def eval_command(
             result = asyncio.run(evaluate(config, command=sys.argv, console=console, show_progress=not quiet))
     except KeyboardInterrupt:
         console.print(
-            f"[yellow]interrupted[/]: finished items are saved in {out}; re-run the same command to resume"
+            f"[yellow]interrupted[/]: finished items are saved in {escape(str(out))}; re-run the same command to resume"
         )
-        raise typer.Exit(code=130) from None
+        raise typer.Exit(code=EXIT_INTERRUPTED) from None
     table = build_table(get_suite(suite), load_runs([out]), references=[])
     typer.echo(to_markdown(table))
     console.print(
         f"{result.generated} item(s) run, {result.resumed} reused from the run directory, "
-        f"{result.failed} failed; scores in {result.rundir.scores_path}"
+        f"{result.failed} failed; scores in {escape(str(result.rundir.scores_path))}"
     )
+    if result.n_problems and not allow_failures:
+        console.print(
+            f"[yellow]{result.n_problems} record(s) scored 0 without a model answer[/] (see the notes above); "
+            f"exit status {EXIT_ITEMS_FAILED} (--allow-failures for 0)"
+        )
+        raise typer.Exit(code=EXIT_ITEMS_FAILED)
 
 
 def _output_size(size: int | None, max_side: int | None) -> dict[str, int | None]:

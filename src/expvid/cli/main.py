@@ -18,6 +18,9 @@ app = typer.Typer(
     name="expvid",
     no_args_is_help=True,
     add_completion=False,
+    # Plain click error output: rich would draw usage errors in a panel hard-wrapped at the
+    # terminal width, breaking the paths and values they quote.
+    rich_markup_mode=None,
     help="Build, verify and run scientific-experiment video benchmarks for multimodal LLMs.",
 )
 app.command("demo")(demo_command)

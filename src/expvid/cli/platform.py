@@ -11,17 +11,18 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
+from rich.markup import escape
 from rich.table import Column, Table
 
 from expvid.platform.config import DATABASE_ENV, default_database_url
+from expvid.run.terminal import message_console, print_table
 
 platform_app = typer.Typer(
     no_args_is_help=True, help="Expert verification platform (web review of candidates)."
 )
 user_app = typer.Typer(no_args_is_help=True, help="Manage platform accounts.")
 platform_app.add_typer(user_app, name="user")
-console = Console()
+console = message_console()
 
 DbOption = Annotated[
     str,
@@ -36,7 +37,7 @@ DbOption = Annotated[
 
 
 def _fail(message: str) -> typer.Exit:
-    console.print(f"[red]error:[/red] {message}")
+    console.print(f"[red]error:[/red] {escape(message)}")
     return typer.Exit(code=1)
 
 
@@ -107,7 +108,7 @@ def import_dir(
     table = Table("task", "imported")
     for task, n in sorted(report.imported.items()):
         table.add_row(task, str(n))
-    console.print(table)
+    print_table(console, table)
     console.print(
         f"{report.total_imported} new item(s), {report.unchanged} already present, "
         f"{report.experiments} experiment(s), {report.segments} segment(s)"
@@ -115,9 +116,9 @@ def import_dir(
     for key in report.changed_upstream:
         console.print(f"[yellow]changed upstream, kept the platform's version:[/yellow] {key}")
     for problem in report.problems:
-        console.print(f"[yellow]skipped:[/yellow] {problem}")
+        console.print(f"[yellow]skipped:[/yellow] {escape(str(problem))}")
     for warning in report.warnings:
-        console.print(f"[yellow]warning:[/yellow] {warning}")
+        console.print(f"[yellow]warning:[/yellow] {escape(str(warning))}")
     if report.assignment is not None:
         console.print(f"{report.assignment.assignments_created} assignment(s) made")
         for discipline, n in sorted(report.assignment.short_of_annotators.items()):
@@ -141,7 +142,8 @@ def export_dir(
     finally:
         database.dispose()
     console.print(
-        f"exported {report.total} verified item(s) and {report.videos} video file(s) to {report.out}"
+        f"exported {report.total} verified item(s) and {report.videos} video file(s) to {report.out}",
+        markup=False,
     )
 
 
@@ -179,7 +181,7 @@ def status(db: DbOption) -> None:
     table = Table(*(Column(h, overflow="fold") for h in ("discipline", "task", *STATES, "total")))
     for row in report.by_group:
         table.add_row(row["discipline"], row["task"], *(str(row[s]) for s in STATES), str(row["total"]))
-    console.print(table)
+    print_table(console, table)
     console.print(f"items left: {report.items_left}")
     figures = Table("task", "items", "% agreement", "kappa", "AC1")
 
@@ -188,7 +190,7 @@ def status(db: DbOption) -> None:
 
     for task, a in [("all", agreement.overall), *agreement.by_task.items()]:
         figures.add_row(task, str(a.n), fmt(a.percent, 1), fmt(a.kappa, 3), fmt(a.ac1, 3))
-    console.print(figures)
+    print_table(console, figures)
 
 
 @user_app.command("add")
@@ -250,7 +252,7 @@ def user_list(db: DbOption) -> None:
                 )
     finally:
         database.dispose()
-    console.print(table)
+    print_table(console, table)
 
 
 @user_app.command("deactivate")

@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
+from expvid.run.terminal import message_console, print_table
 from expvid.suites.release_io import SampleDirectoryError as SuiteSampleDirectoryError
 from expvid.suites.sample import SampleDirectoryError, make_sample
 
@@ -51,14 +51,15 @@ def make(
     except SampleDirectoryError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(code=1) from None
-    table = Table(title=f"Sample ExpVid benchmark in {summary.root} (seed {summary.seed})")
+    table = Table(title=f"Sample ExpVid benchmark (seed {summary.seed})")
     table.add_column("task")
     table.add_column("items", justify="right")
     for task, count in summary.items.items():
         table.add_row(task, str(count))
     table.add_row("total", str(summary.total_items))
-    console = Console()
-    console.print(table)
+    console = message_console()
+    print_table(console, table)
+    console.print(f"written to {summary.root}")
     console.print(
         f"{len(summary.experiments)} experiments in the release, {len(summary.rejected)} raw sources for "
         f"curation to reject, {summary.clips} video files; {summary.seconds:.1f} s",
@@ -88,6 +89,6 @@ def _make_other(suite: str, directory: Path, seed: int, force: bool) -> None:
     except SuiteSampleDirectoryError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(code=1) from None
-    Console().print(
+    message_console().print(
         f"Sample {suite} benchmark in {root} (seed {seed}): {what}; {seconds:.1f} s", highlight=False
     )

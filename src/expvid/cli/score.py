@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from expvid.cli.errors import friendly_errors
+from expvid.cli.errors import friendly_errors, require_http_urls
 from expvid.run.config import JUDGE_INPUTS, parse_key_values
 from expvid.run.report import build_table, load_runs, to_markdown
 from expvid.suites.registry import get_suite
@@ -49,6 +49,7 @@ def score_command(
     """Score a run directory, or an external predictions file against a dataset."""
     from expvid.run.rescore import JudgeChoice, rescore_run, score_external
 
+    require_http_urls("--judge-base-url", judge_base_url)
     if judge_input not in (None, *JUDGE_INPUTS):
         raise typer.BadParameter(f"expected one of {', '.join(JUDGE_INPUTS)}", param_hint="--judge-input")
     choice = JudgeChoice(

@@ -1,16 +1,17 @@
 """The settings of one evaluation run, as the CLI and library users give them.
 
-`identity()` is the part that decides what a model is asked and how it is sampled: a run directory
-can only be resumed with the same identity, so a resumed run never mixes two settings in one table.
-Operational knobs (concurrency, limits, task selection, timeouts) may change between resumes.
+A run directory can only be resumed with the same configuration: `expvid.run.identity` derives
+what can change an answer from these settings (every field except a listed few operational ones,
+defaults resolved), so a field added here is compared on resume without further work.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from expvid.models.types import ThinkingConfig
 from expvid.suites.protocol import JUDGE_INPUTS, FrameOptions, PromptOptions
@@ -27,6 +28,28 @@ def parse_frame_counts(text: str) -> dict[str, int]:
             raise ValueError(f"--frames: expected KEY=N with N >= 1 (e.g. L1=8,L2=32,L3=128), got {part!r}")
         counts[key.strip()] = int(value)
     return counts
+
+
+def url_problem(url: str, flag: str) -> str | None:
+    """Why `url` cannot be a server's base URL, or None. `localhost:8000/v1` would otherwise be
+    read as scheme "localhost" and fail on every request, item after item."""
+    parts = urlsplit(url.strip())
+    if parts.scheme in ("http", "https") and parts.netloc:
+        return None
+    return (
+        f"{flag} {url!r} is not an http(s) URL; write the scheme, e.g. http://{url.strip().split('://')[-1]}"
+    )
+
+
+def spec_url_problem(spec: str, flag: str) -> str | None:
+    """Why the server in a model spec (`openai:MODEL@URL`) is unusable, or None. `MODEL@host:8000/v1`
+    without a scheme would otherwise be read as a model name and sent to the default server."""
+    _, sep, rest = spec.rpartition("@")
+    if not sep or rest.startswith(("http://", "https://")):
+        return None
+    if ":" in rest or "/" in rest or rest.startswith("localhost"):
+        return f"{flag} {spec!r} names the server {rest!r} without a scheme; write @http://{rest}"
+    return None
 
 
 def _value(text: str) -> Any:
@@ -114,32 +137,22 @@ class EvalConfig(BaseModel):
             raise ValueError(f"judge_input must be one of {', '.join(JUDGE_INPUTS)}, got {value!r}")
         return value
 
+    @model_validator(mode="after")
+    def _urls_have_a_scheme(self) -> EvalConfig:
+        options = self.backend_options
+        urls = [("--base-url", options["base_url"])] if isinstance(options.get("base_url"), str) else []
+        urls += [("--base-url", url) for url in options.get("base_urls") or [] if isinstance(url, str)]
+        if self.judge_base_url is not None:
+            urls.append(("--judge-base-url", self.judge_base_url))
+        for flag, url in urls:
+            problem = url_problem(url, flag)
+            if problem:
+                raise ValueError(problem)
+        return self
+
     @field_validator("tasks")
     @classmethod
     def _no_empty_tasks(cls, value: list[str] | None) -> list[str] | None:
         if value is not None and not value:
             return None
         return value
-
-    def identity(self) -> dict[str, Any]:
-        """Settings that change what the model sees or how answers are produced.
-
-        Settings added after the first release (samples, suite options) appear only when they
-        differ from their defaults, so run directories made before them stay resumable.
-        """
-        identity: dict[str, Any] = {
-            "suite": self.suite,
-            "model": self.model,
-            "frames": self.frames.model_dump(mode="json"),
-            "prompt": self.prompt.model_dump(mode="json"),
-            "temperature": self.temperature,
-            "max_tokens": self.max_tokens,
-            "seed": self.seed,
-        }
-        if self.samples != 1:
-            identity["samples"] = self.samples
-        if self.suite_options:
-            identity["suite_options"] = self.suite_options
-        if self.thinking is not None:
-            identity["thinking"] = self.thinking.model_dump(mode="json")
-        return identity

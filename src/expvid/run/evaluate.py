@@ -1,9 +1,15 @@
 """`evaluate(config)`: the whole evaluation of one model on one suite, resumable.
 
-Order of work: load and fingerprint the data; refuse to resume a run made with other settings;
-write the manifest; generate predictions for items that have none (or whose last attempt failed);
-judge what needs judging; score. Each stage appends or atomically rewrites its own file, so killing
-the process at any moment loses at most the requests in flight.
+Order of work: load and fingerprint the data (refusing files whose records cannot be counted);
+refuse to resume a run made with other settings, saying what differs; write the manifest; generate
+predictions for items that have none (or whose last attempt failed); judge what needs judging;
+score. Each stage appends or atomically rewrites its own file, so killing the process at any
+moment loses at most the requests in flight.
+
+Every record of the chosen tasks is in the denominator: an item whose video is missing or
+unreadable is a media failure (scored 0, counted), an invalid record is scored 0 and counted.
+`EvalResult.n_problems` says how many records scored 0 for such reasons, so the CLI can exit
+with its own status after writing everything.
 """
 
 from __future__ import annotations
@@ -15,20 +21,26 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 
 from expvid.media.cache import FrameCache
 from expvid.models.factory import create_backend
 from expvid.run.config import EvalConfig
 from expvid.run.generate import GenerationPhase
-from expvid.run.manifest import check_resumable, new_manifest
+from expvid.run.identity import identity_defaults, resolved_identity, stored_identity
+from expvid.run.manifest import DatasetState, check_resumable, new_manifest
 from expvid.run.media_inputs import MediaPreparer
 from expvid.run.progress import run_progress
 from expvid.run.rundir import AppendLog, RunDir
-from expvid.run.scoring_phase import RunScores, ScoringInputs, judge_and_score
+from expvid.run.scoring_phase import DatasetPrint, RunScores, ScoringInputs, judge_and_score
+from expvid.run.selection import Selection, select_items, select_records
+from expvid.run.terminal import message_console
 from expvid.schema import DataError, Item, SamplerSettings
 from expvid.suites.base import Dataset
 from expvid.suites.protocol import EvalSuite, GenerationDefaults, PromptOptions, with_suite_resolution
 from expvid.suites.registry import get_suite
+
+__all__ = ["EvalResult", "evaluate", "judge_spec", "make_suite", "make_suite_named", "select_items"]
 
 
 @dataclass
@@ -39,20 +51,10 @@ class EvalResult:
     resumed: int
     failed: int
 
-
-def select_items(dataset: Dataset, tasks: Sequence[str] | None, limit: int | None) -> list[Item]:
-    """Items of the chosen tasks (all when None), at most `limit` per task, in file order."""
-    groups = dataset.by_task()
-    if tasks is not None:
-        unknown = [t for t in tasks if t not in {s.name for s in dataset.tasks} | set(groups)]
-        if unknown:
-            known = ", ".join(spec.name for spec in dataset.tasks)
-            raise DataError(f"unknown task(s) {', '.join(unknown)}; this dataset has: {known}")
-        groups = {task: groups.get(task, []) for task in tasks}
-    selected: list[Item] = []
-    for group in groups.values():
-        selected.extend(group if limit is None else group[:limit])
-    return selected
+    @property
+    def n_problems(self) -> int:
+        """Records scored 0 for a reason other than the model's answer (failed, invalid, judge failed)."""
+        return self.scores.run.n_problems
 
 
 def _cache_dirs(config: EvalConfig) -> tuple[FrameCache | None, Path | None]:
@@ -122,10 +124,57 @@ def validate_options(suite: EvalSuite, config: EvalConfig) -> None:
 
 
 def make_suite(config: EvalConfig) -> EvalSuite:
+    return make_suite_named(config.suite, config.suite_settings())
+
+
+def make_suite_named(name: str, options: dict[str, Any] | None = None) -> EvalSuite:
+    """The suite, its options checked; a `DataError` naming the suite for anything wrong."""
     try:
-        return get_suite(config.suite, config.suite_settings())
+        return get_suite(name, options)
     except (TypeError, ValueError) as error:
-        raise DataError(f"suite {config.suite!r}: {error}") from None
+        raise DataError(f"suite {name!r}: {error}") from None
+
+
+def refuse_uncountable(dataset: Dataset, tasks: Sequence[str] | None = None) -> None:
+    """A file that cannot be read to its end hides how many records it has: nothing to score.
+
+    A file of one task only (ExpVid) matters only when that task is chosen."""
+    relevant = [
+        problem
+        for problem in dataset.unreadable
+        if tasks is None or dataset.unreadable_tasks.get(problem) in (None, *tasks)
+    ]
+    if relevant:
+        listing = "\n  ".join(str(problem) for problem in relevant)
+        leave_out = (
+            " (or leave their tasks out with --tasks)"
+            if any(dataset.unreadable_tasks.get(p) for p in relevant)
+            else ""
+        )
+        raise DataError(
+            f"cannot count the records of {len(relevant)} file(s); fix them{leave_out} before evaluating:\n  {listing}"
+        )
+
+
+def announce_data_problems(console: Console, dataset: Dataset, selection: Selection) -> None:
+    """Say, before any work, what will be scored 0 and why (one line per record, a summary for media)."""
+    for record in selection.invalid:
+        where = f"task {record.task}" if record.task else "task unknown, in no task's score"
+        console.print(
+            f"[yellow]invalid record[/] ({where}; counted, scored 0): {escape(str(record.problem))}"
+        )
+    missing = {media.key: media for media in dataset.missing_media()}
+    needed = {key for item in selection.items for key in dataset.media_keys(item) if key in missing}
+    if needed:
+        shown = escape(", ".join(str(missing[key].path) for key in sorted(needed)[:3]))
+        console.print(
+            f"[yellow]{len(needed)} media file(s) missing[/] (e.g. {shown}); their items are recorded as media "
+            f"failures and scored 0 (`expvid data check {escape(str(dataset.root))}` lists them all)"
+        )
+
+
+def dataset_state(dataset: Dataset) -> DatasetState:
+    return DatasetState(dataset.suite, dict(dataset.file_hashes), dataset.media_sizes())
 
 
 async def evaluate(
@@ -135,40 +184,65 @@ async def evaluate(
     console: Console | None = None,
     show_progress: bool = True,
 ) -> EvalResult:
-    console = console or Console(stderr=True)
+    console = console or message_console(stderr=True)
     suite = make_suite(config)
     # The suite's paper resolution, when none was given, before the identity is taken (resume check).
     config = config.model_copy(update={"frames": with_suite_resolution(config.frames, suite)})
     validate_options(suite, config)
     dataset = suite.load(config.data, strict=config.strict)
-    for problem in dataset.problems:
-        console.print(f"[yellow]skipped[/] {problem}")
-    items = select_items(dataset, config.tasks, config.limit)
-    if not items:
+    refuse_uncountable(dataset, config.tasks)
+    selection = select_records(dataset, config.tasks, config.limit)
+    items = selection.items
+    if not items and not selection.invalid:
         raise DataError(f"{config.data}: no items to evaluate for tasks {config.tasks or 'all'}")
+    announce_data_problems(console, dataset, selection)
     rundir = RunDir(config.out)
-    fingerprint = dataset.fingerprint()
-    previous = rundir.read_manifest() if rundir.exists() else None
-    if previous is not None:
-        check_resumable(previous, config, fingerprint)
-
+    state = dataset_state(dataset)
     frame_cache, response_dir = _cache_dirs(config)
-    backend = create_backend(config.model, **_backend_options(config, response_dir))
-    needs_judge = any(item.answer_type.value in ("blanks", "free_text") for item in items)
-    spec = judge_spec(suite, config.judge, config.judge_base_url)
-    judge = suite.build_judge(spec, _judge_options(config, response_dir)) if needs_judge else None
+    backend_options = _backend_options(config, response_dir)
     defaults = generation_defaults(suite, config.prompt)
     temperature = defaults.temperature if config.temperature is None else config.temperature
     max_tokens = defaults.max_tokens if config.max_tokens is None else config.max_tokens
+    identity = resolved_identity(
+        config,
+        suite=suite,
+        dataset=dataset,
+        temperature=temperature,
+        max_tokens=max_tokens,
+        backend_options=backend_options,
+    )
+    previous = rundir.read_manifest() if rundir.exists() else None
+    if previous is not None:
+        before = stored_identity(
+            previous, suite=suite, dataset=dataset, resolve=lambda c: _generation(suite, c)
+        )
+        resumption = check_resumable(
+            previous,
+            config.out,
+            before=before,
+            now=identity,
+            dataset=state,
+            answered=_answered_media(dataset, rundir),
+            defaults=identity_defaults(config),
+        )
+        state = DatasetState(state.suite, state.file_hashes, resumption.media)
+        for note in resumption.notes:
+            console.print(f"[yellow]note[/]: {escape(note)}")
+
+    backend = create_backend(config.model, **backend_options)
+    needs_judge = any(item.answer_type.value in ("blanks", "free_text") for item in items)
+    spec = judge_spec(suite, config.judge, config.judge_base_url)
+    judge = suite.build_judge(spec, _judge_options(config, response_dir)) if needs_judge else None
 
     manifest = new_manifest(
         config,
         command=command if command is not None else sys.argv,
-        fingerprint=fingerprint,
+        dataset=state,
         samplers=_samplers(suite, items, config),
         judge=judge.manifest_settings() if judge is not None else None,
         backend=backend.describe(),
         generation={"temperature": temperature, "max_tokens": max_tokens, "source": defaults.source},
+        identity=identity,
     )
     if previous is not None:
         manifest = manifest.model_copy(update={"created_at": previous.created_at})
@@ -206,11 +280,17 @@ async def evaluate(
         scores = await judge_and_score(
             suite=suite,
             rundir=rundir,
-            inputs=ScoringInputs(items=items, predictions=rundir.predictions(), samples=config.samples),
+            inputs=ScoringInputs(
+                items=items,
+                predictions=rundir.predictions(),
+                samples=config.samples,
+                invalid=selection.invalid,
+                partial=selection.partial,
+            ),
             judge=judge,
             judge_concurrency=config.judge_concurrency,
             model=config.model,
-            fingerprint=fingerprint,
+            fingerprint=DatasetPrint(state.fingerprint, state.annotations, covers_media=True),
             n_bootstrap=config.n_bootstrap,
             seed=config.seed or 0,
             progress=progress,
@@ -219,3 +299,16 @@ async def evaluate(
     return EvalResult(
         scores=scores, rundir=rundir, generated=len(todo), resumed=resumed, failed=bar.counter.failed
     )
+
+
+def _answered_media(dataset: Dataset, rundir: RunDir) -> set[str]:
+    """Media files (keys) that answers already recorded in the run directory were made from."""
+    answered = {item_id for (item_id, _), prediction in rundir.predictions().items() if prediction.ok}
+    return {key for item in dataset.items if item.id in answered for key in dataset.media_keys(item)}
+
+
+def _generation(suite: EvalSuite, config: EvalConfig) -> tuple[float, int]:
+    defaults = generation_defaults(suite, config.prompt)
+    temperature = defaults.temperature if config.temperature is None else config.temperature
+    max_tokens = defaults.max_tokens if config.max_tokens is None else config.max_tokens
+    return temperature, max_tokens

@@ -12,18 +12,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-
 from expvid.run.config import EvalConfig
-from expvid.run.evaluate import judge_spec, select_items
+from expvid.run.evaluate import judge_spec, make_suite_named, refuse_uncountable
 from expvid.run.manifest import new_manifest
 from expvid.run.progress import run_progress
 from expvid.run.rundir import AppendLog, RunDir
-from expvid.run.scoring_phase import RunScores, ScoringInputs, judge_and_score
+from expvid.run.scoring_phase import DatasetPrint, RunScores, ScoringInputs, judge_and_score
+from expvid.run.selection import select_records
+from expvid.run.terminal import message_console
 from expvid.schema import DataError, Item, JudgeSettings, Prediction, RecordProblem, read_jsonl
 from expvid.suites.base import Dataset
 from expvid.suites.protocol import EvalSuite, RunJudge
-from expvid.suites.registry import get_suite
 
 
 @dataclass(frozen=True)
@@ -53,7 +52,10 @@ def _judge_for(
 
 
 async def rescore_run(run_dir: Path, *, judge: JudgeChoice, show_progress: bool = True) -> RunScores:
-    """Score a run again from its predictions (the model is not called; frames are not decoded)."""
+    """Score a run again from its predictions (the model is not called; frames are not decoded).
+
+    Only the annotations must be those the run was made on; the media need not be present.
+    """
     rundir = RunDir(run_dir)
     manifest = rundir.read_manifest()
     settings = manifest.config.get("settings")
@@ -63,30 +65,40 @@ async def rescore_run(run_dir: Path, *, judge: JudgeChoice, show_progress: bool 
     if judge.judge_input is not None:
         config = EvalConfig.model_validate({**settings, "judge_input": judge.judge_input})
         manifest.config["settings"] = config.model_dump(mode="json", exclude={"backend_options"})
-    try:
-        suite = get_suite(manifest.suite, config.suite_settings())
-    except (TypeError, ValueError) as error:
-        raise DataError(f"suite {manifest.suite!r}: {error}") from None
+    suite = make_suite_named(manifest.suite, config.suite_settings())
     dataset = suite.load(config.data, strict=False, check_media=False)
-    if manifest.dataset_fingerprint and dataset.fingerprint() != manifest.dataset_fingerprint:
+    refuse_uncountable(dataset, config.tasks)
+    recorded = manifest.annotations_fingerprint or manifest.dataset_fingerprint
+    if recorded and dataset.annotations_fingerprint() != recorded:
         raise DataError(
-            f"{config.data}: the dataset changed since run {run_dir} was made "
-            f"(fingerprint {dataset.fingerprint()[:12]} vs {manifest.dataset_fingerprint[:12]})"
+            f"{config.data}: the annotation files changed since run {run_dir} was made "
+            f"(fingerprint {dataset.annotations_fingerprint()[:12]} vs {recorded[:12]})"
         )
-    items = select_items(dataset, config.tasks, config.limit)
+    selection = select_records(dataset, config.tasks, config.limit)
     cache = config.cache_dir / "responses" if config.cache_dir else None
-    run_judge = _judge_for(suite, items, judge, cache)
+    run_judge = _judge_for(suite, selection.items, judge, cache)
     if run_judge is not None:
         rundir.write_manifest(manifest.model_copy(update={"judge": run_judge.manifest_settings()}))
-    with run_progress(Console(stderr=True), show_progress) as progress:
+    fingerprint = DatasetPrint(
+        manifest.dataset_fingerprint,
+        recorded,
+        covers_media=manifest.annotations_fingerprint is not None,
+    )
+    with run_progress(message_console(stderr=True), show_progress) as progress:
         return await judge_and_score(
             suite=suite,
             rundir=rundir,
-            inputs=ScoringInputs(items=items, predictions=rundir.predictions(), samples=config.samples),
+            inputs=ScoringInputs(
+                items=selection.items,
+                predictions=rundir.predictions(),
+                samples=config.samples,
+                invalid=selection.invalid,
+                partial=selection.partial,
+            ),
             judge=run_judge,
             judge_concurrency=judge.concurrency,
             model=manifest.model,
-            fingerprint=manifest.dataset_fingerprint,
+            fingerprint=fingerprint,
             n_bootstrap=config.n_bootstrap,
             seed=config.seed or 0,
             progress=progress,
@@ -164,18 +176,18 @@ async def score_external(
     """Score an external predictions file; writes a run directory (model "external") to `out`."""
     options = dict(suite_options or {})
     judge_input = {"judge_input": judge.judge_input} if judge.judge_input is not None else {}
-    try:
-        the_suite = get_suite(suite, {**options, **judge_input})
-    except (TypeError, ValueError) as error:
-        raise DataError(f"suite {suite!r}: {error}") from None
+    the_suite = make_suite_named(suite, {**options, **judge_input})
     dataset = the_suite.load(data, strict=False, check_media=False)
+    refuse_uncountable(dataset)
     matched, problems = match_predictions(predictions, dataset)
     if problems:
         raise DataError(problems)
-    items = [item for item in dataset.items if item.id in matched]
-    if not items:
+    if not matched:
         raise DataError(f"{predictions}: no predictions matched an item of {data}")
-    tasks = sorted({item.task for item in items})
+    # The tasks the file answers, all of their records: an item without a prediction leaves the
+    # run incomplete (and says so), an invalid record of those tasks is scored 0.
+    tasks = [task for task in dataset.by_task() if any(p.task == task for p in matched.values())]
+    selection = select_records(dataset, tasks, None)
     config = EvalConfig(
         suite=suite,
         data=data,
@@ -188,12 +200,13 @@ async def score_external(
     rundir = RunDir(out)
     if rundir.predictions_path.exists():
         rundir.predictions_path.unlink()  # the file is the source of truth; re-import it whole
-    run_judge = _judge_for(the_suite, items, judge, None)
+    run_judge = _judge_for(the_suite, selection.items, judge, None)
+    annotations = dataset.annotations_fingerprint()
     rundir.write_manifest(
         new_manifest(
             config,
             command=["expvid", "score", "--predictions", str(predictions)],
-            fingerprint=dataset.fingerprint(),
+            dataset=annotations,
             samplers={},
             judge=run_judge.manifest_settings() if run_judge else None,
             backend={"kind": "external", "file": str(predictions.resolve())},
@@ -203,16 +216,20 @@ async def score_external(
     with AppendLog(rundir.predictions_path) as log:
         for prediction in matched.values():
             log.append(prediction)
-    selected = [item for item in select_items(dataset, tasks, None) if item.id in matched]
-    with run_progress(Console(stderr=True), show_progress) as progress:
+    with run_progress(message_console(stderr=True), show_progress) as progress:
         return await judge_and_score(
             suite=the_suite,
             rundir=rundir,
-            inputs=ScoringInputs(items=selected, predictions={(k, 0): v for k, v in matched.items()}),
+            inputs=ScoringInputs(
+                items=selection.items,
+                predictions={(k, 0): v for k, v in matched.items()},
+                invalid=selection.invalid,
+                partial=selection.partial,
+            ),
             judge=run_judge,
             judge_concurrency=judge.concurrency,
             model=config.model,
-            fingerprint=dataset.fingerprint(),
+            fingerprint=DatasetPrint(annotations, annotations, covers_media=False),
             n_bootstrap=config.n_bootstrap,
             seed=0,
             progress=progress,

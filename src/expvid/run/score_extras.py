@@ -136,9 +136,11 @@ def mode_report(
     *,
     n_boot: int,
     seed: int,
+    fixed: Sequence[ItemScore] = (),
 ) -> ModeReport:
-    """Score `entries` (item, response or None, headline extraction, headline score) with `mode`."""
-    scores: list[ItemScore] = []
+    """Score `entries` (item, response or None, headline extraction, headline score) with `mode`;
+    `fixed` scores (invalid records, scored 0 whatever the mode) keep the headline's denominator."""
+    scores: list[ItemScore] = list(fixed)
     differs: list[ModeDifference] = []
     fallbacks = 0
     for item, response, headline, headline_score in entries:

@@ -9,6 +9,11 @@ rest), then writes `item_scores.jsonl` (the headline sample of each item), `samp
 The headline is sample 0 of every item. What a suite's paper reports besides (breakdowns,
 metrics, other extraction modes, pass@k, judge agreement) is computed by `score_extras` from
 the same item scores, when the suite asks for it.
+
+Nothing leaves the denominator: invalid records of the run's tasks are scored 0 (status
+`invalid`) beside the items, and every task says how many records it has, how many were scored,
+how many failed and why (`failed_by_kind`), how many were invalid and how many answers were cut
+by the token limit. The run summary carries the same counts, and why the run is partial.
 """
 
 from __future__ import annotations
@@ -37,8 +42,9 @@ from expvid.run.score_extras import (
     pass_at_k_report,
     summarise_metrics,
 )
-from expvid.schema import Item, ItemScore, JudgeSettings, Judgment, Prediction
+from expvid.schema import ErrorKind, ExtractionStatus, Item, ItemScore, JudgeSettings, Judgment, Prediction
 from expvid.scoring import Extraction, ScoreReport, build_report
+from expvid.suites.base import InvalidRecord
 from expvid.suites.protocol import EvalSuite, RunJudge
 
 SAMPLE_SCORES = "sample_scores.jsonl"
@@ -49,7 +55,7 @@ OFFLINE_BLANK_NOTE = (
 
 
 class RunSummary(BaseModel):
-    """What a `scores.json` describes: which run, which judge, how complete."""
+    """What a `scores.json` describes: which run, which judge, how complete, what went wrong."""
 
     suite: str
     model: str
@@ -58,10 +64,32 @@ class RunSummary(BaseModel):
     n_predictions: int
     n_missing: int
     complete: bool
+    #: Annotations and media (names and sizes) when `media_fingerprinted`, else annotations only
+    #: (external predictions, and scores written before media were fingerprinted).
     dataset_fingerprint: str | None = None
+    annotations_fingerprint: str | None = None
+    media_fingerprinted: bool = False
     extraction: str = "strict"
     samples: int = 1
     notes: list[str] = Field(default_factory=list)
+    #: Records of the run's tasks (items + invalid records); None in scores written before it existed.
+    n_records: int | None = None
+    #: Invalid records scored 0 in their task, and those whose task could not be read (in no task).
+    n_invalid: int = 0
+    n_invalid_unknown_task: int = 0
+    #: Items whose headline prediction failed, by `ErrorKind` value (scored 0).
+    n_failed: int = 0
+    failed_by_kind: dict[str, int] = Field(default_factory=dict)
+    n_judge_failed: int = 0
+    #: Headline answers cut by the token limit (`finish_reason: length`), scored as they are.
+    n_truncated: int = 0
+    #: Why the run leaves records of the dataset out (--limit, --tasks); None for a full run.
+    partial: str | None = None
+
+    @property
+    def n_problems(self) -> int:
+        """Records scored 0 for a reason other than the model's answer: failures and invalid records."""
+        return self.n_failed + self.n_invalid + self.n_invalid_unknown_task + self.n_judge_failed
 
 
 class RunScores(ScoreReport):
@@ -82,6 +110,10 @@ class RunItemScore(ItemScore):
     sample: int = 0
     groups: dict[str, str] = Field(default_factory=dict)
     metrics: dict[str, float | None] = Field(default_factory=dict)
+    #: Why the item scored 0 without an answer: the prediction's error kind, or `invalid`.
+    error_kind: ErrorKind | None = None
+    error: str | None = None
+    truncated: bool = False
 
 
 @dataclass
@@ -89,6 +121,32 @@ class ScoringInputs:
     items: Sequence[Item]
     predictions: dict[tuple[str, int], Prediction]
     samples: int = 1
+    #: Invalid records of the run's tasks (scored 0 in their task) and of unknown task (counted).
+    invalid: Sequence[InvalidRecord] = ()
+    #: Why the run leaves records out (--limit, --tasks), or None.
+    partial: str | None = None
+
+
+@dataclass(frozen=True)
+class DatasetPrint:
+    """The fingerprints a scores.json records (see `RunSummary`)."""
+
+    fingerprint: str | None
+    annotations: str | None = None
+    covers_media: bool = False
+
+
+def invalid_score(record: InvalidRecord) -> RunItemScore:
+    """An invalid record's line in item_scores.jsonl: 0 of 1, with the problem that made it invalid."""
+    return RunItemScore(
+        item_id=record.id,
+        task=record.task or "?",
+        status=ExtractionStatus.INVALID,
+        earned=0.0,
+        possible=1.0,
+        error_kind=ErrorKind.INVALID,
+        error=str(record.problem),
+    )
 
 
 Key = tuple[str, int]
@@ -143,7 +201,7 @@ async def judge_and_score(
     judge: RunJudge | None,
     judge_concurrency: int,
     model: str,
-    fingerprint: str | None,
+    fingerprint: str | DatasetPrint | None,
     n_bootstrap: int,
     seed: int,
     progress: RunProgress,
@@ -151,6 +209,7 @@ async def judge_and_score(
 ) -> RunScores:
     items = list(inputs.items)
     by_id = {item.id: item for item in items}
+    dataset_print = fingerprint if isinstance(fingerprint, DatasetPrint) else DatasetPrint(fingerprint)
     scored: list[tuple[Item, Prediction]] = [
         (item, prediction)
         for item in items
@@ -182,6 +241,8 @@ async def judge_and_score(
     }
     headline_keys = [(item.id, 0) for item in items if (item.id, 0) in sample_scores]
     headline = [sample_scores[key] for key in headline_keys]
+    invalid = [record for record in inputs.invalid if record.task is not None]
+    invalid_scores = [invalid_score(record) for record in invalid]
     entries = [
         (by_id[key[0]], extractions[key], judgments.get(key), inputs.predictions[key].response)
         for key in headline_keys
@@ -192,19 +253,26 @@ async def judge_and_score(
 
     def line(key: Key) -> str:
         item = by_id[key[0]]
+        prediction = inputs.predictions[key]
         record = RunItemScore(
             **sample_scores[key].model_dump(),
             sample=key[1],
             groups=groups_of(item) if callable(groups_of) else {},
             metrics=metric_values.get(item.id, {}) if key[1] == 0 else {},
+            error_kind=prediction.error_kind if not prediction.ok else None,
+            error=prediction.error,
+            truncated=prediction.truncated,
         )
         return record.model_dump_json() + "\n"
 
-    write_atomic(rundir.root / ITEM_SCORES, "".join(line(key) for key in headline_keys))
+    invalid_lines = "".join(score.model_dump_json() + "\n" for score in invalid_scores)
+    write_atomic(rundir.root / ITEM_SCORES, "".join(line(key) for key in headline_keys) + invalid_lines)
     if inputs.samples > 1:
         write_atomic(rundir.root / SAMPLE_SCORES, "".join(line(key) for key in sorted(sample_scores)))
 
-    report = build_report(headline, suite.levels, n_boot=n_bootstrap, seed=seed)
+    report = build_report([*headline, *invalid_scores], suite.levels, n_boot=n_bootstrap, seed=seed)
+    headline_predictions = [inputs.predictions[key] for key in headline_keys]
+    _account_tasks(report, items, invalid, headline_predictions)
     result_extras: dict[str, Any] = {}
     if callable(groups_of):
         result_extras["breakdowns"] = breakdowns(
@@ -223,7 +291,16 @@ async def judge_and_score(
             for key in headline_keys
         ]  # fmt: skip
         result_extras["extraction_modes"] = {
-            name: mode_report(name, mode, mode_entries, suite, suite.levels, n_boot=n_bootstrap, seed=seed)
+            name: mode_report(
+                name,
+                mode,
+                mode_entries,
+                suite,
+                suite.levels,
+                n_boot=n_bootstrap,
+                seed=seed,
+                fixed=invalid_scores,
+            )
             for name, mode in modes_hook().items()
         }
     result_extras["pass_at_k"] = pass_at_k_report(sample_scores, inputs.samples)
@@ -238,6 +315,13 @@ async def judge_and_score(
     n_missing = len(items) - len(headline)
     if n_missing:
         notes.append(f"{n_missing} selected item(s) have no prediction yet; the run is incomplete")
+    unknown_task = [record for record in inputs.invalid if record.task is None]
+    if invalid and (callable(groups_of) or report.disciplines):
+        notes.append(
+            f"{len(invalid)} invalid record(s) score 0 in their task; having no usable fields, they are in "
+            "no discipline or group breakdown"
+        )
+    failed = [p for p in headline_predictions if not p.ok]
     summary = RunSummary(
         suite=suite.name,
         model=model,
@@ -246,13 +330,54 @@ async def judge_and_score(
         n_predictions=len(headline),
         n_missing=n_missing,
         complete=n_missing == 0,
-        dataset_fingerprint=fingerprint,
+        dataset_fingerprint=dataset_print.fingerprint,
+        annotations_fingerprint=dataset_print.annotations,
+        media_fingerprinted=dataset_print.covers_media,
         samples=inputs.samples,
         notes=notes,
+        n_records=len(items) + len(invalid),
+        n_invalid=len(invalid),
+        n_invalid_unknown_task=len(unknown_task),
+        n_failed=len(failed),
+        failed_by_kind=_kinds(failed),
+        n_judge_failed=sum(task.n_judge_failed for task in report.tasks.values()),
+        n_truncated=sum(p.truncated for p in headline_predictions),
+        partial=inputs.partial,
     )
     result = RunScores(**report.model_dump(), run=summary, **result_extras)
     write_atomic(rundir.scores_path, result.model_dump_json(indent=2) + "\n")
     return result
+
+
+def _kinds(failed: Sequence[Prediction]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for prediction in failed:
+        kind = (prediction.error_kind or ErrorKind.OTHER).value
+        counts[kind] = counts.get(kind, 0) + 1
+    return dict(sorted(counts.items()))
+
+
+def _account_tasks(
+    report: ScoreReport,
+    items: Sequence[Item],
+    invalid: Sequence[InvalidRecord],
+    headline: Sequence[Prediction],
+) -> None:
+    """Fill each task's record accounting: records, invalid, failures by kind, truncated answers."""
+    records: dict[str, int] = {}
+    for item in items:
+        records[item.task] = records.get(item.task, 0) + 1
+    n_invalid: dict[str, int] = {}
+    for record in invalid:
+        task = record.task or "?"
+        n_invalid[task] = n_invalid.get(task, 0) + 1
+        records[task] = records.get(task, 0) + 1
+    for task, summary in report.tasks.items():
+        of_task = [p for p in headline if p.task == task]
+        summary.n_records = records.get(task, summary.n)
+        summary.n_invalid = n_invalid.get(task, 0)
+        summary.n_truncated = sum(p.truncated for p in of_task)
+        summary.failed_by_kind = _kinds([p for p in of_task if not p.ok])
 
 
 def read_scores(rundir: RunDir) -> RunScores:

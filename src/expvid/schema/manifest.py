@@ -44,7 +44,16 @@ class RunManifest(BaseModel):
     samplers: dict[str, SamplerSettings] = Field(default_factory=dict)
     judge: JudgeSettings | None = None
     dataset_root: str | None = None
+    #: sha256 over the annotation files and the media (names and sizes) in `dataset_media`. Run
+    #: directories made before media were fingerprinted hold the annotations-only hash here and
+    #: have no `annotations_fingerprint`.
     dataset_fingerprint: str | None = None
+    #: sha256 over the annotation files only (what scoring needs; no media required).
+    annotations_fingerprint: str | None = None
+    #: Media file (relative to the dataset root) -> size in bytes, None when it was missing. A file
+    #: once seen keeps its size here, so resuming after the rest of a download arrives is allowed
+    #: but a file that changed size is not.
+    dataset_media: dict[str, int | None] = Field(default_factory=dict)
     versions: dict[str, str] = Field(default_factory=dict)
     created_at: datetime = Field(default_factory=utc_now)
     updated_at: datetime = Field(default_factory=utc_now)

@@ -92,6 +92,7 @@ class ExtractionStatus(StrEnum):
     OK = "ok"
     UNPARSEABLE = "unparseable"  # a response came back but no answer of the right type was found
     FAILED = "failed"  # no response at all (the request failed)
+    INVALID = "invalid"  # the record itself is malformed: no item to ask about (scored 0, counted)
 
 
 class Judgment(BaseModel):

@@ -29,9 +29,9 @@ from expvid.schema import (
     VideoRef,
     count_blanks,
     describe_validation_error,
-    read_jsonl,
 )
-from expvid.suites.base import Dataset, TaskSpec
+from expvid.suites.base import Dataset, FileProblem, TaskSpec
+from expvid.suites.release_io import jsonl_records, read_release_bytes
 
 SUITE = "expvid"
 
@@ -145,11 +145,14 @@ def load_expvid(
 ) -> Dataset:
     """Load an ExpVid release (or a candidate/verified export in the same layout) from `root`.
 
-    Every unusable line becomes a `RecordProblem(file, line, message)` and the rest still loads;
-    with `strict=True` a `DataError` listing all problems is raised instead. A task file that is
-    absent is skipped, unless that task was requested explicitly in `tasks`. `check_media` checks
-    that each record's video file exists (it does not decode it).
+    Every unusable line becomes an invalid record (`RecordProblem(file, line, message)`, counted in
+    its task) and the rest still loads; with `strict=True` a `DataError` listing all problems is
+    raised instead. A task file that is absent is skipped, unless that task was requested
+    explicitly in `tasks`. A record whose video file is missing still loads: the runner scores it
+    as a media failure, and `Dataset.missing_media()` lists such files. `check_media` is accepted
+    for the suite protocol; media are never decoded here.
     """
+    del check_media  # media are checked by `Dataset.media_files()` and when frames are sampled
     root_path = Path(root).expanduser()
     if not root_path.is_dir():
         raise DataError(f"{root_path}: not a directory (expected an ExpVid release root)")
@@ -167,17 +170,16 @@ def load_expvid(
         path = root_path / spec.path
         if not path.is_file():
             if requested is not None:
-                dataset.problems.append(
-                    RecordProblem(path, 0, f"annotation file for task {spec.name!r} not found")
-                )
+                message = f"annotation file for task {spec.name!r} not found"
+                dataset.add_invalid(FileProblem(path, 0, message), spec.name)
             continue
         loaded.append(spec)
-        data = _read_text_bytes(path)
-        if isinstance(data, RecordProblem):
-            dataset.problems.append(data)
+        data = read_release_bytes(path)
+        if isinstance(data, FileProblem):
+            dataset.add_invalid(data, spec.name)
             continue
         dataset.file_hashes[spec.path] = hashlib.sha256(data).hexdigest()
-        _load_task_file(spec, path, root_path, check_media, dataset)
+        _load_task_file(spec, path, data, root_path, dataset)
     if requested is None and not loaded:
         expected = ", ".join(spec.path for spec in EXPVID_TASKS[:2])
         raise DataError(f"{root_path}: no ExpVid annotation files found (expected e.g. {expected}, ...)")
@@ -187,41 +189,32 @@ def load_expvid(
     return dataset
 
 
-def _read_text_bytes(path: Path) -> bytes | RecordProblem:
-    """The file's bytes, or a problem if it cannot be read as UTF-8 text (then none of it loads)."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        return RecordProblem(path, 0, f"cannot read the file ({exc.strerror or exc})")
-    try:
-        data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        return RecordProblem(path, line, f"not UTF-8 text ({exc.reason} at byte {exc.start}); file skipped")
-    return data
-
-
-def _load_task_file(spec: TaskSpec, path: Path, root: Path, check_media: bool, dataset: Dataset) -> None:
+def _load_task_file(spec: TaskSpec, path: Path, data: bytes, root: Path, dataset: Dataset) -> None:
     first_line: dict[str, int] = {}
-    for line, record in read_jsonl(path):
+    for line, record in jsonl_records(path, data):
         if isinstance(record, RecordProblem):
-            dataset.problems.append(record)
+            dataset.add_invalid(record, spec.name)
             continue
         try:
-            item = _record_to_item(spec, record, root, check_media)
+            item = _record_to_item(spec, record, root)
         except _BadRecord as exc:
-            dataset.problems.append(RecordProblem(path, line, str(exc)))
+            dataset.add_invalid(RecordProblem(path, line, str(exc)), spec.name, _source_id(record))
             continue
         source_id = item.source_id or ""
         if source_id in first_line:
             message = f"duplicate id {record['id']!r} (first seen on line {first_line[source_id]})"
-            dataset.problems.append(RecordProblem(path, line, message))
+            dataset.add_invalid(RecordProblem(path, line, message), spec.name, source_id)
             continue
         first_line[source_id] = line
-        dataset.items.append(item)
+        dataset.add_item(item)
 
 
-def _record_to_item(spec: TaskSpec, record: dict[str, Any], root: Path, check_media: bool) -> Item:
+def _source_id(record: dict[str, Any]) -> str | None:
+    value = record.get("id")
+    return None if value is None or isinstance(value, bool | dict | list) else str(value)
+
+
+def _record_to_item(spec: TaskSpec, record: dict[str, Any], root: Path) -> Item:
     missing = [name for name in _REQUIRED if name not in record]
     if spec.answer_type is AnswerType.CHOICE and "options" not in record:
         missing.append("options")
@@ -250,8 +243,6 @@ def _record_to_item(spec: TaskSpec, record: dict[str, Any], root: Path, check_me
     answer = _answer(spec, record["answer"], options, question)
 
     resolved = (root / video_path).resolve()
-    if check_media and not resolved.is_file():
-        raise _BadRecord(f"video file not found: {video_path}")
     try:
         return Item(
             id=f"{spec.name}/{record_id}",

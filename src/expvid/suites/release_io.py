@@ -2,7 +2,7 @@
 
 Releases come as JSON arrays (ProMQA's examples.json) or JSON Lines (SciVideoBench, SFE); both
 are read record by record with the line each record starts on, so a bad record is reported as
-file:line and the rest still loads. Sample generators use `claim_sample_dir` so they never
+file:line and the rest still loads (a file that cannot be read to its end is a `FileProblem`). Sample generators use `claim_sample_dir` so they never
 overwrite a directory they did not create.
 """
 
@@ -15,24 +15,17 @@ from pathlib import Path
 from typing import Any
 
 from expvid.schema import DataError, RecordProblem
+from expvid.suites.base import FileProblem
 
 SAMPLE_MARKER = ".expvid_sample.json"
 
 
-def read_release_bytes(path: Path) -> bytes | RecordProblem:
-    """The file's bytes, or a problem when it cannot be read as UTF-8 text (then none of it loads)."""
+def read_release_bytes(path: Path) -> bytes | FileProblem:
+    """The file's bytes, or a problem when it cannot be read at all (then none of it loads)."""
     try:
-        data = path.read_bytes()
+        return path.read_bytes()
     except OSError as error:
-        return RecordProblem(path, 0, f"cannot read the file ({error.strerror or error})")
-    try:
-        data.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        line = data[: error.start].count(b"\n") + 1
-        return RecordProblem(
-            path, line, f"not UTF-8 text ({error.reason} at byte {error.start}); file skipped"
-        )
-    return data
+        return FileProblem(path, 0, f"cannot read the file ({error.strerror or error})")
 
 
 def _line_of(text: str, position: int) -> int:
@@ -46,19 +39,48 @@ def _skip_space(text: str, position: int) -> int:
 
 
 def json_records(path: Path, data: bytes) -> Iterator[tuple[int, dict[str, Any] | RecordProblem]]:
-    """Each record of a JSON array or a JSON Lines file, with the line it starts on."""
-    text = data.decode("utf-8-sig")
-    start = _skip_space(text, 0)
-    if start < len(text) and text[start] == "[":
-        yield from _array_records(path, text, start)
+    """Each record of a JSON array or a JSON Lines file, with the line it starts on.
+
+    A JSON Lines file is read line by line, so a line that is not UTF-8 or not JSON costs that
+    record only. A JSON array that cannot be parsed to its end yields a `FileProblem`: the records
+    after the fault cannot be counted.
+    """
+    if data.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] == b"[":
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError as error:
+            line = data[: error.start].count(b"\n") + 1
+            yield (
+                line,
+                FileProblem(
+                    path, line, f"not UTF-8 text ({error.reason} at byte {error.start}); file skipped"
+                ),
+            )
+            return
+        yield from _array_records(path, text, _skip_space(text, 0))
         return
-    for number, raw in enumerate(text.splitlines(), start=1):
+    yield from jsonl_records(path, data)
+
+
+def jsonl_records(path: Path, data: bytes) -> Iterator[tuple[int, dict[str, Any] | RecordProblem]]:
+    """Each non-blank line of a JSON Lines file as an object, or a problem naming its line."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    for number, raw in enumerate(data.split(b"\n"), start=1):
         if not raw.strip():
             continue
         try:
-            record = json.loads(raw)
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as error:
+            yield (
+                number,
+                RecordProblem(path, number, f"not UTF-8 text ({error.reason} at column {error.start + 1})"),
+            )
+            continue
+        try:
+            record = json.loads(line)
         except json.JSONDecodeError as error:
-            yield number, RecordProblem(path, number, f"invalid JSON ({error.msg} at column {error.colno})")
+            yield number, RecordProblem(path, number, f"not valid JSON ({error.msg} at column {error.colno})")
             continue
         if not isinstance(record, dict):
             yield number, RecordProblem(path, number, f"expected a JSON object, got {type(record).__name__}")
@@ -76,7 +98,7 @@ def _array_records(path: Path, text: str, start: int) -> Iterator[tuple[int, dic
         except json.JSONDecodeError as error:
             yield (
                 error.lineno,
-                RecordProblem(path, error.lineno, f"invalid JSON ({error.msg}); rest of the file skipped"),
+                FileProblem(path, error.lineno, f"invalid JSON ({error.msg}); rest of the file skipped"),
             )
             return
         if isinstance(record, dict):
@@ -90,7 +112,7 @@ def _array_records(path: Path, text: str, start: int) -> Iterator[tuple[int, dic
             line = _line_of(text, position)
             yield (
                 line,
-                RecordProblem(path, line, "expected ',' or ']' between records; rest of the file skipped"),
+                FileProblem(path, line, "expected ',' or ']' between records; rest of the file skipped"),
             )
             return
 

@@ -55,6 +55,14 @@ def _run_details(run: LoadedRun) -> str:
         + ("" if summary.complete else " <b>(incomplete)</b>")
         + "</li>",
     ]
+    if summary.n_records is not None:
+        failed = ", ".join(f"{kind} {n}" for kind, n in summary.failed_by_kind.items()) or "none"
+        items.append(
+            f"<li>records in the run's tasks: {summary.n_records}; invalid {summary.n_invalid}; "
+            f"failed {summary.n_failed} ({html.escape(failed)}); cut by the token limit {summary.n_truncated}</li>"
+        )
+    if summary.partial:
+        items.append(f"<li><b>partial run</b>: {html.escape(summary.partial)}</li>")
     if summary.judge is not None:
         kind = "offline" if summary.judge.offline else "LLM"
         model = html.escape(summary.judge.model or "")

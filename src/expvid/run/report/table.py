@@ -10,6 +10,10 @@ group's level, a discipline's level, a metric).
 
 A run scored with other extraction modes (SciVideoBench's official extraction) gets one more row
 per mode, labelled "[mode extraction]", right under its own row.
+
+A run that leaves records out (`--limit`, `--tasks`) or has items without a prediction is labelled
+in its row's own label ("model (partial)", "(incomplete)"), so no rendering can show it beside a
+paper's rows without the label; its caveat lines (`caveats.py`) say why and what scored 0.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from expvid.run.report.caveats import partial_label, run_caveats
 from expvid.run.report.settings_note import run_settings_note
 from expvid.run.rundir import RunDir
 from expvid.run.scoring_phase import RunScores, read_scores
@@ -66,6 +71,10 @@ class Row:
     totals: dict[str, int] | None = None
     #: Frames and resolution the model was shown (from the manifest); None for published rows.
     settings: str | None = None
+    #: Why the run is partial (--limit, --tasks), or None.
+    partial: str | None = None
+    #: One line per kind of problem behind the row's numbers (see `caveats.run_caveats`).
+    caveats: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -175,15 +184,20 @@ def run_rows(run: LoadedRun, groups: Sequence[ColumnGroup]) -> list[Row]:
     """The run's row, then one row per extra extraction mode."""
     scores = run.scores
     data = scores.model_dump(mode="json")
-    row = _row(run.label, data, groups)
+    marker = partial_label(scores)
+    label = f"{run.label} ({marker})" if marker else run.label
+    row = _row(label, data, groups)
     row.settings = run_settings_note(run.rundir)
-    settings = [f"{run.label}: {row.settings}"] if row.settings else []
+    settings = [f"{label}: {row.settings}"] if row.settings else []
     row.notes = settings + list(scores.run.notes) + _extras_notes(scores)
+    row.partial = scores.run.partial
+    row.caveats = run_caveats(label, scores)
     rows = [row]
     for name, mode in data.get("extraction_modes", {}).items():
-        extra = _row(f"{run.label} [{name} extraction]", mode, groups)
+        extra = _row(f"{label} [{name} extraction]", mode, groups)
+        extra.partial = row.partial
         extra.notes = [
-            f"{run.label}: {name} extraction guessed {mode['n_fallback']} answer(s) at random (seeded) and reads "
+            f"{label}: {name} extraction guessed {mode['n_fallback']} answer(s) at random (seeded) and reads "
             f"{len(mode['differs'])} reply(ies) differently from the strict extraction"
         ]
         rows.append(extra)

@@ -36,25 +36,21 @@ def to_markdown(table: Table, *, title: str | None = None) -> str:
 
 
 def run_notes(table: Table) -> list[str]:
-    """Caveats every rendering must show: run notes (offline judge, incomplete run) and failure counts."""
+    """Caveats every rendering must show: run notes (offline judge, incomplete run), then one line
+    per kind of problem behind each run's numbers (partial run, failures, invalid, truncated, ...)."""
     notes = [note for row in table.rows if not row.reference for note in row.notes]
-    for row in table.rows:
-        if row.reference:
-            continue
-        if row.totals is not None:
-            unparseable, failed = row.totals["unparseable"], row.totals["failed"]
-        else:
-            unparseable = sum(v for k, v in row.unparseable.items() if not k.startswith("L"))
-            failed = sum(v for k, v in row.failed.items() if not k.startswith("L"))
-        if unparseable or failed:
-            notes.append(f"{row.label}: {unparseable} unparseable, {failed} failed request(s), all scored 0")
+    notes += [line for row in table.rows if not row.reference for line in row.caveats]
+    if any(row.partial for row in table.rows) and any(row.reference for row in table.rows):
+        notes.append(
+            "Rows marked (partial) cover only part of the dataset; the published rows cover all of it."
+        )
     return list(dict.fromkeys(notes))
 
 
 def to_csv(table: Table) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer)
-    header = ["model", "reference"]
+    header = ["model", "reference", "partial"]
     for group in table.groups:
         for column in group.columns:
             name = f"{group.name}/{column.label}"
@@ -62,7 +58,7 @@ def to_csv(table: Table) -> str:
     header.append("frames and resolution")
     writer.writerow(header)
     for row in table.rows:
-        cells: list[object] = [row.label, int(row.reference)]
+        cells: list[object] = [row.label, int(row.reference), row.partial or ""]
         for column in table.columns:
             value = row.values.get(column.key)
             ci = row.ci.get(column.key)

@@ -9,7 +9,8 @@ target steps and the annotation trail (kept in `meta`). `graphs.json` maps activ
 rendered once here as the official DOT text (`recipe_dot`).
 
 Recordings are not part of the release (they are CaptainCook4D's): `videos/{recording_id}.mp4`
-(or `_4K.mp4`, see `spec.VIDEO_CANDIDATES`). Load with `check_media=False` to read the QA alone.
+(or `_4K.mp4`, see `spec.VIDEO_CANDIDATES`). The QA loads without them; a missing recording is
+scored as a media failure when run.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from expvid.schema import AnswerType, DataError, Item, RecordProblem, VideoRef, describe_validation_error
-from expvid.suites.base import Dataset
+from expvid.suites.base import Dataset, FileProblem
 from expvid.suites.promqa.recipe_dot import RecipeGraphError, recipe_dot
 from expvid.suites.promqa.spec import (
     EXAMPLES_FILE,
@@ -91,19 +92,24 @@ def load_graphs(path: Path, dataset: Dataset) -> dict[str, str]:
     """Activity name -> recipe DOT; problems go to the dataset."""
     data = read_release_bytes(path)
     if isinstance(data, RecordProblem):
-        dataset.problems.append(data)
+        dataset.add_invalid(data, None)
         return {}
     dataset.file_hashes[path.name] = hashlib.sha256(data).hexdigest()
     try:
-        graphs = json.loads(data.decode("utf-8-sig"))
+        text = data.decode("utf-8-sig")
+        graphs = json.loads(text)
+    except UnicodeDecodeError as error:
+        dataset.add_invalid(
+            FileProblem(path, 1, f"not UTF-8 text ({error.reason} at byte {error.start})"), None
+        )
+        return {}
     except json.JSONDecodeError as error:
-        dataset.problems.append(RecordProblem(path, error.lineno, f"invalid JSON ({error.msg})"))
+        dataset.add_invalid(FileProblem(path, error.lineno, f"invalid JSON ({error.msg})"), None)
         return {}
     if not isinstance(graphs, dict):
-        dataset.problems.append(RecordProblem(path, 1, "expected an object mapping activity ids to graphs"))
+        dataset.add_invalid(FileProblem(path, 1, "expected an object mapping activity ids to graphs"), None)
         return {}
     recipes: dict[str, str] = {}
-    text = data.decode("utf-8-sig")
     for activity_id, graph in graphs.items():
         line = _line_of_key(text, activity_id)
         name = graph.get("name") if isinstance(graph, dict) else None
@@ -129,7 +135,12 @@ def load_promqa(
     strict: bool = False,
     check_media: bool = True,
 ) -> Dataset:
-    """Load ProMQA from `root` (examples.json, graphs.json, videos/); `tasks` selects question types."""
+    """Load ProMQA from `root` (examples.json, graphs.json, videos/); `tasks` selects question types.
+
+    Every example becomes an item or an invalid record (counted in its question type when that is
+    readable); a missing recording leaves the item in place (scored as a media failure when run).
+    """
+    del check_media  # see `Dataset.missing_media()`
     root_path = release_root(root, "ProMQA")
     wanted = wanted_tasks(tasks, _TYPES, suite_label="ProMQA", noun="question type")
     for name in (EXAMPLES_FILE, GRAPHS_FILE):
@@ -142,29 +153,31 @@ def load_promqa(
     path = root_path / EXAMPLES_FILE
     data = read_release_bytes(path)
     if isinstance(data, RecordProblem):
-        dataset.problems.append(data)
+        dataset.add_invalid(data, None)
     else:
         dataset.file_hashes[path.name] = hashlib.sha256(data).hexdigest()
         seen: dict[str, int] = {}
         for line, record in json_records(path, data):
             if isinstance(record, RecordProblem):
-                dataset.problems.append(record)
+                dataset.add_invalid(record, None)  # unreadable: its question type is unknown
+                continue
+            kind = record.get("type")
+            task = kind if isinstance(kind, str) and kind in _TYPES else None
+            if task is not None and task not in wanted:
                 continue
             try:
-                item = record_to_item(record, root_path, recipes, check_media)
+                item = record_to_item(record, root_path, recipes)
             except _BadRecord as error:
-                dataset.problems.append(RecordProblem(path, line, str(error)))
+                source = record.get("question_id")
+                source_id = source if isinstance(source, str) else None
+                dataset.add_invalid(RecordProblem(path, line, str(error)), task, source_id)
                 continue
             if item.id in seen:
-                dataset.problems.append(
-                    RecordProblem(
-                        path, line, f"duplicate question_id {item.id!r} (first on line {seen[item.id]})"
-                    )
-                )
+                message = f"duplicate question_id {item.id!r} (first on line {seen[item.id]})"
+                dataset.add_invalid(RecordProblem(path, line, message), item.task, item.source_id)
                 continue
             seen[item.id] = line
-            if item.task in wanted:
-                dataset.items.append(item)
+            dataset.add_item(item)
     if strict and dataset.problems:
         raise DataError(dataset.problems)
     return dataset
@@ -190,7 +203,7 @@ def _check_step(step: Any, name: str) -> None:
         raise _BadRecord(f"{name}: errors must be a list of {{tag, description}}, got {errors!r}")
 
 
-def record_to_item(record: dict[str, Any], root: Path, recipes: dict[str, str], check_media: bool) -> Item:
+def record_to_item(record: dict[str, Any], root: Path, recipes: dict[str, str]) -> Item:
     missing = [name for name in _REQUIRED if name not in record]
     if missing:
         raise _BadRecord(f"missing field(s): {', '.join(missing)}")
@@ -218,12 +231,8 @@ def record_to_item(record: dict[str, Any], root: Path, recipes: dict[str, str], 
     if not isinstance(record["is_noisy"], bool):
         raise _BadRecord(f"is_noisy must be true or false, got {record['is_noisy']!r}")
     recording_id = str(record["recording_id"])
-    video = find_recording(root, recording_id)
-    if video is None:
-        if check_media:
-            tried = ", ".join(pattern.format(id=recording_id) for pattern in VIDEO_CANDIDATES)
-            raise _BadRecord(f"recording not found for {recording_id} (tried {tried})")
-        video = root / VIDEO_CANDIDATES[0].format(id=recording_id)
+    # A missing recording does not make the record invalid: the runner scores it as a media failure.
+    video = find_recording(root, recording_id) or root / VIDEO_CANDIDATES[0].format(id=recording_id)
     meta = {key: value for key, value in record.items() if key not in ("question", "answers", "question_id")}
     meta.update(
         video_id=recording_id,

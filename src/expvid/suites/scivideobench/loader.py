@@ -72,36 +72,49 @@ def load_scivideobench(
     strict: bool = False,
     check_media: bool = True,
 ) -> Dataset:
-    """Load the release at `root`; `tasks` selects question types (conceptual, hypothetical, quantitative)."""
+    """Load the release at `root`; `tasks` selects question types (conceptual, hypothetical, quantitative).
+
+    Every record becomes an item or an invalid record (counted in its question type when that is
+    readable); a missing video leaves the item in place (scored as a media failure when run).
+    """
+    del check_media  # see `Dataset.missing_media()`
     root_path = release_root(root, "SciVideoBench")
     wanted = wanted_tasks(tasks, (spec.name for spec in TASKS), suite_label="SciVideoBench", noun="task")
     path = release_file(root_path)
     dataset = Dataset(suite=SUITE, root=root_path, tasks=tuple(s for s in TASKS if s.name in wanted))
     data = read_release_bytes(path)
     if isinstance(data, RecordProblem):
-        dataset.problems.append(data)
+        dataset.add_invalid(data, None)
     else:
         dataset.file_hashes[path.name] = hashlib.sha256(data).hexdigest()
         seen: dict[str, int] = {}
         for line, record in json_records(path, data):
             if isinstance(record, RecordProblem):
-                dataset.problems.append(record)
+                dataset.add_invalid(record, None)  # unreadable: its question type is unknown
+                continue
+            raw_type = record.get("question_type")
+            task = QUESTION_TYPES.get(raw_type) if isinstance(raw_type, str) else None
+            if task is not None and task not in wanted:
                 continue
             try:
-                item = record_to_item(record, root_path, check_media)
+                item = record_to_item(record, root_path)
             except _BadRecord as error:
-                dataset.problems.append(RecordProblem(path, line, str(error)))
+                dataset.add_invalid(RecordProblem(path, line, str(error)), task, _source_id(record))
                 continue
             if item.id in seen:
                 message = f"duplicate (video_id, question_id, question_type) {item.id!r} (first on line {seen[item.id]})"
-                dataset.problems.append(RecordProblem(path, line, message))
+                dataset.add_invalid(RecordProblem(path, line, message), item.task, item.source_id)
                 continue
             seen[item.id] = line
-            if item.task in wanted:
-                dataset.items.append(item)
+            dataset.add_item(item)
     if strict and dataset.problems:
         raise DataError(dataset.problems)
     return dataset
+
+
+def _source_id(record: dict[str, Any]) -> str | None:
+    value = record.get("question_id")
+    return None if value is None or isinstance(value, bool | dict | list) else str(value)
 
 
 def _identifier(record: dict[str, Any], name: str) -> str:
@@ -143,7 +156,7 @@ def _duration(raw: Any) -> float:
     return value
 
 
-def record_to_item(record: dict[str, Any], root: Path, check_media: bool) -> Item:
+def record_to_item(record: dict[str, Any], root: Path) -> Item:
     missing = [name for name in _REQUIRED if name not in record]
     if missing:
         raise _BadRecord(f"missing field(s): {', '.join(missing)}")
@@ -166,13 +179,8 @@ def record_to_item(record: dict[str, Any], root: Path, check_media: bool) -> Ite
         raise _BadRecord(f"discipline must be a string, got {raw_discipline!r}")
     discipline = DISCIPLINE_GROUPS.get(raw_discipline, raw_discipline) if raw_discipline else None
 
-    video = find_video(root, video_id)
-    if video is None:
-        if check_media:
-            raise _BadRecord(
-                f"video not found: jove_{video_id}.mp4 (also tried .MP4 and .mkv in {', '.join(VIDEO_DIRS)})"
-            )
-        video = root / VIDEO_DIRS[0] / f"jove_{video_id}.mp4"
+    # A missing video does not make the record invalid: the runner scores it as a media failure.
+    video = find_video(root, video_id) or root / VIDEO_DIRS[0] / f"jove_{video_id}.mp4"
     extras = {key: value for key, value in record.items() if key not in _KNOWN}
     try:
         return Item(

@@ -36,7 +36,7 @@ from expvid.schema import (
     describe_validation_error,
 )
 from expvid.scoring.sfe_boxes import parse_official_boxes
-from expvid.suites.base import Dataset
+from expvid.suites.base import Dataset, FileProblem
 from expvid.suites.release_io import json_records, read_release_bytes, release_root, wanted_tasks
 from expvid.suites.sfe.parquet import IMAGE_CACHE, PARQUET_SUFFIX, ImageStore, file_sha256, parquet_records
 from expvid.suites.sfe.spec import (
@@ -112,6 +112,7 @@ def load_sfe(
     `image_cache`: where images embedded in parquet files are written once (default: the frame
     cache, `$EXPVID_CACHE_DIR/sfe-images`).
     """
+    del check_media  # a missing image is scored as a media failure; see `Dataset.missing_media()`
     root_path = release_root(root, "SFE")
     bad = [language for language in languages if language not in LANGUAGES]
     if bad or not languages:
@@ -128,7 +129,7 @@ def load_sfe(
                 f"'{language}' or '*-{language}', or a file '{language}.jsonl')"
             )
         for path in files:
-            _load_file(path, root_path, language, level_map, check_media, wanted, dataset, store)
+            _load_file(path, root_path, language, level_map, wanted, dataset, store)
     if strict and dataset.problems:
         raise DataError(dataset.problems)
     return dataset
@@ -139,7 +140,6 @@ def _load_file(
     root: Path,
     language: str,
     level_map: dict[str, int],
-    check_media: bool,
     wanted: set[str],
     dataset: Dataset,
     store: ImageStore,
@@ -149,36 +149,37 @@ def _load_file(
         try:
             dataset.file_hashes[str(path.relative_to(root))] = file_sha256(path)
         except OSError as error:
-            dataset.problems.append(
-                RecordProblem(path, 0, f"cannot read the file ({error.strerror or error})")
-            )
+            dataset.add_invalid(FileProblem(path, 0, f"cannot read the file ({error.strerror or error})"), None)
             return
         records = parquet_records(path)
     else:
         data = read_release_bytes(path)
         if isinstance(data, RecordProblem):
-            dataset.problems.append(data)
+            dataset.add_invalid(data, None)
             return
         dataset.file_hashes[str(path.relative_to(root))] = hashlib.sha256(data).hexdigest()
         records = json_records(path, data)
     seen = {item.id for item in dataset.items}
     for line, record in records:
         if isinstance(record, RecordProblem):
-            dataset.problems.append(record)
+            dataset.add_invalid(record, None)  # unreadable: its task is unknown
+            continue
+        task = task_of_record(record)
+        if task is not None and task not in wanted:
             continue
         try:
-            item = record_to_item(record, root, path.parent, language, level_map, check_media, store)
+            item = record_to_item(record, root, path.parent, language, level_map, store)
         except _BadRecord as error:
-            dataset.problems.append(RecordProblem(path, line, str(error)))
+            raw_id = record.get("id")
+            source_id = raw_id if isinstance(raw_id, str) else None
+            dataset.add_invalid(RecordProblem(path, line, str(error)), task, source_id)
             continue
         if item.id in seen:
-            dataset.problems.append(
-                RecordProblem(path, line, f"duplicate id {item.source_id!r} in the {language} set")
-            )
+            message = f"duplicate id {item.source_id!r} in the {language} set"
+            dataset.add_invalid(RecordProblem(path, line, message), item.task, item.source_id)
             continue
         seen.add(item.id)
-        if item.task in wanted:
-            dataset.items.append(item)
+        dataset.add_item(item)
 
 
 def _image_entries(value: Any) -> list[str | dict[str, Any]]:
@@ -210,7 +211,17 @@ def _shown_images(value: Any) -> Any:
     return value
 
 
-def _images(value: Any, root: Path, folder: Path, check_media: bool, store: ImageStore) -> tuple[str, ...]:
+def task_of_record(record: dict[str, Any]) -> str | None:
+    """The task a record belongs to, as far as it can be read (grounding by its id's prefix)."""
+    raw_id = record.get("id")
+    if isinstance(raw_id, str) and raw_id.split("/")[0].strip().upper() in GROUNDING_TASK_IDS:
+        return "grounding"
+    kind = record.get("question_type")
+    kind = kind.strip().lower() if isinstance(kind, str) else None
+    return kind if kind in QUESTION_TYPES else None
+
+
+def _images(value: Any, root: Path, folder: Path, store: ImageStore) -> tuple[str, ...]:
     resolved = []
     for entry in _image_entries(value):
         if isinstance(entry, dict) and entry.get("bytes"):
@@ -221,11 +232,8 @@ def _images(value: Any, root: Path, folder: Path, check_media: bool, store: Imag
             continue
         raw = entry if isinstance(entry, str) else str(entry["path"])
         candidates = [root / raw, root / "images" / Path(raw).name, folder / raw]
-        path = next((c for c in candidates if c.is_file()), None)
-        if path is None:
-            if check_media:
-                raise _BadRecord(f"image not found: {raw} (also looked in images/ and next to the records)")
-            path = candidates[0]
+        # A missing image does not make the record invalid: the runner scores it as a media failure.
+        path = next((c for c in candidates if c.is_file()), candidates[0])
         resolved.append(str(path.resolve()))
     return tuple(resolved)
 
@@ -251,7 +259,6 @@ def record_to_item(
     folder: Path,
     language: str,
     level_map: dict[str, int],
-    check_media: bool,
     store: ImageStore | None = None,
 ) -> Item:
     missing = [name for name in _REQUIRED if name not in record]
@@ -281,9 +288,7 @@ def record_to_item(
     if isinstance(answer, bool) or not isinstance(answer, str | int | float) or str(answer).strip() == "":
         raise _BadRecord(f"answer must be a non-empty text, got {answer!r}")
     answer = str(answer)
-    images = _images(
-        record["images"], root, folder, check_media, store or ImageStore(default_cache_dir() / IMAGE_CACHE)
-    )
+    images = _images(record["images"], root, folder, store or ImageStore(default_cache_dir() / IMAGE_CACHE))
     grounding = task_id in GROUNDING_TASK_IDS
     explicit = record.get("cognitive_level", record.get("level"))
     level = _level(explicit) if explicit is not None else level_map.get(task_id)

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from expvid.schema import DataError, RecordProblem
+from expvid.suites.base import FileProblem
 
 PARQUET_SUFFIX = ".parquet"
 IMAGE_CACHE = "sfe-images"
@@ -70,7 +71,7 @@ def parquet_records(path: Path) -> Iterator[tuple[int, dict[str, Any] | RecordPr
     try:
         handle = pq.ParquetFile(path, buffer_size=READ_BUFFER, pre_buffer=False)
     except Exception as error:  # pyarrow raises its own ArrowInvalid / OSError types
-        yield 0, RecordProblem(path, 0, f"not a readable parquet file ({error})")
+        yield 0, FileProblem(path, 0, f"not a readable parquet file ({error})")
         return
     row = 0
     try:
@@ -79,7 +80,7 @@ def parquet_records(path: Path) -> Iterator[tuple[int, dict[str, Any] | RecordPr
                 row += 1
                 yield row, record
     except Exception as error:
-        yield row + 1, RecordProblem(path, row + 1, f"cannot read the rest of the parquet file ({error})")
+        yield row + 1, FileProblem(path, row + 1, f"cannot read the rest of the parquet file ({error})")
 
 
 class ImageStore:

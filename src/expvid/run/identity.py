@@ -1,0 +1,232 @@
+"""Resume identity: everything that can change an answer, with defaults resolved, compared on resume.
+
+A run directory holds one configuration. The rule is generic, so a setting added later is covered
+without anyone remembering to list it: every `EvalConfig` field and every backend option is part
+of the identity, except the *operational* ones listed below (where a run goes, how fast, with
+which endpoint and key, how it is scored afterwards). Settings whose defaults come from elsewhere
+are compared by their effect, resolved, so passing a default explicitly is never refused:
+
+- temperature and max tokens: the values sent (the suite's paper defaults filled in);
+- frames: the sampler each task uses (`--frames L1=8` and the F.2 default give the same sampler);
+- prompt options: a hash of every prompt text of each task (a variant that changes nothing for
+  the data changes nothing here), with the options themselves shown when a hash differs;
+- backend options: validated by the backends' option model, its defaults filled in;
+- suite options: what they change (which files are loaded, prompts, samplers) is covered by the
+  dataset fingerprint and the entries above; what they change in scoring is recomputed on every
+  scoring pass, so they are not compared.
+
+The judge is not part of the identity either: judgments are keyed by judge and answer, and every
+scoring pass judges with the current judge, so a run's scores never mix two judges.
+
+A setting added after a run directory was made is accepted at its default there (`identity_defaults`).
+Run directories made before this identity (no `version`) are compared by re-resolving their
+recorded settings with the same rules; their backend options were not recorded, so those are
+not compared (the caller says so).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from expvid.models.options import parse_options
+from expvid.run.config import EvalConfig
+from expvid.schema import RunManifest
+from expvid.suites.base import Dataset
+from expvid.suites.protocol import EvalSuite, PromptOptions
+
+IDENTITY_VERSION = 2
+
+#: EvalConfig fields that never change an answer (where data and results live, which part of the
+#: dataset, how fast, how it is scored); every other field is compared.
+OPERATIONAL_SETTINGS = frozenset(
+    {
+        "data",  # the dataset is compared by its fingerprint, not by where it lies
+        "out",
+        "tasks",
+        "limit",
+        "concurrency",
+        "judge",
+        "judge_concurrency",
+        "judge_base_url",
+        "judge_api_key_env",
+        "judge_input",  # a scoring setting: it changes what the judge reads, recorded in the judge identity
+        "cache_dir",
+        "cache_responses",
+        "strict",
+        "retry_failed",
+        "n_bootstrap",
+        "decode_workers",
+        "human_judgments",
+        "suite_options",  # effects compared instead (see the module docstring)
+    }
+)
+
+#: Backend options that never change an answer: endpoints, credentials, retries, pacing, process
+#: and device placement, batching. Every other backend option is compared.
+OPERATIONAL_BACKEND_OPTIONS = frozenset(
+    {
+        "base_url",
+        "base_urls",
+        "api_key_env",
+        "timeout_s",
+        "max_retries",
+        "concurrency",
+        "cache_dir",
+        "backoff_base_s",
+        "backoff_max_s",
+        "max_retry_after_s",
+        "grow_after",
+        "endpoint_concurrency",
+        "endpoint_failures_to_cooldown",
+        "endpoint_cooldown_s",
+        "tensor_parallel_size",
+        "port",
+        "host",
+        "vllm_executable",
+        "served_model_name",
+        "startup_timeout_s",
+        "shutdown_grace_s",
+        "log_dir",
+        "device",
+        "device_map",
+        "batch_size",
+        "max_batch_images",
+        "batch_wait_s",
+    }
+)
+
+#: Fields compared by their resolved effect rather than as given (see `resolved_identity`).
+_RESOLVED = ("temperature", "max_tokens", "frames", "prompt", "backend_options")
+
+
+def model_name(spec: str) -> str:
+    """The model spec without the server URL of `openai:MODEL@URL` (the endpoint is operational)."""
+    for marker in ("@http://", "@https://"):
+        index = spec.find(marker)
+        if index > 0:
+            return spec[:index]
+    return spec
+
+
+def backend_identity(options: Mapping[str, Any]) -> dict[str, Any]:
+    """The backend options that can change an answer, with the option model's defaults filled in."""
+    resolved = parse_options(dict(options)).model_dump(mode="json")
+    return {key: value for key, value in sorted(resolved.items()) if key not in OPERATIONAL_BACKEND_OPTIONS}
+
+
+def prompt_hashes(suite: EvalSuite, dataset: Dataset, prompt: PromptOptions) -> dict[str, str]:
+    """Per task, sha256 over the prompt text of each of its items (in file order)."""
+    digests: dict[str, Any] = {}
+    for task, items in dataset.by_task().items():
+        digest = digests.setdefault(task, hashlib.sha256())
+        for item in items:
+            digest.update(suite.prompt_text(item, prompt).encode("utf-8") + b"\0")
+    return {task: digest.hexdigest() for task, digest in digests.items()}
+
+
+def samplers_by_task(suite: EvalSuite, dataset: Dataset, config: EvalConfig) -> dict[str, Any]:
+    """Per task, the sampler settings of its first item (None for items without video)."""
+    samplers: dict[str, Any] = {}
+    for task, items in dataset.by_task().items():
+        settings = suite.sampler(items[0], config.frames)
+        samplers[task] = None if settings is None else settings.model_dump(mode="json")
+    return samplers
+
+
+def resolved_identity(
+    config: EvalConfig,
+    *,
+    suite: EvalSuite,
+    dataset: Dataset,
+    temperature: float,
+    max_tokens: int,
+    backend_options: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Everything in `config` that can change an answer, resolved (see the module docstring)."""
+    generic = config.model_dump(mode="json", exclude=set(OPERATIONAL_SETTINGS) | set(_RESOLVED))
+    identity: dict[str, Any] = {"version": IDENTITY_VERSION, **generic}
+    identity["model"] = model_name(config.model)
+    identity["temperature"] = temperature
+    identity["max_tokens"] = max_tokens
+    identity["frames"] = samplers_by_task(suite, dataset, config)
+    identity["prompt"] = prompt_hashes(suite, dataset, config.prompt)
+    if backend_options is not None:
+        identity["backend"] = backend_identity(backend_options)
+    return dict(sorted(identity.items()))
+
+
+def stored_identity(
+    manifest: RunManifest,
+    *,
+    suite: EvalSuite,
+    dataset: Dataset,
+    resolve: Callable[[EvalConfig], tuple[float, int]],
+) -> dict[str, Any] | None:
+    """The identity a run directory was made with: as recorded, or re-resolved for older runs
+    (None when not even their settings were recorded)."""
+    identity = manifest.config.get("identity")
+    if isinstance(identity, dict) and identity.get("version") == IDENTITY_VERSION:
+        return identity
+    settings = manifest.config.get("settings")
+    if not isinstance(settings, dict):
+        return None
+    config = EvalConfig.model_validate(settings)
+    temperature, max_tokens = resolve(config)
+    generation = manifest.config.get("generation")
+    if isinstance(generation, dict):  # what the old run actually sent
+        temperature = generation.get("temperature", temperature)
+        max_tokens = generation.get("max_tokens", max_tokens)
+    return resolved_identity(
+        config, suite=suite, dataset=dataset, temperature=temperature, max_tokens=max_tokens
+    )
+
+
+def identity_defaults(config: EvalConfig) -> dict[str, Any]:
+    """The identity's generic entries and backend options at their defaults: what a run made before
+    a setting existed ran with (a new setting's default keeps the old behaviour)."""
+    plain = EvalConfig(suite=config.suite, data=config.data, model=config.model, out=config.out)
+    generic = plain.model_dump(mode="json", exclude=set(OPERATIONAL_SETTINGS) | set(_RESOLVED))
+    return {**generic, "model": model_name(config.model), "backend": backend_identity({})}
+
+
+def identity_diff(
+    before: Mapping[str, Any], now: Mapping[str, Any], defaults: Mapping[str, Any] | None = None
+) -> list[str]:
+    """Readable differences, one per leaf setting: `frames.tools.num_frames: run has 8, now 16`.
+
+    A setting the run did not record (it did not exist then) is a difference only when it is now
+    set to something other than its default (`defaults`)."""
+    lines: list[str] = []
+    _diff(before, now, "", lines, defaults or {})
+    return lines
+
+
+_UNSET = object()
+
+
+def _diff(before: Any, now: Any, path: str, lines: list[str], defaults: Any) -> None:
+    if isinstance(before, Mapping) and isinstance(now, Mapping):
+        for key in sorted(set(before) | set(now), key=str):
+            if key == "version":
+                continue
+            where = f"{path}.{key}" if path else str(key)
+            default = defaults.get(key, _UNSET) if isinstance(defaults, Mapping) else _UNSET
+            if key not in before:
+                if default is _UNSET or now[key] != default:
+                    lines.append(f"{where}: not in the run, now {_show(now[key])}")
+            elif key not in now:
+                lines.append(f"{where}: run has {_show(before[key])}, now not set")
+            else:
+                _diff(before[key], now[key], where, lines, default if default is not _UNSET else {})
+        return
+    if before != now:
+        if path.startswith("prompt."):
+            lines.append(f"{path}: the prompt texts differ (run {str(before)[:12]}…, now {str(now)[:12]}…)")
+        else:
+            lines.append(f"{path}: run has {_show(before)}, now {_show(now)}")
+
+
+def _show(value: Any) -> str:
+    return repr(value)

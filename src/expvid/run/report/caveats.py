@@ -1,0 +1,66 @@
+"""The caveat lines every rendering of a run shows under its table: one line per kind of problem.
+
+A number in a results table means little without what it excludes or scored 0 for other reasons
+than the model's answer. From a run's scores.json this makes one line for each that applies:
+partial run, failed items by kind, invalid records, records of unknown task,
+answers cut by the token limit, unparseable answers, judge failures; each with its tasks.
+Scores written before some of these counts existed simply lack those lines.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from expvid.run.scoring_phase import RunScores
+
+
+def _per_task(tasks: Mapping[str, Any], count: Callable[[Any], int]) -> tuple[int, str]:
+    counts = {name: count(task) for name, task in tasks.items()}
+    shown = [f"{name} {n}" for name, n in counts.items() if n]
+    return sum(counts.values()), ", ".join(shown)
+
+
+def partial_label(scores: RunScores) -> str | None:
+    """ "partial" / "incomplete" for a row label, or None for a full, complete run."""
+    labels = []
+    if scores.run.partial:
+        labels.append("partial")
+    if not scores.run.complete:
+        labels.append("incomplete")
+    return ", ".join(labels) or None
+
+
+def run_caveats(label: str, scores: RunScores) -> list[str]:
+    run = scores.run
+    tasks = scores.tasks
+    lines: list[str] = []
+    if run.partial:
+        lines.append(
+            f"{label}: PARTIAL run ({run.partial}); not comparable with full runs or with a paper's rows"
+        )
+    n_failed, where = _per_task(tasks, lambda t: t.n_failed)
+    if n_failed:
+        kinds = ", ".join(f"{kind} {n}" for kind, n in run.failed_by_kind.items()) or "kinds not recorded"
+        lines.append(f"{label}: {n_failed} failed item(s) scored 0 ({kinds}; by task: {where})")
+    n_invalid, where = _per_task(tasks, lambda t: t.n_invalid)
+    if n_invalid:
+        lines.append(f"{label}: {n_invalid} invalid record(s) in the task files scored 0 (by task: {where})")
+    if run.n_invalid_unknown_task:
+        lines.append(
+            f"{label}: {run.n_invalid_unknown_task} record(s) unreadable even as to their task: in no task's "
+            "score (see `expvid data check`)"
+        )
+    n_truncated, where = _per_task(tasks, lambda t: t.n_truncated)
+    if n_truncated:
+        lines.append(
+            f"{label}: {n_truncated} answer(s) cut by the token limit (finish_reason: length), scored as "
+            f"they are (by task: {where})"
+        )
+    n_unparseable, where = _per_task(tasks, lambda t: t.n_unparseable)
+    if n_unparseable:
+        lines.append(f"{label}: {n_unparseable} unparseable answer(s) scored 0 (by task: {where})")
+    n_judge, where = _per_task(tasks, lambda t: t.n_judge_failed)
+    if n_judge:
+        lines.append(f"{label}: {n_judge} item(s) whose judge failed scored 0 (by task: {where})")
+    return lines
