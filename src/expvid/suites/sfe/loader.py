@@ -149,7 +149,9 @@ def _load_file(
         try:
             dataset.file_hashes[str(path.relative_to(root))] = file_sha256(path)
         except OSError as error:
-            dataset.add_invalid(FileProblem(path, 0, f"cannot read the file ({error.strerror or error})"), None)
+            dataset.add_invalid(
+                FileProblem(path, 0, f"cannot read the file ({error.strerror or error})"), None
+            )
             return
         records = parquet_records(path)
     else:
