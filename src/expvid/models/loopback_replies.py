@@ -35,6 +35,13 @@ class Reply:
     prompt_tokens: int = 10
     completion_tokens: int | None = None
     reasoning_tokens: int | None = None
+    #: The model declines: OpenAI `message.refusal` (content null), Claude `stop_reason: refusal`,
+    #: Gemini a SAFETY stop.
+    refusal: str | None = None
+
+    @classmethod
+    def refused(cls, text: str = "I'm sorry, but I can't help with that.") -> Reply:
+        return cls(text=None, refusal=text, finish_reason="stop")
 
     @classmethod
     def ok(
