@@ -13,9 +13,9 @@ import pytest
 
 from expvid.models import BackendError, ThinkingConfig, create_backend
 from expvid.models.loopback import LoopbackServer, OpenAIReasoningRules, Reply
+from expvid.models.options import BackendOptions
 from expvid.models.param_fallback import adjustment_for, unsupported_from_error
 from expvid.models.param_rules import chat_rules
-from expvid.models.options import BackendOptions
 
 
 def test_known_reasoning_model_is_phrased_right_the_first_time(call, server, make_request):
@@ -43,7 +43,9 @@ def test_unknown_reasoning_model_is_learned_from_its_400s_once(server, make_requ
     async def run() -> list:
         try:
             first = await backend.generate(make_request(question="q1", temperature=0.1))
-            rest = await asyncio.gather(*(backend.generate(make_request(question=f"q{i}")) for i in range(2, 6)))
+            rest = await asyncio.gather(
+                *(backend.generate(make_request(question=f"q{i}")) for i in range(2, 6))
+            )
             return [first, *rest]
         finally:
             await backend.aclose()
@@ -61,7 +63,9 @@ def test_unknown_reasoning_model_is_learned_from_its_400s_once(server, make_requ
         assert response.sent["token_limit_field"] == "max_completion_tokens"
         assert "Only the default (1) value is supported" in response.sent["not_sent"]["temperature"]
     learned = {entry["param"]: entry for entry in backend.describe()["param_fallbacks"]}
-    assert learned["max_tokens"]["action"] == "rename" and learned["max_tokens"]["to"] == "max_completion_tokens"
+    assert (
+        learned["max_tokens"]["action"] == "rename" and learned["max_tokens"]["to"] == "max_completion_tokens"
+    )
     assert learned["temperature"]["action"] == "omit"
     assert backend.stats().param_fallbacks == 2
     assert backend.stats().retries == 0  # fallbacks are not transport retries
@@ -69,7 +73,9 @@ def test_unknown_reasoning_model_is_learned_from_its_400s_once(server, make_requ
 
 def test_concurrent_first_requests_all_recover(server, make_request):
     """A burst that all meets the 400 before anyone has learned: every request still succeeds."""
-    server.reset(Reply.ok("ok", delay_s=0.05), rules=[OpenAIReasoningRules(temperature_error="unsupported_parameter")])
+    server.reset(
+        Reply.ok("ok", delay_s=0.05), rules=[OpenAIReasoningRules(temperature_error="unsupported_parameter")]
+    )
     backend = create_backend(f"openai:o-like@{server.openai_base_url}", concurrency=8)
 
     async def run() -> list:
@@ -119,7 +125,9 @@ def test_learning_is_per_endpoint(server, make_request):
 
         async def run() -> list:
             try:
-                return await asyncio.gather(*(backend.generate(make_request(question=f"q{i}")) for i in range(12)))
+                return await asyncio.gather(
+                    *(backend.generate(make_request(question=f"q{i}")) for i in range(12))
+                )
             finally:
                 await backend.aclose()
 
@@ -150,7 +158,7 @@ def test_refusal_is_an_answer_not_a_transport_failure(call, server, make_request
     [
         (
             '{"error": {"message": "Unsupported parameter: \'max_tokens\' is not supported with this model. '
-            "Use 'max_completion_tokens' instead.\", \"type\": \"invalid_request_error\", "
+            'Use \'max_completion_tokens\' instead.", "type": "invalid_request_error", '
             '"param": "max_tokens", "code": "unsupported_parameter"}}',
             "max_tokens",
             "parameter",
@@ -200,7 +208,10 @@ def test_effort_listing_and_unrelated_400s():
     assert effort is not None and effort.supported_values == ("minimal", "low", "medium", "high")
     adjustment = adjustment_for(effort, "none")
     assert adjustment is not None and (adjustment.action, adjustment.to) == ("value", "minimal")
-    assert unsupported_from_error('{"error": {"message": "Invalid image data", "code": "invalid_image"}}') is None
+    assert (
+        unsupported_from_error('{"error": {"message": "Invalid image data", "code": "invalid_image"}}')
+        is None
+    )
     messages = unsupported_from_error(
         '{"error": {"message": "Unsupported value: \'messages[0].role\' does not support \'system\' with this '
         'model.", "param": "messages[0].role", "code": "unsupported_value"}}'
@@ -229,4 +240,8 @@ def test_known_rules(model, url, field, temperature):
 def test_explicit_options_override_the_rules():
     options = BackendOptions(max_tokens_param="max_tokens", send_temperature=True, thinking_style="none")
     rules = chat_rules("gpt-5", "https://api.openai.com/v1", options)
-    assert (rules.token_limit_field, rules.temperature, rules.thinking_style) == ("max_tokens", "send", "none")
+    assert (rules.token_limit_field, rules.temperature, rules.thinking_style) == (
+        "max_tokens",
+        "send",
+        "none",
+    )

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from expvid.models.types import ThinkingConfig
+from expvid.models.types import InputMode, ThinkingConfig
 from expvid.suites.protocol import FrameOptions, PromptOptions
 
 
@@ -95,6 +95,10 @@ class EvalConfig(BaseModel):
     human_judgments: Path | None = None
     #: Reasoning switch and budget for models that support it (the paper compares think / no-think).
     thinking: ThinkingConfig | None = None
+    #: How a video's sampled frames reach the model, the same on every backend: "images" (default;
+    #: F.2's fair-comparison setting: 224x224 frames as independent images) or "video" (one video:
+    #: the model's own video path, e.g. Qwen's temporal patches; vLLM's `video_url`).
+    input_mode: InputMode = "images"
 
     @field_validator("tasks")
     @classmethod
@@ -124,4 +128,6 @@ class EvalConfig(BaseModel):
             identity["suite_options"] = self.suite_options
         if self.thinking is not None:
             identity["thinking"] = self.thinking.model_dump(mode="json")
+        if self.input_mode != "images":
+            identity["input_mode"] = self.input_mode
         return identity

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from expvid.run.report.departures import departure_notes
 from expvid.run.rundir import RunDir
 from expvid.run.scoring_phase import RunScores, read_scores
 from expvid.schema import DataError
@@ -173,7 +174,7 @@ def run_rows(run: LoadedRun, groups: Sequence[ColumnGroup]) -> list[Row]:
     scores = run.scores
     data = scores.model_dump(mode="json")
     row = _row(run.label, data, groups)
-    row.notes = list(scores.run.notes) + _extras_notes(scores)
+    row.notes = list(scores.run.notes) + _extras_notes(scores) + departure_notes(run.rundir, run.label)
     rows = [row]
     for name, mode in data.get("extraction_modes", {}).items():
         extra = _row(f"{run.label} [{name} extraction]", mode, groups)
