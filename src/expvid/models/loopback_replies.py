@@ -137,7 +137,10 @@ def script(*replies: Reply | str, then: Responder | Reply | str | None = None) -
 
 def echo(request: RecordedRequest) -> Reply:
     """Answers with a summary of what arrived; handy for checking what a backend sent."""
-    return Reply.ok(f"model={request.model} images={request.n_images} texts={len(request.texts)}")
+    summary = f"model={request.model} images={request.n_images} texts={len(request.texts)}"
+    if request.videos:  # frame sequences (vLLM's video_url): how many videos, how many frames each
+        summary += f" videos={len(request.videos)} frames={','.join(str(len(v)) for v in request.videos)}"
+    return Reply.ok(summary)
 
 
 def usage_for(reply: Reply) -> dict[str, Any]:

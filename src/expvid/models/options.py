@@ -51,9 +51,10 @@ class BackendOptions(BaseModel):
     max_tokens_param: Literal["max_tokens", "max_completion_tokens"] | None = None
     #: Send the temperature (True), never send it (False), or as the model's known rules say (None).
     send_temperature: bool | None = None
-    #: The run's input mode (`--input-mode`): backends that cannot take frames as a video refuse
-    #: "video" when they are built, and a managed vLLM server is started to accept one video.
-    input_mode: InputMode = "images"
+    #: The run's input mode (`--input-mode`; the runner always states it, None: a library caller
+    #: that did not): backends that cannot take frames as a video refuse "video" when they are
+    #: built, and a managed vLLM server is started to accept one video per prompt.
+    input_mode: InputMode | None = None
 
     # -- several OpenAI-compatible endpoints serving one model (openai:MODEL@URL1,URL2) ---------
     #: Spread requests over these servers (vLLM on several nodes, Ray Serve replicas, ...).

@@ -164,5 +164,6 @@ class GenerationPhase:
             usage=response.usage,
             cached=response.cached,
             request_hash=response.request_hash,
-            meta=meta | {"frames_from_cache": media.from_cache},
+            # finish_reason also stays in meta, where run directories made before the field keep it.
+            meta=meta | {"finish_reason": response.finish_reason, "frames_from_cache": media.from_cache},
         )
