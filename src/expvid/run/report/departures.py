@@ -118,8 +118,8 @@ def departure_notes(rundir: RunDir, label: str) -> list[str]:
             for task, sampler in (manifest.get("samplers") or {}).items()
             if isinstance(sampler, dict) and cap in (sampler.get("num_frames"), sampler.get("max_frames"))
         )
-        where = f" ({', '.join(capped)})" if capped else ""
-        notes.append(f"{label}: at most {cap} frames per request{where}: {limit.get('source')}")
+        if capped:  # a cap no task reached changed nothing
+            notes.append(f"{label}: at most {cap} frames per request ({', '.join(capped)}): {limit.get('source')}")
 
     settings = _find(config.get("backend"), "generation_config")
     if isinstance(settings, dict):
