@@ -27,7 +27,9 @@ def _lines(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
-def test_openai_gpt5_runs_without_flags_and_the_report_says_what_was_sent(sample_dir, tmp_path, frame_cache_dir):
+def test_openai_gpt5_runs_without_flags_and_the_report_says_what_was_sent(
+    sample_dir, tmp_path, frame_cache_dir
+):
     out = tmp_path / "gpt5"
     with LoopbackServer(Reply.ok("\\boxed{A}"), rules=[OpenAIReasoningRules()]) as server:
         result = _eval(sample_dir, out, frame_cache_dir, "--model", f"openai:gpt-5@{server.openai_base_url}")
@@ -93,7 +95,12 @@ def test_claude_gets_at_most_100_frames_and_the_paper_preset_gets_96(
             "--api-key-env", "CLAUDE_TEST_KEY",
         )  # fmt: skip
         capped = _eval(
-            sample_dir, tmp_path / "claude", frame_cache_dir, *common, tasks="experimental_conclusion", limit="1"
+            sample_dir,
+            tmp_path / "claude",
+            frame_cache_dir,
+            *common,
+            tasks="experimental_conclusion",
+            limit="1",
         )
         assert capped.exit_code == 0, capped.output
         preset = _eval(
