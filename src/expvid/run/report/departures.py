@@ -119,7 +119,9 @@ def departure_notes(rundir: RunDir, label: str) -> list[str]:
             if isinstance(sampler, dict) and cap in (sampler.get("num_frames"), sampler.get("max_frames"))
         )
         if capped:  # a cap no task reached changed nothing
-            notes.append(f"{label}: at most {cap} frames per request ({', '.join(capped)}): {limit.get('source')}")
+            notes.append(
+                f"{label}: at most {cap} frames per request ({', '.join(capped)}): {limit.get('source')}"
+            )
 
     settings = _find(config.get("backend"), "generation_config")
     if isinstance(settings, dict):
