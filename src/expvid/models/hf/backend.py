@@ -176,6 +176,8 @@ class HFBackend:
                 "source": str(self.checkpoint.path / "generation_config.json"),
             },
             "sampling": "per-request seeded generators (answers do not depend on batching)",
+            "batches": self._batcher.batches,
+            "largest_batch": self._batcher.largest_batch,
             "max_images": options.max_images,
             "cache_dir": None if options.cache_dir is None else str(options.cache_dir),
             "thinking_budget_supported": self._think_ids is not None,
