@@ -42,6 +42,16 @@ def test_a_video_run_of_a_checkpoint_with_its_own_sampling_says_so(tmp_path):
     assert not any("not settable" in note or "requested" in note for note in notes)
 
 
+def test_a_reasoning_effort_is_noted(tmp_path):
+    config = {"generation": {"temperature": 0.1, "max_tokens": 8192, "paper": PAPER}}
+    predictions = [
+        _prediction(0, temperature=None, reasoning_effort="minimal"),
+        _prediction(1, reasoning_effort=None),
+    ]
+    notes = departure_notes(_run(tmp_path, config, predictions), "gpt-5")
+    assert "gpt-5: reasoning_effort minimal on 1 of 2 request(s) (not set in F.2)" in notes
+
+
 def test_a_run_at_the_papers_settings_has_no_notes(tmp_path):
     config = {"generation": {"temperature": 0.1, "max_tokens": 8192, "paper": PAPER, "input_mode": "images"}}
     predictions = [_prediction(i, temperature=0.1, input_mode="images", size=224) for i in range(3)]

@@ -97,6 +97,11 @@ def departure_notes(rundir: RunDir, label: str) -> list[str]:
             f"{label}: at most {generation['max_tokens']} new tokens ({tag}: {paper.get('max_tokens')})"
         )
 
+    efforts = {effort: n for effort, n in values.get("reasoning_effort", {}).items() if effort != "none"}
+    if efforts:
+        listed = ", ".join(f"{effort} on {n}" for effort, n in efforts.items())
+        notes.append(f"{label}: reasoning_effort {listed} of {requests} request(s) (not set in {tag})")
+
     videos = values.get("input_mode", {}).get("video", 0)
     if videos or generation.get("input_mode") == "video":
         notes.append(
