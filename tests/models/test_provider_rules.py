@@ -9,7 +9,7 @@ import pytest
 
 from expvid.models import BackendConfigError, ThinkingConfig, create_backend
 from expvid.models.anthropic_backend import THINKING_TEMPERATURE, messages_payload
-from expvid.models.loopback import AnthropicRules, OpenAIChatRules, Reply
+from expvid.models.loopback import AnthropicRules, OpenAIChatRules, OpenAIReasoningRules, Reply
 
 
 def test_claude_temperature_is_sent_where_the_sdk_takes_it_but_never_with_thinking(make_request):
@@ -128,3 +128,36 @@ def test_openai_chat_rules_refuse_a_video_part_with_openais_error(
         call(backend, make_request(coded_frames[:2], input_mode="video"))
     assert caught.value.status == 400
     assert "Invalid value: 'video_url'" in str(caught.value)
+
+
+def test_openai_reasoning_rules_answer_with_openais_exact_bodies(server):
+    server.reset("ok", rules=[OpenAIReasoningRules()])
+    base = {"model": "gpt-5", "messages": [{"role": "user", "content": "hi"}]}
+    with httpx2.Client(timeout=10) as http:
+        url = f"{server.openai_base_url}/chat/completions"
+        tokens = http.post(url, json={**base, "max_tokens": 10})
+        temperature = http.post(url, json={**base, "max_completion_tokens": 10, "temperature": 0.1})
+        effort = http.post(url, json={**base, "reasoning_effort": "none"})
+        fine = http.post(url, json={**base, "max_completion_tokens": 10, "temperature": 1})
+    assert tokens.status_code == temperature.status_code == effort.status_code == 400
+    assert tokens.json() == {
+        "error": {
+            "message": "Unsupported parameter: 'max_tokens' is not supported with this model. "
+            "Use 'max_completion_tokens' instead.",
+            "type": "invalid_request_error",
+            "param": "max_tokens",
+            "code": "unsupported_parameter",
+        }
+    }
+    assert temperature.json()["error"] == {
+        "message": "Unsupported value: 'temperature' does not support 0.1 with this model. "
+        "Only the default (1) value is supported.",
+        "type": "invalid_request_error",
+        "param": "temperature",
+        "code": "unsupported_value",
+    }
+    assert effort.json()["error"]["message"] == (
+        "Unsupported value: 'reasoning_effort' does not support 'none' with this model. "
+        "Supported values are: 'minimal', 'low', 'medium', and 'high'."
+    )
+    assert fine.status_code == 200  # the default temperature is accepted

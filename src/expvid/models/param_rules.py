@@ -26,7 +26,7 @@ Explicit backend options (`max_tokens_param`, `thinking_style`, `send_temperatur
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 from urllib.parse import urlparse
 
@@ -132,11 +132,7 @@ def chat_rules(model: str, base_url: str | None, options: BackendOptions) -> Cha
         updates.update(temperature="send", temperature_reason=None)
     elif options.send_temperature is False:
         updates.update(temperature="omit", temperature_reason="send_temperature=false (backend option)")
-    if not updates:
-        return rules
-    from dataclasses import replace
-
-    return replace(rules, **updates)  # type: ignore[arg-type]
+    return replace(rules, **updates) if updates else rules  # type: ignore[arg-type]
 
 
 def effort_for(budget_tokens: int | None, enabled: bool, accepted: tuple[str, ...] | None) -> str | None:
