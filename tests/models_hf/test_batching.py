@@ -194,7 +194,7 @@ def test_answers_are_cached_by_request_checkpoint_and_frame_form(tiny_checkpoint
     options = {"cache_dir": tmp_path / "cache"}
     backend = create_backend(f"hf:{tiny_checkpoints['llava_onevision']}", **options)
     as_images = request(frames[:4])
-    as_video = request(frames[:4], metadata={FRAME_TIMES_KEY: [0.0, 1.0, 2.0, 3.0]})
+    as_video = request(frames[:4], input_mode="video", metadata={FRAME_TIMES_KEY: [0.0, 1.0, 2.0, 3.0]})
     first = gather(backend, [as_images])[0]
     again = gather(create_backend(f"hf:{tiny_checkpoints['llava_onevision']}", **options), [as_images])[0]
     assert first.cached is False and again.cached is True and again.text == first.text

@@ -79,11 +79,11 @@ def test_each_family_generates_for_frames_as_images_and_as_a_video(tiny_checkpoi
         assert video_per_frame == 1  # 2x2 patches pooled to one token per frame
 
 
-def test_auto_mode_sends_video_frames_as_a_video_and_other_images_as_images(tiny_checkpoints, frames):
+def test_auto_mode_follows_the_requests_input_mode(tiny_checkpoints, frames):
     backend = create_backend(f"hf:{tiny_checkpoints['qwen2_vl']}")  # frames_as="auto"
     times = [i * 0.5 for i in range(8)]
-    as_video = request(frames, metadata={FRAME_TIMES_KEY: times})
-    as_images = request(frames)
+    as_video = request(frames, input_mode="video", metadata={FRAME_TIMES_KEY: times})
+    as_images = request(frames, metadata={FRAME_TIMES_KEY: times})  # the run's input mode decides
     video_result, images_result = run_all(backend, [as_video, as_images])
     # images: 8 x (4 tokens + start + end) = 48; video: 4 temporal patches x 4 tokens + start + end = 18
     assert images_result.usage.prompt_tokens - video_result.usage.prompt_tokens == 48 - 18

@@ -35,6 +35,8 @@ def main() -> int:
     serve.add_argument("--tensor-parallel-size", type=int, default=1)
     serve.add_argument("--limit-mm-per-prompt", default=None)
     serve.add_argument("--max-model-len", type=int, default=None)
+    serve.add_argument("--media-io-kwargs", default=None)
+    serve.add_argument("--generation-config", default="auto")
     args = parser.parse_args()
 
     mode = os.environ.get("FAKE_VLLM_MODE", "serve")

@@ -46,11 +46,17 @@ def test_run_directory_is_self_describing(sample_dir, model_server, tmp_path, fr
     assert manifest["samplers"]["sequence_generation"]["num_frames"] == 32  # F.2: 32 for Level 2
     assert manifest["samplers"]["experimental_conclusion"]["num_frames"] == 12
     assert manifest["samplers"]["tools"]["size"] == 224
-    assert manifest["config"]["generation"] == {
+    generation = manifest["config"]["generation"]
+    assert {k: generation[k] for k in ("temperature", "max_tokens", "source")} == {
         "temperature": 0.1,
         "max_tokens": 8192,
         "source": "ExpVid appendix F.2",
     }
+    assert generation["paper"] == {"temperature": 0.1, "max_tokens": 8192, "source": "ExpVid appendix F.2"}
+    assert generation["input_mode"] == "images"
+    sent = manifest["config"]["sent"]  # what really went out, counted over the run
+    assert sent["requests"] == 12 and sent["values"]["temperature"] == {"0.1": 12}
+    assert sent["values"]["token_limit_field"] == {"max_tokens": 12}
     assert manifest["judge"]["offline"] is True
     assert "av" in manifest["versions"]
 

@@ -12,6 +12,7 @@ import pytest
 from expvid.models.loopback import LoopbackServer, RecordedRequest, Reply
 from expvid.run.config import EvalConfig
 from expvid.run.evaluate import EvalResult, evaluate
+from expvid.run.generate import item_seed
 from expvid.run.report import build_table, load_runs, to_markdown
 from expvid.suites.protocol import PromptOptions
 from expvid.suites.registry import get_suite
@@ -124,13 +125,17 @@ def test_cot_variant_keep_times_and_a_frame_preset(svb_sample, tmp_path, cache_d
 
 
 def test_samples_and_pass_at_k(svb_sample, tmp_path, cache_dir) -> None:
+    # Seeds are per (item, sample): the stand-in model answers A, B, C for samples 0, 1, 2.
+    items = get_suite("scivideobench").load(svb_sample).items
+    sample_of = {item_seed(0, item.id, s): s for item in items for s in range(3)}
+
     def by_seed(request: RecordedRequest) -> Reply:
-        return Reply.ok(f"The answer is {'ABC'[request.body['seed']]}")
+        return Reply.ok(f"The answer is {'ABC'[sample_of[request.body['seed']]]}")
 
     with LoopbackServer(by_seed) as server:
         model = f"openai:loopback@{server.openai_base_url}"
         run(svb_sample, model, tmp_path / "run", cache_dir, samples=3, temperature=0.7)
-        assert sorted(r.body["seed"] for r in server.requests) == [0] * 12 + [1] * 12 + [2] * 12
+        assert sorted(sample_of[r.body["seed"]] for r in server.requests) == [0] * 12 + [1] * 12 + [2] * 12
         again = run(svb_sample, model, tmp_path / "run", cache_dir, samples=3, temperature=0.7)
         assert again.generated == 0 and again.resumed == 36 and len(server.requests) == 36
     scores = json.loads((tmp_path / "run" / "scores.json").read_text())

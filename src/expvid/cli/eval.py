@@ -70,6 +70,13 @@ def eval_command(
     max_images: Annotated[
         int | None, typer.Option("--max-images", help="API cap on images per request.")
     ] = None,
+    input_mode: Annotated[
+        str,
+        typer.Option(
+            "--input-mode",
+            help="Frames as independent 'images' (F.2, every backend) or one 'video' (vLLM, hf:).",
+        ),
+    ] = "images",
     temperature: Annotated[
         float | None, typer.Option("--temperature", help="Default: the paper's (0.1).")
     ] = None,
@@ -203,6 +210,10 @@ def eval_command(
         suite_options["languages"] = ["en", "zh"] if language == "both" else [language]
     if bertscore is not None:
         suite_options["bertscore"] = bertscore
+    if input_mode not in ("images", "video"):
+        raise typer.BadParameter(
+            f"expected 'images' or 'video', got {input_mode!r}", param_hint="--input-mode"
+        )
     frame_options = FrameOptions(
         counts=counts,
         fps=fps,
@@ -258,6 +269,7 @@ def eval_command(
         human_judgments=human_judgments,
         thinking=thinking_config,
         judge_input=judge_input,
+        input_mode=input_mode,
     )
     try:
         with friendly_errors():

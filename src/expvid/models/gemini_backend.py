@@ -3,6 +3,10 @@
 Imported lazily like the Anthropic SDK. The SDK's retries are switched off (one attempt per call) so
 our retry loop, limiter and cache apply. `thinking_budget` maps the request's ThinkingConfig: 0 turns
 thinking off, a positive number caps it, -1 (thinking on, no budget) lets the model decide.
+
+Gemini takes the temperature and the seed (both sent and recorded). A candidate stopped by the
+provider's safety filters with no text, and a blocked prompt, are refusals: model answers recorded
+with their reason and scored unparseable, never retried.
 """
 
 from __future__ import annotations
@@ -16,6 +20,11 @@ from expvid.models.remote import RemoteBackend
 from expvid.models.retry import AttemptFailure, failure_for_status
 from expvid.models.types import BackendConfigError, GenerateRequest, GenerateResponse, TextPart
 from expvid.schema import Usage
+
+#: Finish reasons that mean the provider refused to (go on) answer(ing).
+REFUSAL_FINISH = frozenset(
+    {"SAFETY", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII", "IMAGE_SAFETY", "RECITATION"}
+)
 
 DEFAULT_KEY_ENV = "GEMINI_API_KEY"
 
@@ -82,9 +91,11 @@ def parse_generate_content(response: Any, *, model: str) -> GenerateResponse:
         feedback = getattr(response, "prompt_feedback", None)
         blocked = getattr(feedback, "block_reason", None)
         if blocked is not None:
-            # Blocking is deterministic: retrying the same prompt cannot help.
+            # Blocking is deterministic and the provider's decision on this item: a refusal.
             reason = getattr(blocked, "value", blocked)
-            raise AttemptFailure.malformed(f"prompt blocked ({reason})", retryable=False)
+            return GenerateResponse(
+                text="", refusal=f"prompt blocked ({reason})", finish_reason="blocked", model=model
+            )
         raise AttemptFailure.malformed("no candidates")
     candidate = candidates[0]
     texts: list[str] = []
@@ -96,6 +107,9 @@ def parse_generate_content(response: Any, *, model: str) -> GenerateResponse:
             continue
         (thoughts if getattr(part, "thought", None) else texts).append(text)
     finish_reason = _finish_reason(candidate)
+    if finish_reason in REFUSAL_FINISH:
+        refusal = "".join(texts).strip() or f"finish reason {finish_reason}"
+        return GenerateResponse(text="", refusal=refusal, finish_reason=finish_reason, model=model)
     if not texts and not thoughts:
         raise AttemptFailure.malformed(f"candidate has no text (finish reason {finish_reason})")
     usage = getattr(response, "usage_metadata", None)
@@ -139,6 +153,10 @@ class GeminiBackend(RemoteBackend):
     kind = "gemini"
 
     def __init__(self, model: str, *, base_url: str | None, api_key: str, options: BackendOptions) -> None:
+        if options.input_mode == "video":
+            raise BackendConfigError(
+                f"gemini:{model}: expvid sends Gemini the sampled frames as images; use --input-mode images"
+            )
         self._genai, self._types, self._errors = import_genai()
         super().__init__(model, base_url=base_url, options=options)
         self._api_key = api_key
@@ -159,6 +177,20 @@ class GeminiBackend(RemoteBackend):
         return gemini_payload(
             request, model=self.model, types=self._types, extra_body=self.options.extra_body
         )
+
+    def _sent_for(self, payload: dict[str, Any]) -> dict[str, Any]:
+        config = payload["config"]
+        budget = getattr(getattr(config, "thinking_config", None), "thinking_budget", None)
+        sent: dict[str, Any] = {
+            "temperature": config.temperature,
+            "token_limit_field": "max_output_tokens",
+            "max_tokens": config.max_output_tokens,
+            "seed": config.seed,
+            "input_mode": "images",
+        }
+        if budget is not None:
+            sent["thinking_budget"] = budget
+        return sent
 
     async def _send_once(self, payload: dict[str, Any]) -> GenerateResponse:
         timeouts, transport_errors = self._transport_errors

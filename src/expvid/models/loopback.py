@@ -8,6 +8,10 @@ counts requests in flight, and answers through a programmable responder (see `lo
     with LoopbackServer(script(Reply.rate_limited(1), "The answer is B")) as server:
         backend = create_backend(f"openai:test@{server.openai_base_url}")
 
+Provider rules (`loopback_rules`: OpenAI reasoning models, OpenAI chat, Anthropic) make it answer
+parameters the way those APIs do, with their 400 bodies; without rules it accepts what vLLM accepts
+(frames as `image_url` parts or one `video_url` frame sequence).
+
 Routes: POST /v1/chat/completions, GET /v1/models (OpenAI); POST /v1/messages (Anthropic);
 POST /{version}/models/{model}:generateContent (Gemini). uvicorn + Starlette run in a daemon thread
 on port 0 (the OS picks a free port), so parallel test runs never collide.
@@ -21,7 +25,7 @@ import logging
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import Any
 
@@ -41,8 +45,29 @@ from expvid.models.loopback_requests import (
     parse_gemini,
     parse_openai,
 )
+from expvid.models.loopback_rules import (
+    AnthropicRules,
+    OpenAIChatRules,
+    OpenAIReasoningRules,
+    Rejection,
+    Rule,
+)
 
-__all__ = ["LoopbackServer", "RecordedRequest", "Reply", "Responder", "Script", "echo", "fixed", "script"]
+__all__ = [
+    "AnthropicRules",
+    "LoopbackServer",
+    "OpenAIChatRules",
+    "OpenAIReasoningRules",
+    "RecordedRequest",
+    "Rejection",
+    "Reply",
+    "Responder",
+    "Rule",
+    "Script",
+    "echo",
+    "fixed",
+    "script",
+]
 
 Parser = Callable[[dict[str, Any], RecordedRequest], None]
 
@@ -83,8 +108,11 @@ class LoopbackServer:
         models: tuple[str, ...] = ("loopback",),
         host: str = "127.0.0.1",
         port: int = 0,
+        rules: Sequence[Rule] = (),
     ) -> None:
         self.responder = responder
+        #: Provider parameter rules (`loopback_rules`), applied in order to every valid request.
+        self.rules: list[Rule] = list(rules)
         self.api_key = api_key
         self.models = models
         self.host = host
@@ -93,6 +121,7 @@ class LoopbackServer:
         self._lock = threading.Lock()
         self._requests: list[RecordedRequest] = []
         self._rejections: list[str] = []
+        self._refused: list[RecordedRequest] = []
         self._responder_errors: list[str] = []
         self._in_flight = 0
         self._max_in_flight = 0
@@ -109,11 +138,14 @@ class LoopbackServer:
     def responder(self, value: Responder | Reply | str) -> None:
         self._responder = value if callable(value) else fixed(value)
 
-    def reset(self, responder: Responder | Reply | str | None = None) -> None:
-        """Forget recorded requests and counters; optionally install a new responder."""
+    def reset(self, responder: Responder | Reply | str | None = None, *, rules: Sequence[Rule] = ()) -> None:
+        """Forget recorded requests and counters; optionally install a new responder; set the rules
+        (none by default, so a shared server never carries one test's provider rules into the next)."""
+        self.rules = list(rules)
         with self._lock:
             self._requests.clear()
             self._rejections.clear()
+            self._refused.clear()
             self._responder_errors.clear()
             self._max_in_flight = self._in_flight
         if responder is not None:
@@ -129,6 +161,12 @@ class LoopbackServer:
         """Why requests were refused with 400/401 (bad shape, bad image, wrong key)."""
         with self._lock:
             return list(self._rejections)
+
+    @property
+    def refused(self) -> list[RecordedRequest]:
+        """Well-formed requests that a provider rule answered with an error (in arrival order)."""
+        with self._lock:
+            return list(self._refused)
 
     @property
     def responder_errors(self) -> list[str]:
@@ -262,6 +300,13 @@ class LoopbackServer:
             return self._reject(protocol, 400, str(error))
         if self.api_key is not None and record.api_key != self.api_key:
             return self._reject(protocol, 401, "missing or wrong API key")
+        for rule in list(self.rules):
+            rejection: Rejection | None = rule(record)
+            if rejection is not None:
+                with self._lock:
+                    self._refused.append(record)
+                    self._rejections.append(json.dumps(rejection.body))
+                return JSONResponse(rejection.body, status_code=rejection.status)
 
         with self._lock:
             record.index = len(self._requests)

@@ -33,6 +33,8 @@ GEMINI_STATUS = {
 def openai_completion(reply: Reply, model: str) -> dict[str, Any]:
     usage = usage_for(reply)
     message: dict[str, Any] = {"role": "assistant", "content": reply.text}
+    if reply.refusal is not None:
+        message["refusal"] = reply.refusal
     if reply.reasoning is not None:
         message["reasoning_content"] = reply.reasoning
     completion_usage: dict[str, Any] = {
@@ -68,7 +70,9 @@ def anthropic_message(reply: Reply, model: str) -> dict[str, Any]:
         "role": "assistant",
         "model": model,
         "content": content,
-        "stop_reason": ANTHROPIC_STOP.get(reply.finish_reason, reply.finish_reason),
+        "stop_reason": "refusal"
+        if reply.refusal is not None
+        else ANTHROPIC_STOP.get(reply.finish_reason, reply.finish_reason),
         "stop_sequence": None,
         "usage": output_usage,
     }
@@ -92,7 +96,9 @@ def gemini_response(reply: Reply, model: str) -> dict[str, Any]:
         "candidates": [
             {
                 "content": {"role": "model", "parts": parts},
-                "finishReason": GEMINI_FINISH.get(reply.finish_reason, reply.finish_reason),
+                "finishReason": "SAFETY"
+                if reply.refusal is not None
+                else GEMINI_FINISH.get(reply.finish_reason, reply.finish_reason),
                 "index": 0,
             }
         ],

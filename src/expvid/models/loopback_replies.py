@@ -35,6 +35,13 @@ class Reply:
     prompt_tokens: int = 10
     completion_tokens: int | None = None
     reasoning_tokens: int | None = None
+    #: The model declines: OpenAI `message.refusal` (content null), Claude `stop_reason: refusal`,
+    #: Gemini a SAFETY stop.
+    refusal: str | None = None
+
+    @classmethod
+    def refused(cls, text: str = "I'm sorry, but I can't help with that.") -> Reply:
+        return cls(text=None, refusal=text, finish_reason="stop")
 
     @classmethod
     def ok(
@@ -130,7 +137,10 @@ def script(*replies: Reply | str, then: Responder | Reply | str | None = None) -
 
 def echo(request: RecordedRequest) -> Reply:
     """Answers with a summary of what arrived; handy for checking what a backend sent."""
-    return Reply.ok(f"model={request.model} images={request.n_images} texts={len(request.texts)}")
+    summary = f"model={request.model} images={request.n_images} texts={len(request.texts)}"
+    if request.videos:  # frame sequences (vLLM's video_url): how many videos, how many frames each
+        summary += f" videos={len(request.videos)} frames={','.join(str(len(v)) for v in request.videos)}"
+    return Reply.ok(summary)
 
 
 def usage_for(reply: Reply) -> dict[str, Any]:

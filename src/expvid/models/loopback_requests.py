@@ -33,6 +33,9 @@ class RecordedRequest:
     #: Decoded image bytes in the order they appeared.
     images: list[bytes] = field(default_factory=list)
     image_mimes: list[str] = field(default_factory=list)
+    #: Videos sent as frame sequences (vLLM's `video_url` with a `video/jpeg` data URL): decoded
+    #: JPEG frames of each video, in order.
+    videos: list[list[bytes]] = field(default_factory=list)
     #: Message roles in order ("system" included when sent as a message or a system field).
     roles: list[str] = field(default_factory=list)
     index: int = 0
@@ -111,7 +114,10 @@ def _parse_openai_part(part: Any, where: str, record: RecordedRequest) -> None:
     if kind == "text":
         record.texts.append(_string(part.get("text"), f"{where}.text"))
         return
-    _require(kind == "image_url", f"{where}.type {kind!r} is not 'text' or 'image_url'")
+    if kind == "video_url":
+        _parse_video_url(part, where, record)
+        return
+    _require(kind == "image_url", f"{where}.type {kind!r} is not 'text', 'image_url' or 'video_url'")
     image_url = part.get("image_url")
     _require(isinstance(image_url, dict), f"{where}.image_url must be an object")
     url = _string(image_url.get("url"), f"{where}.image_url.url")
@@ -123,6 +129,23 @@ def _parse_openai_part(part: Any, where: str, record: RecordedRequest) -> None:
     mime = header[len("data:") : -len(";base64")]
     record.images.append(decode_image(data, mime, where))
     record.image_mimes.append(mime)
+
+
+def _parse_video_url(part: dict[str, Any], where: str, record: RecordedRequest) -> None:
+    """vLLM's frame-sequence video: `data:video/jpeg;base64,<frame>,<frame>,...` (JPEG frames)."""
+    video_url = part.get("video_url")
+    if not isinstance(video_url, dict):
+        raise RequestShapeError(f"{where}.video_url must be an object")
+    url = _string(video_url.get("url"), f"{where}.video_url.url")
+    header, sep, data = url.partition(",")
+    _require(
+        bool(sep) and header == "data:video/jpeg;base64",
+        f"{where}: only data:video/jpeg;base64 frame sequences are accepted",
+    )
+    frames = [
+        decode_image(frame, "image/jpeg", f"{where} frame {k}") for k, frame in enumerate(data.split(","))
+    ]
+    record.videos.append(frames)
 
 
 def _parse_anthropic_blocks(content: Any, where: str, record: RecordedRequest) -> None:

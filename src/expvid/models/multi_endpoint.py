@@ -277,7 +277,9 @@ class MultiEndpointBackend(OpenAICompatBackend):
             endpoint.requests += 1
             started = time.monotonic()
             try:
-                response = await self._post_chat(f"{endpoint.url}/chat/completions", payload)
+                response = await self._post_chat(
+                    f"{endpoint.url}/chat/completions", payload, endpoint=endpoint.url
+                )
             except AttemptFailure as failure:
                 error = failure
                 await self._release(lease, failure=failure)
@@ -306,6 +308,7 @@ class MultiEndpointBackend(OpenAICompatBackend):
                     f"last at {endpoint.url})",
                     kind=error.kind,
                     status=error.status,
+                    sent=error.sent,
                 )
             attempt += 1
             self._counters.retries += 1

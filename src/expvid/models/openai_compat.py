@@ -13,18 +13,31 @@ httpx 0.28, 360 req/s with httpx2.
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from typing import Any
 
 import httpx2
 
-from expvid.models.openai_wire import chat_body, parse_chat_completion
+from expvid.models.openai_wire import compose_body, encode_messages, parse_chat_completion
 from expvid.models.options import BackendOptions
+from expvid.models.param_fallback import LearnedParams, adjustment_for, unsupported_from_error
+from expvid.models.param_rules import ChatRules, chat_rules
 from expvid.models.remote import RemoteBackend
 from expvid.models.retry import AttemptFailure, failure_for_status
-from expvid.models.types import GenerateRequest, GenerateResponse
+from expvid.models.types import BackendConfigError, GenerateRequest, GenerateResponse
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
+#: Parameters one request may drop or rename after 400s before its error is final.
+MAX_PARAM_FALLBACKS = 6
+
+
+@dataclass(frozen=True)
+class PreparedChat:
+    """A request with its messages encoded once; the parameters are added per attempt and endpoint."""
+
+    request: GenerateRequest
+    messages: list[dict[str, Any]]
 
 
 class OpenAICompatBackend(RemoteBackend):
@@ -34,6 +47,14 @@ class OpenAICompatBackend(RemoteBackend):
         super().__init__(model, base_url=base_url.rstrip("/"), options=options)
         self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._api_key_set = api_key is not None
+        self.rules: ChatRules = chat_rules(model, self.base_url, options)
+        #: What this run's 400s taught, per endpoint: shared by every request from now on.
+        self.learned = LearnedParams()
+        if options.input_mode == "video" and not self.rules.accepts_video:
+            raise BackendConfigError(
+                f"openai:{model} at {self.base_url}: OpenAI's chat API takes images, not videos; "
+                "use --input-mode images (video input needs a server that takes `video_url`, such as vLLM)"
+            )
 
     def _new_client(self) -> httpx2.AsyncClient:
         return httpx2.AsyncClient(
@@ -45,47 +66,97 @@ class OpenAICompatBackend(RemoteBackend):
         )
 
     def _wire_options(self) -> dict[str, Any]:
-        return {
+        """The resolved rules (not the 400-learned ones: a request keeps its cache key all run)."""
+        wire: dict[str, Any] = {
             "extra_body": self.options.extra_body,
-            "thinking_style": self.options.thinking_style,
-            "max_tokens_param": self.options.max_tokens_param,
+            "thinking_style": self.rules.thinking_style,
+            "max_tokens_param": self.rules.token_limit_field,
         }
+        if self.rules.temperature != "send":
+            wire["temperature_rule"] = self.rules.temperature
+        return wire
 
     def _describe_extra(self) -> dict[str, Any]:
         return {
             "api_key_set": self._api_key_set,
-            "thinking_style": self.options.thinking_style,
-            "max_tokens_param": self.options.max_tokens_param,
+            "thinking_style": self.rules.thinking_style,
+            "max_tokens_param": self.rules.token_limit_field,
+            "param_rules": self.rules.describe(),
+            "param_fallbacks": self.learned.describe(),
         }
 
     def _api_key_env(self) -> str | None:
         return self.options.api_key_env or DEFAULT_KEY_ENV
 
-    def _prepare(self, request: GenerateRequest) -> dict[str, Any]:
-        return chat_body(
-            request,
+    def input_modes(self) -> tuple[str, ...]:
+        return ("images", "video") if self.rules.accepts_video else ("images",)
+
+    def _prepare(self, request: GenerateRequest) -> PreparedChat:
+        return PreparedChat(request=request, messages=encode_messages(request))
+
+    async def _send_once(self, payload: PreparedChat) -> GenerateResponse:
+        return await self._post_chat("/chat/completions", payload, endpoint=self.base_url or "")
+
+    def _compose(self, prepared: PreparedChat, endpoint: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        return compose_body(
+            prepared.request,
+            prepared.messages,
             model=self.model,
-            thinking_style=self.options.thinking_style,
-            max_tokens_param=self.options.max_tokens_param,
+            rules=self.rules,
+            adjustments=self.learned.for_endpoint(endpoint),
             extra_body=self.options.extra_body,
         )
 
-    async def _send_once(self, payload: dict[str, Any]) -> GenerateResponse:
-        return await self._post_chat("/chat/completions", payload)
+    async def _post_chat(self, url: str, prepared: PreparedChat, *, endpoint: str) -> GenerateResponse:
+        """One attempt at `url` (relative to base_url, or absolute), with parameter fallbacks.
 
-    async def _post_chat(self, url: str, payload: dict[str, Any]) -> GenerateResponse:
-        """One POST of a chat completion to `url` (relative to base_url, or absolute)."""
-        try:
-            # httpx2 timeouts are per read/write; this one bounds the whole attempt.
-            async with asyncio.timeout(self.options.timeout_s):
-                response = await self._client().post(url, json=payload)
-        except (TimeoutError, httpx2.TimeoutException):
-            raise AttemptFailure.timeout(f"no complete answer within {self.options.timeout_s} s") from None
-        except httpx2.TransportError as error:
-            raise AttemptFailure.network(f"{type(error).__name__}: {error}") from None
-        if response.status_code != 200:
-            raise failure_for_status(response.status_code, response.headers, response.text)
-        return parse_chat_completion(response.content, model=self.model)
+        A 400 naming a parameter the harness added (or a value of it) is answered at once, inside
+        this attempt: the adjustment is learned for `endpoint` and the request is sent again. The
+        same parameter is never adjusted twice for one request, so a server that keeps refusing
+        gives its own 400 as the final error.
+        """
+        adjusted: set[str] = set()
+        while True:
+            body, sent = self._compose(prepared, endpoint)
+            try:
+                # httpx2 timeouts are per read/write; this one bounds the whole attempt.
+                async with asyncio.timeout(self.options.timeout_s):
+                    response = await self._client().post(url, json=body)
+            except (TimeoutError, httpx2.TimeoutException):
+                raise AttemptFailure.timeout(
+                    f"no complete answer within {self.options.timeout_s} s", sent=sent
+                ) from None
+            except httpx2.TransportError as error:
+                raise AttemptFailure.network(f"{type(error).__name__}: {error}", sent=sent) from None
+            if response.status_code == 200:
+                parsed = parse_chat_completion(response.content, model=self.model)
+                return parsed.model_copy(update={"sent": sent})
+            failure = failure_for_status(response.status_code, response.headers, response.text)
+            failure.sent = sent
+            if (
+                response.status_code == 400
+                and len(adjusted) < MAX_PARAM_FALLBACKS
+                and self._learn_from(response.text, body, endpoint, adjusted)
+            ):
+                self._counters.param_fallbacks += 1
+                continue
+            raise failure
+
+    def _learn_from(self, text: str, body: dict[str, Any], endpoint: str, adjusted: set[str]) -> bool:
+        """Learn what a 400 says is unsupported; True when the request should go out again."""
+        unsupported = unsupported_from_error(text)
+        if unsupported is None or unsupported.param in adjusted:
+            return False
+        if unsupported.param in (self.options.extra_body or {}):
+            return False  # the user asked for it explicitly: their 400, not ours to drop
+        if unsupported.param not in body:
+            return False
+        adjustment = adjustment_for(unsupported, body.get(unsupported.param))
+        if adjustment is None:
+            return False
+        adjusted.add(unsupported.param)
+        self.learned.learn(endpoint, adjustment)
+        return True
 
     async def _close_client(self, client: httpx2.AsyncClient) -> None:
         await client.aclose()

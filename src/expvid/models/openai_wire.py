@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from expvid.models.options import ThinkingStyle
+from expvid.models.hf.inputs import frame_rate
+from expvid.models.param_fallback import Adjustment
+from expvid.models.param_rules import ChatRules, effort_for
 from expvid.models.retry import AttemptFailure
-from expvid.models.types import GenerateRequest, GenerateResponse, ImagePart, Message, TextPart
+from expvid.models.types import BackendError, GenerateRequest, GenerateResponse, ImagePart, Message, TextPart
 from expvid.schema import Usage
 
 
@@ -20,58 +23,203 @@ def data_url(image: ImagePart) -> str:
     return f"data:{image.mime};base64,{base64.b64encode(image.data).decode('ascii')}"
 
 
-def openai_content(message: Message) -> str | list[dict[str, Any]]:
+def video_data_url(frames: Sequence[ImagePart], where: str = "request") -> str:
+    """Frames as one video in vLLM's frame-sequence form: `data:video/jpeg;base64,<f1>,<f2>,...`.
+
+    vLLM reads a `video/jpeg` data URL as the comma-separated base64 JPEG frames, in order, with no
+    re-sampling (its `VideoMediaIO.load_base64`); only JPEG frames can travel this way.
+    """
+    wrong = sorted({frame.mime for frame in frames if frame.mime != "image/jpeg"})
+    if wrong:
+        raise BackendError(
+            f"{where}: frames sent as a video must be JPEG (vLLM's video/jpeg frame sequence), got {wrong}; "
+            "sample JPEG frames or use --input-mode images"
+        )
+    encoded = ",".join(base64.b64encode(frame.data).decode("ascii") for frame in frames)
+    return f"data:video/jpeg;base64,{encoded}"
+
+
+def openai_content(
+    message: Message, *, as_video: bool = False, where: str = "request"
+) -> str | list[dict[str, Any]]:
     """Parts in message order; a message that is one text part is sent as a plain string.
 
     Plain strings keep text-only system prompts working with chat templates that reject part lists.
+    With `as_video`, each run of consecutive images becomes one `video_url` part.
     """
     if len(message.content) == 1 and isinstance(message.content[0], TextPart):
         return message.content[0].text
     parts: list[dict[str, Any]] = []
+    run: list[ImagePart] = []
+
+    def flush() -> None:
+        if run:
+            parts.append({"type": "video_url", "video_url": {"url": video_data_url(run, where)}})
+            run.clear()
+
     for part in message.content:
         if isinstance(part, TextPart):
+            flush()
             parts.append({"type": "text", "text": part.text})
+        elif as_video:
+            run.append(part)
         else:
             parts.append({"type": "image_url", "image_url": {"url": data_url(part)}})
+    flush()
     return parts
 
 
-def reasoning_effort(budget_tokens: int | None) -> str:
-    """Map a token budget onto OpenAI's coarse effort levels."""
-    if budget_tokens is None:
-        return "medium"
-    if budget_tokens <= 2048:
-        return "low"
-    if budget_tokens <= 16384:
-        return "medium"
-    return "high"
+def encode_messages(request: GenerateRequest) -> list[dict[str, Any]]:
+    """The request's messages on the wire (images base64-encoded once, reused by every attempt)."""
+    item = request.metadata.get("item_id")
+    where = f"item {item}" if item is not None else "request"
+    as_video = request.input_mode == "video"
+    return [
+        {"role": m.role, "content": openai_content(m, as_video=as_video, where=where)}
+        for m in request.messages
+    ]
 
 
-def chat_body(
+def video_io_kwargs(request: GenerateRequest) -> dict[str, Any] | None:
+    """vLLM's per-request `media_io_kwargs` for a video request: take every frame sent (its default
+    keeps only the first 32) at the frames' own rate (what Qwen2.5-VL turns into time positions)."""
+    if request.input_mode != "video":
+        return None
+    runs = [len(run) for run in _image_runs(request)]
+    if not runs:
+        return None
+    n_frames = max(runs)
+    return {"video": {"num_frames": n_frames, "fps": round(frame_rate(request, n_frames, 1.0), 6)}}
+
+
+def _image_runs(request: GenerateRequest) -> list[list[ImagePart]]:
+    runs: list[list[ImagePart]] = []
+    for message in request.messages:
+        current: list[ImagePart] = []
+        for part in message.content:
+            if isinstance(part, ImagePart):
+                current.append(part)
+            elif current:
+                runs.append(current)
+                current = []
+        if current:
+            runs.append(current)
+    return runs
+
+
+def compose_body(
     request: GenerateRequest,
+    messages: list[dict[str, Any]],
     *,
     model: str,
-    thinking_style: ThinkingStyle,
-    max_tokens_param: str,
+    rules: ChatRules,
+    adjustments: Mapping[str, Adjustment],
     extra_body: dict[str, Any] | None,
-) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "model": model,
-        "messages": [{"role": m.role, "content": openai_content(m)} for m in request.messages],
-        "temperature": request.temperature,
-        max_tokens_param: request.max_tokens,
-    }
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The request body for one attempt, and the record of what it sends (`sent`).
+
+    `rules` are the model's known parameter rules; `adjustments` what this endpoint's 400s taught.
+    """
+    body: dict[str, Any] = {"model": model, "messages": messages}
+    sent: dict[str, Any] = {"input_mode": request.input_mode}
+    not_sent: dict[str, str] = {}
+
+    field: str = rules.token_limit_field
+    renamed = adjustments.get(field)
+    if renamed is not None and renamed.action == "rename" and renamed.to:
+        field = renamed.to
+    body[field] = request.max_tokens
+    sent.update(token_limit_field=field, max_tokens=request.max_tokens)
+
+    effort = _thinking(request, rules, adjustments, body, sent, not_sent)
+
+    temperature_reason = _temperature_blocked(rules, adjustments, effort)
+    if temperature_reason is None:
+        body["temperature"] = request.temperature
+        sent["temperature"] = request.temperature
+    else:
+        sent["temperature"] = None
+        not_sent["temperature"] = temperature_reason
+
     if request.seed is not None:
-        body["seed"] = request.seed
-    thinking = request.thinking
-    if thinking is not None and thinking_style == "chat_template_kwargs":
-        enabled = thinking.enabled and thinking.budget_tokens != 0
-        body["chat_template_kwargs"] = {"enable_thinking": enabled}
-    elif thinking is not None and thinking_style == "reasoning_effort" and thinking.enabled:
-        body["reasoning_effort"] = reasoning_effort(thinking.budget_tokens)
+        if "seed" in adjustments:
+            not_sent["seed"] = adjustments["seed"].reason
+            sent["seed"] = None
+        else:
+            body["seed"] = request.seed
+            sent["seed"] = request.seed
+
+    video = video_io_kwargs(request)
+    if video is not None:
+        if "media_io_kwargs" in adjustments:
+            not_sent["media_io_kwargs"] = adjustments["media_io_kwargs"].reason
+        else:
+            body["media_io_kwargs"] = video
+            sent["video"] = video["video"]
+
     if extra_body:
         body.update(extra_body)
-    return body
+        for name in ("temperature", "reasoning_effort", "seed"):
+            if name in extra_body:  # the user's explicit value is what went out
+                sent[name] = extra_body[name]
+                not_sent.pop(name, None)
+    if not_sent:
+        sent["not_sent"] = not_sent
+    return body, sent
+
+
+def _thinking(
+    request: GenerateRequest,
+    rules: ChatRules,
+    adjustments: Mapping[str, Adjustment],
+    body: dict[str, Any],
+    sent: dict[str, Any],
+    not_sent: dict[str, str],
+) -> str | None:
+    """Put the thinking switch in the body as the rules say; returns the reasoning effort sent."""
+    thinking = request.thinking
+    if rules.thinking_style == "chat_template_kwargs" and thinking is not None:
+        if "chat_template_kwargs" in adjustments:
+            not_sent["chat_template_kwargs"] = adjustments["chat_template_kwargs"].reason
+            return None
+        enabled = thinking.enabled and thinking.budget_tokens != 0
+        body["chat_template_kwargs"] = {"enable_thinking": enabled}
+        sent["enable_thinking"] = enabled
+        return None
+    if rules.thinking_style != "reasoning_effort":
+        return None
+    enabled = thinking is not None and thinking.enabled
+    budget = thinking.budget_tokens if thinking is not None else None
+    if thinking is None and rules.reasoning_efforts is None:
+        return None  # nothing asked and nothing known: the model's default effort applies
+    effort = effort_for(budget, enabled, rules.reasoning_efforts) if thinking is not None else None
+    adjusted = adjustments.get("reasoning_effort")
+    if adjusted is not None and effort is not None:
+        if adjusted.action == "omit":
+            not_sent["reasoning_effort"] = adjusted.reason
+            return None
+        if adjusted.action == "value" and adjusted.to:
+            effort = adjusted.to
+    if effort is None:
+        sent["reasoning_effort"] = None  # the model's default
+        return None
+    body["reasoning_effort"] = effort
+    sent["reasoning_effort"] = effort
+    return effort
+
+
+def _temperature_blocked(
+    rules: ChatRules, adjustments: Mapping[str, Adjustment], effort: str | None
+) -> str | None:
+    """Why the temperature is not sent, or None when it is."""
+    learned = adjustments.get("temperature")
+    if learned is not None:
+        return f"server refused it: {learned.reason}"
+    if rules.temperature == "omit":
+        return rules.temperature_reason or "not settable for this model"
+    if rules.temperature == "omit_with_reasoning" and effort not in (None, "none"):
+        return rules.temperature_reason or "not settable with reasoning"
+    return None
 
 
 def _int_or_none(value: Any) -> int | None:
@@ -120,16 +268,24 @@ def parse_chat_completion(raw: bytes, *, model: str) -> GenerateResponse:
     if not isinstance(message, dict):
         raise AttemptFailure.malformed("choices[0].message is missing")
     text = _text(message.get("content"))
+    refusal = message.get("refusal")
+    if refusal is not None and not isinstance(refusal, str):
+        raise AttemptFailure.malformed("message.refusal is not a string")
     reasoning = message.get("reasoning_content")
     if reasoning is None:
         reasoning = message.get("reasoning")  # newer vLLM name for the same field
     if reasoning is not None and not isinstance(reasoning, str):
         raise AttemptFailure.malformed("reasoning field is not a string")
-    if text is None and not reasoning:
+    if refusal:
+        # A refusal is the model's answer: recorded with its text, scored as unparseable (the
+        # content, null in OpenAI's refusal shape, becomes an empty reply), never retried.
+        text = text or ""
+    elif text is None and not reasoning:
         raise AttemptFailure.malformed("message.content is null and there is no reasoning")
     finish_reason = choice.get("finish_reason")
     return GenerateResponse(
         text=text,
+        refusal=refusal or None,
         reasoning=reasoning or None,
         finish_reason=finish_reason if isinstance(finish_reason, str) else None,
         usage=_usage(body.get("usage")),

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from expvid.models.types import BackendConfigError
+from expvid.models.types import BackendConfigError, InputMode
 
 #: How a request's `thinking` switch reaches an OpenAI-compatible server. vLLM and SGLang read
 #: `chat_template_kwargs.enable_thinking` (Qwen3-style templates); OpenAI reasoning models read
@@ -43,9 +43,18 @@ class BackendOptions(BaseModel):
     max_retry_after_s: float = Field(default=300.0, ge=0)
     #: Consecutive successes after which the limiter grows back by one slot.
     grow_after: int = Field(default=8, ge=1)
-    thinking_style: ThinkingStyle = "chat_template_kwargs"
-    #: Field carrying the token cap; newer OpenAI models want "max_completion_tokens".
-    max_tokens_param: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
+    #: None: chosen per model (`param_rules`: reasoning_effort for OpenAI reasoning models, nothing
+    #: for deepseek-reasoner, chat_template_kwargs otherwise).
+    thinking_style: ThinkingStyle | None = None
+    #: Field carrying the token cap; None: chosen per model and server (`param_rules`: OpenAI's API
+    #: and its reasoning models take "max_completion_tokens", other servers "max_tokens").
+    max_tokens_param: Literal["max_tokens", "max_completion_tokens"] | None = None
+    #: Send the temperature (True), never send it (False), or as the model's known rules say (None).
+    send_temperature: bool | None = None
+    #: The run's input mode (`--input-mode`; the runner always states it, None: a library caller
+    #: that did not): backends that cannot take frames as a video refuse "video" when they are
+    #: built, and a managed vLLM server is started to accept one video per prompt.
+    input_mode: InputMode | None = None
 
     # -- several OpenAI-compatible endpoints serving one model (openai:MODEL@URL1,URL2) ---------
     #: Spread requests over these servers (vLLM on several nodes, Ray Serve replicas, ...).
@@ -91,8 +100,8 @@ class BackendOptions(BaseModel):
     max_batch_images: int | None = Field(default=64, ge=1)
     #: How long the first request of a batch waits for company.
     batch_wait_s: float = Field(default=0.02, ge=0)
-    #: Hand the frames to the processor as one video or as a list of images; "auto": video when
-    #: the model family takes videos.
+    #: Superseded by the run's input mode (`input_mode`, `--input-mode`), which every backend obeys
+    #: the same way; "auto" follows it, and any other value must agree with it.
     frames_as: Literal["auto", "video", "images"] = "auto"
     #: Frame rate declared for frames passed as a video when the request carries no frame times
     #: (Qwen2.5-VL turns it into absolute time positions).

@@ -12,6 +12,7 @@ import logging
 import random
 import time
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 from typing import Any
 
 from expvid.models.cache import ResponseCache, cache_key
@@ -23,6 +24,17 @@ from expvid.models.types import BackendError, GenerateRequest, GenerateResponse
 from expvid.schema import ErrorKind
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ImageLimit:
+    """A provider's cap on images per request, and where it is stated (recorded and reported)."""
+
+    max_images: int
+    source: str
+
+    def describe(self) -> dict[str, object]:
+        return {"max_images": self.max_images, "source": self.source}
 
 
 def check_image_cap(request: GenerateRequest, max_images: int | None, backend: str) -> None:
@@ -40,6 +52,9 @@ class RemoteBackend(ABC):
     """Base of the backends that call a server. Safe to use from many tasks of one event loop."""
 
     kind: str = "remote"
+    #: The provider's own cap on images per request (None: none known). The runner samples at most
+    #: this many frames and says so in the manifest and reports.
+    image_limit: ImageLimit | None = None
 
     def __init__(self, model: str, *, base_url: str | None, options: BackendOptions) -> None:
         self.model = model
@@ -62,6 +77,11 @@ class RemoteBackend(ABC):
     @abstractmethod
     async def _send_once(self, payload: Any) -> GenerateResponse:
         """One attempt; raise AttemptFailure on any failure. Must not retry by itself."""
+
+    def _sent_for(self, payload: Any) -> dict[str, Any]:
+        """What `payload` sends, for the prediction's record (backends that compose per attempt set
+        `GenerateResponse.sent` themselves)."""
+        return {}
 
     def _wire_options(self) -> dict[str, Any]:
         """Settings that change what is sent, beyond the request itself (they join the cache key)."""
@@ -93,17 +113,25 @@ class RemoteBackend(ABC):
 
     # -- the protocol ------------------------------------------------------------------------
 
+    @property
+    def max_images(self) -> int | None:
+        """The cap that applies: the run's (`max_images`), else the provider's own."""
+        if self.options.max_images is not None:
+            return self.options.max_images
+        return None if self.image_limit is None else self.image_limit.max_images
+
+    def input_modes(self) -> tuple[str, ...]:
+        """How this backend can take a video's frames (the runner refuses a run it cannot serve)."""
+        return ("images",)
+
     def request_hash(self, request: GenerateRequest) -> str:
-        return cache_key(
-            request,
-            backend=self.kind,
-            model=self.model,
-            base_url=self.base_url,
-            extra=self._wire_options(),
-        )
+        extra = self._wire_options()
+        if request.input_mode != "images":  # images keep the keys they always had
+            extra = {**extra, "input_mode": request.input_mode}
+        return cache_key(request, backend=self.kind, model=self.model, base_url=self.base_url, extra=extra)
 
     async def generate(self, request: GenerateRequest) -> GenerateResponse:
-        check_image_cap(request, self.options.max_images, self.name)
+        check_image_cap(request, self.max_images, self.name)
         key = self.request_hash(request)
         if self.cache is not None:
             hit = await self.cache.aget(key)
@@ -141,7 +169,10 @@ class RemoteBackend(ABC):
                 else:
                     self._counters.successes += 1
                     self.limiter.on_success()
-                    return response.model_copy(update={"latency_s": time.monotonic() - started})
+                    update: dict[str, Any] = {"latency_s": time.monotonic() - started}
+                    if not response.sent:
+                        update["sent"] = self._sent_for(payload)
+                    return response.model_copy(update=update)
             self._count(error)
             if not error.retryable or attempt >= self.options.max_retries:
                 self._counters.failures += 1
@@ -150,6 +181,7 @@ class RemoteBackend(ABC):
                     f"{self.name}: {error.message} (after {tries} attempt{'s' if tries > 1 else ''})",
                     kind=error.kind,
                     status=error.status,
+                    sent=error.sent or self._sent_for(payload),
                 )
             delay = self._delay_before_retry(error, attempt)
             log.debug("%s: %s; retry %d in %.2f s", self.name, error.message, attempt + 1, delay)
@@ -194,7 +226,8 @@ class RemoteBackend(ABC):
             "timeout_s": options.timeout_s,
             "max_retries": options.max_retries,
             "concurrency": options.concurrency,
-            "max_images": options.max_images,
+            "max_images": self.max_images,
+            "image_limit": None if self.image_limit is None else self.image_limit.describe(),
             "cache_dir": None if options.cache_dir is None else str(options.cache_dir),
             "extra_body": options.extra_body,
             **self._describe_extra(),

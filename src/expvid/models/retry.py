@@ -15,6 +15,7 @@ import time
 from collections.abc import Mapping
 from datetime import UTC
 from email.utils import parsedate_to_datetime
+from typing import Any
 
 from expvid.schema import ErrorKind
 
@@ -33,6 +34,7 @@ class AttemptFailure(Exception):
         kind: ErrorKind = ErrorKind.REQUEST,
         retry_after_s: float | None = None,
         category: str = "request",
+        sent: dict[str, Any] | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
@@ -42,18 +44,22 @@ class AttemptFailure(Exception):
         self.retry_after_s = retry_after_s
         #: Which counter it feeds: rate_limited, server_error, timeout, network, malformed, request.
         self.category = category
+        #: What the failed attempt sent (recorded with a final failure), when the backend knows.
+        self.sent = sent or {}
 
     @property
     def rate_limited(self) -> bool:
         return self.status == 429
 
     @classmethod
-    def timeout(cls, detail: str) -> AttemptFailure:
-        return cls(f"timed out: {detail}", retryable=True, kind=ErrorKind.TIMEOUT, category="timeout")
+    def timeout(cls, detail: str, *, sent: dict[str, Any] | None = None) -> AttemptFailure:
+        return cls(
+            f"timed out: {detail}", retryable=True, kind=ErrorKind.TIMEOUT, category="timeout", sent=sent
+        )
 
     @classmethod
-    def network(cls, detail: str) -> AttemptFailure:
-        return cls(f"network error: {detail}", retryable=True, category="network")
+    def network(cls, detail: str, *, sent: dict[str, Any] | None = None) -> AttemptFailure:
+        return cls(f"network error: {detail}", retryable=True, category="network", sent=sent)
 
     @classmethod
     def malformed(cls, detail: str, *, retryable: bool = True) -> AttemptFailure:

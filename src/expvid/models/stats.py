@@ -19,6 +19,7 @@ class BackendStats:
     timeouts: int = 0  # attempts that ran past timeout_s
     network_errors: int = 0  # refused, reset or dropped connections
     malformed: int = 0  # 200 answers whose body was not a usable completion
+    param_fallbacks: int = 0  # 400s naming an unsupported parameter, answered by resending without it
     failures: int = 0  # generate() calls that raised BackendError
     cache_hits: int = 0
     limit: int = 0  # the adaptive limiter's current number of slots

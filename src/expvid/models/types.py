@@ -68,12 +68,23 @@ class ThinkingConfig(BaseModel):
     budget_tokens: int | None = None
 
 
+#: How a run hands a video's sampled frames to a model: independent images (the default on every
+#: backend: F.2's fair-comparison setting, 224x224 frames as images) or one video (the model's
+#: video path: Qwen's temporal patches, vLLM's `video_url`). Image lists (SFE figures) are images.
+InputMode = Literal["images", "video"]
+INPUT_MODES: tuple[InputMode, ...] = ("images", "video")
+
+
 class GenerateRequest(BaseModel):
     messages: list[Message]
     temperature: float = 0.1
     max_tokens: int = 8192
     seed: int | None = None
     thinking: ThinkingConfig | None = None
+    #: "video": each run of consecutive images in a message is one video of sampled frames, in time
+    #: order (the runner sets it only for frames sampled from a video). Backends that take it add
+    #: it to their cache key; the others refuse video runs when they are built.
+    input_mode: InputMode = "images"
     hints: AnswerHints | None = None
     #: Free-form labels for logs (item id, task). Not part of the cache key, never sent to a model.
     metadata: dict[str, Any] = Field(default_factory=dict)
@@ -91,7 +102,9 @@ class GenerateRequest(BaseModel):
             Message(role=m.role, content=[p for p in m.content if isinstance(p, TextPart)])
             for m in self.messages
         ]
-        return self.model_copy(update={"messages": [m for m in messages if m.content]})
+        return self.model_copy(
+            update={"messages": [m for m in messages if m.content], "input_mode": "images"}
+        )
 
 
 class GenerateResponse(BaseModel):
@@ -103,15 +116,32 @@ class GenerateResponse(BaseModel):
     cached: bool = False
     model: str = ""
     request_hash: str | None = None
+    #: The provider declined to answer (OpenAI `message.refusal`, Claude `stop_reason: refusal`,
+    #: Gemini safety stops): its text, or the reason when it gave none. A refusal is an answer of
+    #: the model, recorded and scored (as unparseable), never retried as a transport failure.
+    refusal: str | None = None
+    #: What actually went to the provider after its parameter rules and any 400-driven fallback:
+    #: {"temperature": 0.1 | None, "token_limit_field": ..., "max_tokens": ..., "reasoning_effort": ...,
+    #: "not_sent": {"temperature": "why"}, ...}. Recorded in every prediction.
+    sent: dict[str, Any] = Field(default_factory=dict)
 
 
 class BackendError(RuntimeError):
     """A request that failed for good (after the backend's own retries)."""
 
-    def __init__(self, message: str, *, kind: ErrorKind = ErrorKind.REQUEST, status: int | None = None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        kind: ErrorKind = ErrorKind.REQUEST,
+        status: int | None = None,
+        sent: dict[str, Any] | None = None,
+    ):
         super().__init__(message)
         self.kind = kind
         self.status = status
+        #: What the last attempt sent, when the backend knows (recorded with the failure).
+        self.sent = sent or {}
 
 
 class BackendConfigError(ValueError):

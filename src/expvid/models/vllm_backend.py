@@ -8,7 +8,12 @@ Two things differ from pointing `openai:` at a server yourself:
 - the cache key names the checkpoint and the server arguments, not the (random) port, so a second
   run of the same model hits the cache;
 - when the server process has died, requests fail at once with its exit code and log tail instead
-  of retrying against a closed port for minutes.
+  of retrying against a closed port for minutes;
+- a video run (`--input-mode video`) starts the server to take one video of every frame sent
+  (`--limit-mm-per-prompt` with a video, `--media-io-kwargs '{"video": {"num_frames": -1}}'`: vLLM
+  otherwise keeps only the first 32 frames of a frame sequence);
+- the checkpoint's generation_config.json, which vLLM applies by default (`--generation-config
+  auto`), is recorded in `describe()` (top_k, top_p, repetition_penalty).
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from typing import Any
 
 from expvid.models.cache import cache_key
 from expvid.models.credentials import read_api_key
+from expvid.models.hf.checkpoint import checkpoint_generation_config
 from expvid.models.openai_compat import OpenAICompatBackend
 from expvid.models.options import BackendOptions
 from expvid.models.stats import BackendStats
@@ -44,12 +50,11 @@ class _ServedModel(OpenAICompatBackend):
         self._identity = identity
 
     def request_hash(self, request: GenerateRequest) -> str:
+        extra = {**self._wire_options(), "server": self._identity}
+        if request.input_mode != "images":
+            extra["input_mode"] = request.input_mode
         return cache_key(
-            request,
-            backend="vllm",
-            model=str(self._identity["model"]),
-            base_url=None,
-            extra={**self._wire_options(), "server": self._identity},
+            request, backend="vllm", model=str(self._identity["model"]), base_url=None, extra=extra
         )
 
 
@@ -64,10 +69,35 @@ def _model_argument(path: str) -> str:
 
 
 def _limit_args(options: BackendOptions) -> list[str]:
-    """Let the server take as many images per prompt as the run may send (vLLM's limit is per modality)."""
-    if options.max_images is None or any(a.startswith("--limit-mm-per-prompt") for a in options.vllm_args):
-        return []
-    return ["--limit-mm-per-prompt", json.dumps({"image": options.max_images})]
+    """Let the server take what the run sends: as many images per prompt as it may send, or one video
+    of every frame (vLLM's limits are per modality; its frame sequences keep 32 frames by default)."""
+    args: list[str] = []
+    video = options.input_mode == "video"
+    if not any(a.startswith("--limit-mm-per-prompt") for a in options.vllm_args):
+        limits: dict[str, int] = {}
+        if options.max_images is not None:
+            limits["image"] = options.max_images
+        if video:
+            limits["video"] = 1
+        if limits:
+            args += ["--limit-mm-per-prompt", json.dumps(limits)]
+    if video and not any(a.startswith("--media-io-kwargs") for a in options.vllm_args):
+        args += ["--media-io-kwargs", json.dumps({"video": {"num_frames": -1}})]
+    return args
+
+
+def _generation_config(model: str, vllm_args: list[str]) -> dict[str, Any]:
+    """What vLLM applies from the checkpoint's generation_config.json (unless told not to)."""
+    for index, arg in enumerate(vllm_args):
+        value = arg.partition("=")[2] if arg.startswith("--generation-config=") else None
+        if arg == "--generation-config" and index + 1 < len(vllm_args):
+            value = vllm_args[index + 1]
+        if value == "vllm":
+            return {"source": "vLLM defaults (--generation-config vllm)"}
+    folder = Path(model)
+    if not folder.is_dir():
+        return {"source": f"{model}: generation_config.json of the hub checkpoint (not read here)"}
+    return {**checkpoint_generation_config(folder), "source": str(folder / "generation_config.json")}
 
 
 class ManagedVLLMBackend:
@@ -99,6 +129,7 @@ class ManagedVLLMBackend:
         )
         self.server.start()
         identity = {"model": model, "args": extra_args}
+        self.generation_config = _generation_config(model, extra_args)
         client_options = options.model_copy(update={"base_url": None, "base_urls": None})
         self.client = _ServedModel(
             self.server.served_model_name,
@@ -136,8 +167,12 @@ class ManagedVLLMBackend:
             "tensor_parallel_size": server.tensor_parallel_size,
             "log_path": None if server.log_path is None else str(server.log_path),
             "startup_s": None if server.startup_s is None else round(server.startup_s, 1),
+            "generation_config": self.generation_config,
             "client": self.client.describe(),
         }
+
+    def input_modes(self) -> tuple[str, ...]:
+        return ("images", "video")
 
     def stats(self) -> BackendStats:
         return self.client.stats()

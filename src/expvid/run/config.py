@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from expvid.models.types import ThinkingConfig
+from expvid.models.types import InputMode, ThinkingConfig
 from expvid.suites.protocol import JUDGE_INPUTS, FrameOptions, PromptOptions
 
 
@@ -118,6 +118,10 @@ class EvalConfig(BaseModel):
     human_judgments: Path | None = None
     #: Reasoning switch and budget for models that support it (the paper compares think / no-think).
     thinking: ThinkingConfig | None = None
+    #: How a video's sampled frames reach the model, the same on every backend: "images" (default;
+    #: F.2's fair-comparison setting: 224x224 frames as independent images) or "video" (one video:
+    #: the model's own video path, e.g. Qwen's temporal patches; vLLM's `video_url`).
+    input_mode: InputMode = "images"
     #: What a ProMQA / SFE judge (and BERTScore) is shown: "raw" reply as the official code sends it,
     #: or "stripped" of think blocks (reasoning models). None: the suite's default (raw). Scoring
     #: only, like the judge itself: not part of the identity; judgments are redone when it changes.

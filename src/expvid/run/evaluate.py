@@ -31,13 +31,20 @@ from expvid.run.identity import identity_defaults, resolved_identity, stored_ide
 from expvid.run.manifest import DatasetState, check_resumable, new_manifest
 from expvid.run.media_inputs import MediaPreparer
 from expvid.run.progress import run_progress
+from expvid.run.request_settings import apply_image_limit, check_input_mode, generation_record, sent_summary
 from expvid.run.rundir import AppendLog, RunDir
 from expvid.run.scoring_phase import DatasetPrint, RunScores, ScoringInputs, judge_and_score
 from expvid.run.selection import Selection, select_items, select_records
 from expvid.run.terminal import message_console
 from expvid.schema import DataError, Item, SamplerSettings
 from expvid.suites.base import Dataset
-from expvid.suites.protocol import EvalSuite, GenerationDefaults, PromptOptions, with_suite_resolution
+from expvid.suites.protocol import (
+    EvalSuite,
+    FrameOptions,
+    GenerationDefaults,
+    PromptOptions,
+    with_suite_resolution,
+)
 from expvid.suites.registry import get_suite
 
 __all__ = ["EvalResult", "evaluate", "judge_spec", "make_suite", "make_suite_named", "select_items"]
@@ -69,6 +76,7 @@ def _backend_options(config: EvalConfig, responses: Path | None) -> dict[str, An
     options.setdefault("log_dir", config.out / "logs")  # managed servers (vllm:) log here
     options.setdefault("concurrency", config.concurrency)
     options.setdefault("cache_dir", responses)
+    options.setdefault("input_mode", config.input_mode)
     if config.frames.max_images is not None:
         options.setdefault("max_images", config.frames.max_images)
     return options
@@ -94,11 +102,11 @@ def _judge_options(config: EvalConfig, responses: Path | None) -> dict[str, Any]
     return options
 
 
-def _samplers(suite: EvalSuite, items: Sequence[Item], config: EvalConfig) -> dict[str, SamplerSettings]:
+def _samplers(suite: EvalSuite, items: Sequence[Item], frames: FrameOptions) -> dict[str, SamplerSettings]:
     samplers: dict[str, SamplerSettings] = {}
     for item in items:
         if item.task not in samplers:
-            settings = suite.sampler(item, config.frames)
+            settings = suite.sampler(item, frames)
             if settings is not None:
                 samplers[item.task] = settings
     return samplers
@@ -230,6 +238,8 @@ async def evaluate(
             console.print(f"[yellow]note[/]: {escape(note)}")
 
     backend = create_backend(config.model, **backend_options)
+    frames, image_limit = apply_image_limit(config.frames, backend)  # e.g. Claude: 100 images a request
+    check_input_mode(config.input_mode, backend, frames)
     needs_judge = any(item.answer_type.value in ("blanks", "free_text") for item in items)
     spec = judge_spec(suite, config.judge, config.judge_base_url)
     judge = suite.build_judge(spec, _judge_options(config, response_dir)) if needs_judge else None
@@ -238,10 +248,16 @@ async def evaluate(
         config,
         command=command if command is not None else sys.argv,
         dataset=state,
-        samplers=_samplers(suite, items, config),
+        samplers=_samplers(suite, items, frames),
         judge=judge.manifest_settings() if judge is not None else None,
         backend=backend.describe(),
-        generation={"temperature": temperature, "max_tokens": max_tokens, "source": defaults.source},
+        generation=generation_record(
+            temperature=temperature,
+            max_tokens=max_tokens,
+            paper=defaults,
+            input_mode=config.input_mode,
+            image_limit=image_limit,
+        ),
         identity=identity,
     )
     if previous is not None:
@@ -265,7 +281,7 @@ async def evaluate(
                     backend=backend,
                     preparer=MediaPreparer(frame_cache, workers=config.decode_workers),
                     log=log,
-                    frames=config.frames,
+                    frames=frames,
                     prompt=config.prompt,
                     temperature=temperature,
                     max_tokens=max_tokens,
@@ -273,10 +289,15 @@ async def evaluate(
                     concurrency=config.concurrency,
                     thinking=config.thinking,
                     on_done=lambda p: bar.advance(failed=not p.ok, cached=p.cached),
+                    input_mode=config.input_mode,
                 )
                 await phase.run(todo)
         finally:
             await backend.aclose()
+        # What was really sent (after provider rules and 400 fallbacks), over the whole run.
+        manifest.config["backend"] = backend.describe()
+        manifest.config["sent"] = sent_summary(rundir.predictions().values())
+        rundir.write_manifest(manifest)
         scores = await judge_and_score(
             suite=suite,
             rundir=rundir,

@@ -2,8 +2,10 @@
 
 Defaults, each from the paper (review version 000, appendix F):
 - F.2: uniform sampling, 8 frames for Level-1 clips, 32 for Level-2 segments; Level-3 uses the
-  model's recommended or maximum frame count (Table 3: 96-512), so 128 is our default and
-  `--frames L3=N` sets it; frames resized to 224x224; temperature 0.1; at most 8192 new tokens.
+  model's recommended or maximum frame count (Table 3: 96-512), so 128 is our default, `--frames
+  L3=N` sets it and `--frame-preset MODEL` takes the paper's count for a Table 3 model; frames
+  resized to 224x224 and sent as independent images on every backend (`--input-mode images`, the
+  same input whatever runs the model); temperature 0.1; at most 8192 new tokens.
 - F.4: prompts (see `expvid_prompts`).
 - F.1: metrics (accuracy, Jaccard, per-blank accuracy), level averages as Table 2 computes them
   (`expvid.scoring.levels`).
@@ -38,6 +40,55 @@ from expvid.suites.protocol import FrameOptions, GenerationDefaults, PromptOptio
 
 #: F.2 frame budgets per level; Level 3 is per model in the paper (96-512), 128 here.
 DEFAULT_FRAMES: dict[str, int] = {"L1": 8, "L2": 32, "L3": 128}
+
+#: Table 3 (appendix F.3): each evaluated model's Level-3 frame count (L1 8 and L2 32 for all, F.2),
+#: by the model's name in the table, lower-cased. `--frame-preset claude-sonnet-4` runs Claude as the
+#: paper did (96 frames: under Anthropic's 100 images per request).
+TABLE3_LEVEL3_FRAMES: dict[str, int] = {
+    "gpt-5": 128,
+    "gemini-2.5-flash": 128,
+    "gemini-2.5-pro": 128,
+    "claude-sonnet-4": 96,
+    "seed1.5-vl": 256,
+    "qwen2.5-vl-7b": 128,
+    "qwen2.5-vl-72b": 128,
+    "internvl3-8b": 256,
+    "internvl3.5-8b": 256,
+    "internvl3.5-38b": 256,
+    "internvl3-78b": 256,
+    "intern-s1-mini": 128,
+    "intern-s1": 128,
+    "keye-vl-8b-preview": 256,
+    "keye-vl-1.5-8b": 256,
+    "kimi-vl-a3b-thinking": 256,
+    "mimo-vl-7b-rl": 512,
+    "glm-4.1v-9b-thinking": 256,
+    "glm-4.5v": 256,
+}
+#: Family names that are unambiguous in Table 3 (every member has the same Level-3 count).
+PRESET_ALIASES: dict[str, str] = {
+    "claude": "claude-sonnet-4",
+    "gemini": "gemini-2.5-pro",
+    "qwen2.5-vl": "qwen2.5-vl-7b",
+    "internvl3": "internvl3-8b",
+    "internvl3.5": "internvl3.5-8b",
+    "keye-vl": "keye-vl-8b-preview",
+    "kimi-vl": "kimi-vl-a3b-thinking",
+    "mimo-vl": "mimo-vl-7b-rl",
+    "seed-vl": "seed1.5-vl",
+}
+
+
+def frame_presets() -> dict[str, FrameOptions]:
+    """Every preset name (Table 3 models and aliases) with its frame options."""
+    presets = {
+        name: FrameOptions(counts={"L1": DEFAULT_FRAMES["L1"], "L2": DEFAULT_FRAMES["L2"], "L3": level3})
+        for name, level3 in TABLE3_LEVEL3_FRAMES.items()
+    }
+    presets.update({alias: presets[target] for alias, target in PRESET_ALIASES.items()})
+    return presets
+
+
 DEFAULT_SIZE = 224  # F.2: "resized to 224x224"
 GENERATION = GenerationDefaults(temperature=0.1, max_tokens=8192, source="ExpVid appendix F.2")
 #: Section 4 "Metrics": Level-3 blanks are judged by "a lightweight LLM (Phi-3-mini)". Used when only a
@@ -86,6 +137,17 @@ class ExpVidSuite:
         check_media: bool = True,
     ) -> Dataset:
         return load_expvid(root, tasks=tasks, strict=strict, check_media=check_media)
+
+    def frame_preset(self, name: str) -> FrameOptions:
+        """A model's frame setting from Table 3 (L1 8, L2 32, L3 as the paper ran that model)."""
+        presets = frame_presets()
+        key = name.strip().lower()
+        if key not in presets:
+            raise ValueError(
+                f"unknown frame preset {name!r}; ExpVid Table 3 presets: {', '.join(TABLE3_LEVEL3_FRAMES)} "
+                f"(aliases: {', '.join(PRESET_ALIASES)})"
+            )
+        return presets[key]
 
     def sampler(self, item: Item, frames: FrameOptions) -> SamplerSettings | None:
         if not isinstance(item.media, VideoRef):

@@ -2,9 +2,15 @@
 
 The checkpoint's config picks the family (Qwen2-VL / Qwen2.5-VL, InternVL3 / 3.5, LLaVA-OneVision);
 the checkpoint's own processor and chat template format the prompt; the harness's frames are the
-only frames the model sees. Concurrent `generate()` calls are batched (see `batcher`), generation
-runs on one worker thread, and each request fails alone: a frame that does not decode fails its
-item, an out-of-memory batch is retried one request at a time before anything is reported failed.
+only frames the model sees, as images or as one video as the run's input mode says. Concurrent
+`generate()` calls are batched (see `batcher`), generation runs on one worker thread, and each
+request fails alone: a frame that does not decode fails its item, an out-of-memory batch is retried
+one request at a time before anything is reported failed.
+
+Sampling draws each request's tokens with its own seeded generator (`sampling.RowSampler`), so an
+answer does not depend on which requests shared its batch, and uses the run's temperature plus the
+sampling settings the checkpoint's `generation_config.json` states (recorded in `describe()` and in
+every response's `sent`).
 
 Everything a user can get wrong (path, missing weights, unsupported architecture, device, missing
 packages) fails in the constructor, before the first item.
@@ -21,7 +27,7 @@ from typing import Any
 
 from expvid.models.cache import ResponseCache, cache_key
 from expvid.models.hf.batcher import MicroBatcher
-from expvid.models.hf.checkpoint import Checkpoint, read_checkpoint
+from expvid.models.hf.checkpoint import Checkpoint, checkpoint_generation_config, read_checkpoint
 from expvid.models.hf.inputs import Visuals, build_visuals, frame_rate, frames_as_video
 from expvid.models.options import BackendOptions
 from expvid.models.remote import check_image_cap
@@ -31,12 +37,19 @@ from expvid.schema import ErrorKind, Usage
 
 
 @dataclass(frozen=True)
+class _Row:
+    """One request of a batch, with its pictures decoded for the processor."""
+
+    visuals: Visuals
+    request: GenerateRequest
+
+
+@dataclass(frozen=True)
 class _Settings:
     """What must be equal for requests to share a batch."""
 
     temperature: float
     max_tokens: int
-    seed: int | None
     thinking: bool | None
     budget: int | None
     n_images: int
@@ -62,11 +75,18 @@ class HFBackend:
         self.name = f"hf:{spec_path}"
         self.options = options
         self.checkpoint: Checkpoint = read_checkpoint(spec_path)
+        if options.input_mode is not None and options.frames_as not in ("auto", options.input_mode):
+            raise BackendConfigError(
+                f"{self.name}: frames_as={options.frames_as!r} contradicts the run's input mode "
+                f"{options.input_mode!r}; set the form with --input-mode only"
+            )
         _import_runtime(self.name)
         from expvid.models.hf.loading import choose_placement, load_model, load_processor
         from expvid.models.hf.thinking import think_token_ids
 
         self.placement = choose_placement(options.device, options.device_map, options.dtype)
+        #: What the checkpoint's generation_config.json sets (top_k, top_p, repetition_penalty, ...).
+        self.generation_config = checkpoint_generation_config(self.checkpoint.path)
         self.processor, self.video_processor_source = load_processor(self.checkpoint)
         loaded = load_model(self.checkpoint, self.placement, options.attn_implementation)
         self.model = loaded.model
@@ -116,8 +136,16 @@ class HFBackend:
             backend=self.kind,
             model=str(self.checkpoint.path),
             base_url=None,
-            extra={"dtype": self.placement.dtype, "frames_as_video": as_video, "video_fps": fps},
+            extra={
+                "dtype": self.placement.dtype,
+                "frames_as_video": as_video,
+                "video_fps": fps,
+                "sampling": "per-request generator",
+            },
         )
+
+    def input_modes(self) -> tuple[str, ...]:
+        return ("images", "video")
 
     def describe(self) -> dict[str, Any]:
         import torch
@@ -141,7 +169,15 @@ class HFBackend:
             "batch_size": options.batch_size,
             "max_batch_images": options.max_batch_images,
             "frames_as": options.frames_as,
+            "input_mode": options.input_mode,
             "video_fps": options.video_fps,
+            "generation_config": {
+                **self.generation_config,
+                "source": str(self.checkpoint.path / "generation_config.json"),
+            },
+            "sampling": "per-request seeded generators (answers do not depend on batching)",
+            "batches": self._batcher.batches,
+            "largest_batch": self._batcher.largest_batch,
             "max_images": options.max_images,
             "cache_dir": None if options.cache_dir is None else str(options.cache_dir),
             "thinking_budget_supported": self._think_ids is not None,
@@ -178,7 +214,6 @@ class HFBackend:
         return _Settings(
             temperature=request.temperature,
             max_tokens=request.max_tokens,
-            seed=request.seed,
             thinking=None if thinking is None else thinking.enabled,
             budget=None if thinking is None else thinking.budget_tokens,
             n_images=request.n_images,
@@ -191,17 +226,17 @@ class HFBackend:
     def _run_batch(self, requests: Sequence[GenerateRequest]) -> list[GenerateResponse | BaseException]:
         """Runs on the worker thread: prepare each request, generate for the good ones together."""
         results: list[GenerateResponse | BaseException | None] = [None] * len(requests)
-        prepared: list[tuple[int, Visuals]] = []
+        prepared: list[tuple[int, _Row]] = []
         for index, request in enumerate(requests):
             try:
-                prepared.append((index, self._visuals(request)))
+                prepared.append((index, _Row(self._visuals(request), request)))
             except BackendError as error:
                 results[index] = error
         if prepared:
             settings = self._settings(requests[prepared[0][0]])
             for index, generated in zip(
                 [i for i, _ in prepared],
-                self._generate_resilient([v for _, v in prepared], settings),
+                self._generate_resilient([row for _, row in prepared], settings),
                 strict=True,
             ):
                 results[index] = generated
@@ -221,7 +256,7 @@ class HFBackend:
         )
 
     def _generate_resilient(
-        self, batch: list[Visuals], settings: _Settings
+        self, batch: list[_Row], settings: _Settings
     ) -> list[GenerateResponse | BaseException]:
         import torch
 
@@ -278,13 +313,45 @@ class HFBackend:
             ]
         return self.processor(**call)
 
-    def _generate(self, batch: list[Visuals], settings: _Settings) -> list[GenerateResponse]:
+    def _sampling(self, settings: _Settings) -> dict[str, Any]:
+        """The sampling settings that apply: the run's temperature and the checkpoint's own."""
+        applied: dict[str, Any] = {}
+        if settings.temperature > 0:
+            applied.update(
+                {
+                    k: self.generation_config[k]
+                    for k in ("top_k", "top_p", "min_p")
+                    if k in self.generation_config
+                }
+            )
+        if "repetition_penalty" in self.generation_config:
+            applied["repetition_penalty"] = self.generation_config["repetition_penalty"]
+        return applied
+
+    def _sent(self, row: _Row, settings: _Settings) -> dict[str, Any]:
+        request = row.request
+        sent: dict[str, Any] = {
+            "temperature": settings.temperature,
+            "do_sample": settings.temperature > 0,
+            "token_limit_field": "max_new_tokens",
+            "max_tokens": settings.max_tokens,
+            "seed": request.seed,
+            "input_mode": "video" if settings.as_video else "images",
+            **self._sampling(settings),
+        }
+        if settings.as_video:
+            sent["video_fps"] = round(frame_rate(request, request.n_images, self.options.video_fps), 6)
+        return sent
+
+    def _generate(self, rows: list[_Row], settings: _Settings) -> list[GenerateResponse]:
         import torch
 
+        from expvid.models.hf.sampling import RowSampler
         from expvid.models.hf.stopping import StopWhenSet
         from expvid.models.hf.thinking import ThinkingBudget
 
         started = time.monotonic()
+        batch = [row.visuals for row in rows]
         inputs = self._processor_inputs(batch, settings)
         device = self.model.device
         inputs = inputs.to(device)
@@ -293,23 +360,40 @@ class HFBackend:
             if key in inputs and torch.is_floating_point(inputs[key]):
                 inputs[key] = inputs[key].to(dtype)
         prompt_length = int(inputs["input_ids"].shape[1])
+        # Always transformers' greedy loop: when sampling, RowSampler (last processor) has already
+        # drawn each row's token with the row's own generator and left only it possible.
+        sampling = self._sampling(settings)
         generation: dict[str, Any] = {
             "max_new_tokens": settings.max_tokens,
             "stopping_criteria": [StopWhenSet(self._closing)],
+            "do_sample": False,
+            "temperature": None,
+            "top_p": None,
+            "top_k": None,
+            "min_p": None,
+            "repetition_penalty": sampling.get("repetition_penalty"),
         }
-        if settings.temperature > 0:
-            generation.update(do_sample=True, temperature=settings.temperature)
-        else:
-            generation.update(do_sample=False, temperature=None, top_p=None, top_k=None)
+        processors: list[Any] = []
         if settings.thinking and settings.budget and self._think_ids is not None:
             open_id, close_id = self._think_ids
-            generation["logits_processor"] = [
+            processors.append(
                 ThinkingBudget(
                     budget=settings.budget, open_id=open_id, close_id=close_id, prompt_length=prompt_length
                 )
-            ]
-        if settings.seed is not None:
-            torch.manual_seed(settings.seed)
+            )
+        if settings.temperature > 0:
+            processors.append(
+                RowSampler(
+                    [row.request.seed for row in rows],
+                    temperature=settings.temperature,
+                    top_k=sampling.get("top_k"),
+                    top_p=sampling.get("top_p"),
+                    min_p=sampling.get("min_p"),
+                    device=device,
+                )
+            )
+        if processors:
+            generation["logits_processor"] = processors
         with torch.inference_mode():
             output = self.model.generate(**inputs, **generation)
         if self._closing.is_set():  # cut short by aclose(): a partial answer is not an answer
@@ -318,17 +402,18 @@ class HFBackend:
         new_tokens = output[:, prompt_length:].cpu()
         prompt_tokens = inputs["attention_mask"].sum(dim=1).tolist()
         responses = []
-        for row in range(new_tokens.shape[0]):
-            tokens = new_tokens[row].tolist()
+        for index in range(new_tokens.shape[0]):
+            tokens = new_tokens[index].tolist()
             length, finish = self._completion_length(tokens, settings.max_tokens)
             text = self.processor.tokenizer.decode(tokens[:length], skip_special_tokens=True)
             responses.append(
                 GenerateResponse(
                     text=text,
                     finish_reason=finish,
-                    usage=Usage(prompt_tokens=int(prompt_tokens[row]), completion_tokens=length),
+                    usage=Usage(prompt_tokens=int(prompt_tokens[index]), completion_tokens=length),
                     latency_s=latency,
                     model=self.checkpoint.path.name,
+                    sent=self._sent(rows[index], settings),
                 )
             )
         return responses

@@ -99,3 +99,26 @@ def _require_tokenizer(path: Path) -> None:
         raise BackendConfigError(
             f"{path}: no tokenizer files ({', '.join(TOKENIZER_FILES)}); the processor cannot be built"
         )
+
+
+#: Sampling keys of a checkpoint's generation_config.json that change answers.
+SAMPLING_KEYS = ("temperature", "top_k", "top_p", "min_p", "repetition_penalty", "do_sample")
+
+
+def checkpoint_generation_config(path: Path) -> dict[str, Any]:
+    """The sampling settings the checkpoint's own `generation_config.json` states (nothing assumed).
+
+    transformers (hf:) and vLLM (`--generation-config auto`, its default) both apply them on top of
+    a request's temperature; Qwen2.5-VL-Instruct's, for one, set top_k 1, top_p 0.001 and
+    repetition_penalty 1.05. Recorded in the manifest so a reader knows the real decoding.
+    """
+    file = path / "generation_config.json"
+    if not file.is_file():
+        return {}
+    try:
+        loaded = json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError):
+        return {}
+    if not isinstance(loaded, dict):
+        return {}
+    return {key: loaded[key] for key in SAMPLING_KEYS if loaded.get(key) is not None}

@@ -5,10 +5,11 @@ processor as they are: never re-sampled, never re-ordered. Each run of consecuti
 message becomes either ONE video (a `{"type": "video"}` turn part) or one image part per frame,
 so the model's own chat template places the vision tokens where the message had the pictures.
 
-Frames count as a video when the options say so (`frames_as="video"`), or, with "auto", when the
-request's metadata carries `frame_times_s` (the runner marks sampled video frames that way; image
-lists such as SFE's figures carry none and stay images). The frame times also give the frame rate
-that Qwen2.5-VL turns into absolute time positions.
+Frames count as a video when the request's input mode says so (`input_mode="video"`: the run's
+`--input-mode video`, set by the runner only for frames sampled from a video; image lists such as
+SFE's figures stay images), or when a library caller forces one form with `frames_as`. The frame
+times in the metadata (`frame_times_s`) give the frame rate that Qwen2.5-VL turns into absolute
+time positions.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ def decode_image(part: ImagePart, where: str) -> Image.Image:
 
 def frames_as_video(request: GenerateRequest, frames_as: FramesAs) -> bool:
     if frames_as == "auto":
-        return FRAME_TIMES_KEY in request.metadata
+        return request.input_mode == "video"
     return frames_as == "video"
 
 

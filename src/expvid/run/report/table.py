@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from expvid.run.report.caveats import partial_label, run_caveats
+from expvid.run.report.departures import departure_notes
 from expvid.run.report.settings_note import run_settings_note
 from expvid.run.rundir import RunDir
 from expvid.run.scoring_phase import RunScores, read_scores
@@ -189,7 +190,7 @@ def run_rows(run: LoadedRun, groups: Sequence[ColumnGroup]) -> list[Row]:
     row = _row(label, data, groups)
     row.settings = run_settings_note(run.rundir)
     settings = [f"{label}: {row.settings}"] if row.settings else []
-    row.notes = settings + list(scores.run.notes) + _extras_notes(scores)
+    row.notes = settings + list(scores.run.notes) + _extras_notes(scores) + departure_notes(run.rundir, label)
     row.partial = scores.run.partial
     row.caveats = run_caveats(label, scores)
     rows = [row]

@@ -1,0 +1,193 @@
+"""Providers' parameter rules, answered the way the real APIs answer them: HTTP 400 and their bodies.
+
+A rule is a callable `RecordedRequest -> Rejection | None`; `LoopbackServer(rules=[...])` applies
+them in order after a request's shape is validated. They make the loopback server behave like a
+reasoning model's endpoint, so a backend is tested against the exact error it will meet:
+
+- `OpenAIReasoningRules()`: OpenAI o-series / gpt-5 family. `max_tokens` ->
+  400 `unsupported_parameter` ("... Use 'max_completion_tokens' instead."); a temperature other than
+  1 -> 400 `unsupported_value` ("... Only the default (1) value is supported.", or o3-mini's
+  `unsupported_parameter` form); `top_p`, penalties, logprobs -> `unsupported_parameter`; a
+  `reasoning_effort` outside the model's levels -> `unsupported_value` listing them; a `video_url`
+  part -> `invalid_value` (OpenAI's chat API takes no video). Bodies and wording as the API sends
+  them (quoted in many public issue reports).
+- `OpenAIChatRules()`: OpenAI's non-reasoning chat models: no video, unknown arguments refused.
+- `AnthropicRules()`: at most 100 images per request ("Too much media: 0 document pages + 101
+  images > 100"), temperature within 0..1 and only 1 while extended thinking is on.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
+from typing import Any
+
+from expvid.models.loopback_requests import RecordedRequest
+
+
+@dataclass(frozen=True)
+class Rejection:
+    status: int
+    body: dict[str, Any]
+
+
+Rule = Callable[[RecordedRequest], "Rejection | None"]
+
+
+def openai_error(message: str, *, param: str | None, code: str | None) -> Rejection:
+    return Rejection(
+        400, {"error": {"message": message, "type": "invalid_request_error", "param": param, "code": code}}
+    )
+
+
+def anthropic_error(message: str) -> Rejection:
+    return Rejection(400, {"type": "error", "error": {"type": "invalid_request_error", "message": message}})
+
+
+def _json_number(value: Any) -> str:
+    """A number as the API quotes it back (as it was written in the request's JSON)."""
+    return json.dumps(value)
+
+
+def _listing(values: Collection[str]) -> str:
+    quoted = [f"'{v}'" for v in values]
+    if len(quoted) <= 1:
+        return "".join(quoted)
+    return ", ".join(quoted[:-1]) + f", and {quoted[-1]}"
+
+
+def _applies(record: RecordedRequest, protocol: str, models: Collection[str] | None) -> bool:
+    return record.protocol == protocol and (models is None or record.model in models)
+
+
+class OpenAIReasoningRules:
+    """The chat-completions parameter rules of an OpenAI reasoning model (o-series, gpt-5)."""
+
+    def __init__(
+        self,
+        *,
+        models: Collection[str] | None = None,
+        efforts: tuple[str, ...] = ("minimal", "low", "medium", "high"),
+        temperature_error: str = "unsupported_value",
+    ) -> None:
+        self.models = None if models is None else frozenset(models)
+        self.efforts = efforts
+        self.temperature_error = temperature_error
+
+    def __call__(self, record: RecordedRequest) -> Rejection | None:
+        if not _applies(record, "openai", self.models):
+            return None
+        body = record.body
+        if "max_tokens" in body:
+            return openai_error(
+                "Unsupported parameter: 'max_tokens' is not supported with this model. "
+                "Use 'max_completion_tokens' instead.",
+                param="max_tokens",
+                code="unsupported_parameter",
+            )
+        temperature = body.get("temperature")
+        if temperature is not None and temperature != 1:
+            if self.temperature_error == "unsupported_parameter":
+                return openai_error(
+                    "Unsupported parameter: 'temperature' is not supported with this model.",
+                    param="temperature",
+                    code="unsupported_parameter",
+                )
+            return openai_error(
+                f"Unsupported value: 'temperature' does not support {_json_number(temperature)} with this "
+                "model. Only the default (1) value is supported.",
+                param="temperature",
+                code="unsupported_value",
+            )
+        for name in ("top_p", "presence_penalty", "frequency_penalty", "logprobs", "top_logprobs"):
+            if name in body:
+                return openai_error(
+                    f"Unsupported parameter: '{name}' is not supported with this model.",
+                    param=name,
+                    code="unsupported_parameter",
+                )
+        effort = body.get("reasoning_effort")
+        if effort is not None and effort not in self.efforts:
+            return openai_error(
+                f"Unsupported value: 'reasoning_effort' does not support '{effort}' with this model. "
+                f"Supported values are: {_listing(self.efforts)}.",
+                param="reasoning_effort",
+                code="unsupported_value",
+            )
+        return _no_video(record) or _unknown_arguments(record)
+
+
+class OpenAIChatRules:
+    """OpenAI's non-reasoning chat models: the classic parameters, but no video and no extras."""
+
+    def __init__(self, *, models: Collection[str] | None = None) -> None:
+        self.models = None if models is None else frozenset(models)
+
+    def __call__(self, record: RecordedRequest) -> Rejection | None:
+        if not _applies(record, "openai", self.models):
+            return None
+        return _no_video(record) or _unknown_arguments(record)
+
+
+#: Request fields OpenAI's chat completions API knows (others: "Unrecognized request argument").
+OPENAI_FIELDS = frozenset(
+    {
+        "model", "messages", "max_tokens", "max_completion_tokens", "temperature", "top_p", "n", "stop",
+        "seed", "stream", "stream_options", "presence_penalty", "frequency_penalty", "logit_bias",
+        "logprobs", "top_logprobs", "user", "response_format", "tools", "tool_choice",
+        "parallel_tool_calls", "reasoning_effort", "service_tier", "store", "metadata", "modalities",
+        "audio", "prediction", "verbosity", "web_search_options", "prompt_cache_key", "safety_identifier",
+    }
+)  # fmt: skip
+
+
+def _unknown_arguments(record: RecordedRequest) -> Rejection | None:
+    unknown = sorted(set(record.body) - OPENAI_FIELDS)
+    if not unknown:
+        return None
+    return openai_error(f"Unrecognized request argument supplied: {unknown[0]}", param=None, code=None)
+
+
+def _no_video(record: RecordedRequest) -> Rejection | None:
+    for i, message in enumerate(record.body.get("messages", [])):
+        content = message.get("content") if isinstance(message, dict) else None
+        if not isinstance(content, list):
+            continue
+        for j, part in enumerate(content):
+            kind = part.get("type") if isinstance(part, dict) else None
+            if kind == "video_url":
+                return openai_error(
+                    f"Invalid value: '{kind}'. Supported values are: 'text', 'image_url', 'input_audio', "
+                    "'refusal', 'audio', and 'file'.",
+                    param=f"messages[{i}].content[{j}].type",
+                    code="invalid_value",
+                )
+    return None
+
+
+class AnthropicRules:
+    """Claude's Messages API limits: images per request, temperature range, thinking temperature."""
+
+    def __init__(self, *, max_images: int = 100) -> None:
+        self.max_images = max_images
+
+    def __call__(self, record: RecordedRequest) -> Rejection | None:
+        if record.protocol != "anthropic":
+            return None
+        if record.n_images > self.max_images:
+            return anthropic_error(
+                f"Too much media: 0 document pages + {record.n_images} images > {self.max_images}"
+            )
+        temperature = record.body.get("temperature")
+        if temperature is not None:
+            if not isinstance(temperature, int | float) or not 0 <= temperature <= 1:
+                return anthropic_error("temperature: range: 0..1")
+            thinking = record.body.get("thinking")
+            if isinstance(thinking, dict) and thinking.get("type") == "enabled" and temperature != 1:
+                return anthropic_error(
+                    "`temperature` may only be set to 1 when thinking is enabled. Please consult our "
+                    "documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking"
+                    "#important-considerations-when-using-extended-thinking"
+                )
+        return None
