@@ -155,6 +155,9 @@ class _Worker(Generic[T]):
         self.results: dict[int, T] = {}
         self.seen_pts: set[int] = set()
         self.seen_gops: set[int] = set()
+        # Where decoding is, so a failure can say which frame and time it was working on.
+        self.position: int | None = None  # decode-order position of the packet last read
+        self.unit: DecodeUnit | None = None
 
     def run(self) -> DecodeResult[T]:
         with open_video(self.path) as (container, stream):
@@ -167,8 +170,22 @@ class _Worker(Generic[T]):
                 if incomplete:
                     self._retry(container, stream, incomplete)
             except av.FFmpegError as error:
-                raise corrupt(self.path, "decoding", error) from None
+                raise corrupt(self.path, self._where(), error) from None
         return DecodeResult(self.results, self.stats)
+
+    def _where(self) -> str:
+        """'decoding frame 61 (t=2.033 s, for frame 65 at t=2.167 s)': where an error happened."""
+        if self.position is None:
+            return "decoding (before the first packet was read)"
+        index = self.index
+        position = min(self.position, index.num_packets - 1)
+        where = describe_packet(index, position)
+        if self.unit is not None:
+            ahead = sorted(packet for packet in self.unit.targets if packet >= position)
+            if ahead and ahead[0] != position:
+                target = _frame_of_packet(index, ahead[0])
+                where = f"{where[:-1]}, for frame {target} at t={index.frame_time(target):.3f} s)"
+        return f"decoding {where}"
 
     def _missing(self, unit: DecodeUnit) -> set[int]:
         """Target packets of `unit` whose picture has not come out of the decoder."""
@@ -210,6 +227,7 @@ class _Worker(Generic[T]):
         packets: Iterator[av.Packet] = container.demux(stream)
         for unit in units:
             self.stats.units += 1
+            self.unit = unit
             entered = None
             if position is not None and self._can_continue(position, unit.start):
                 entered = self._feed_unit(context, packets, unit, expected=position)
@@ -260,6 +278,7 @@ class _Worker(Generic[T]):
                 raise CorruptMediaError(
                     self.path, "found a packet not seen when indexing: was the file replaced?"
                 )
+            self.position = position
             if position < unit.start:
                 self.stats.packets_skipped += 1
                 continue
@@ -296,7 +315,9 @@ class _Worker(Generic[T]):
         pts = frame.pts
         self.stats.frames_decoded += 1
         if pts is None:
-            raise CorruptMediaError(self.path, "the decoder produced a picture without a timestamp")
+            raise CorruptMediaError(
+                self.path, f"{self._where()}: the decoder produced a picture without a timestamp"
+            )
         if pts in self.seen_pts:
             self.stats.duplicate_frames += 1
             return
@@ -353,8 +374,18 @@ def decode_frames(
     stats.gops_decoded = len(gops)
     missing = sorted(set(frames) - set(merged))
     if missing:
-        raise CorruptMediaError(path, f"the decoder produced no picture for frames {missing[:5]}")
+        listed = ", ".join(f"{frame} (t={index.frame_time(frame):.3f} s)" for frame in missing[:5])
+        raise CorruptMediaError(path, f"the decoder produced no picture for frames {listed}")
     return DecodeResult(merged, stats)
+
+
+def describe_packet(index: VideoIndex, packet: int) -> str:
+    """'frame 61 (t=2.033 s)', or for a packet decoded but never shown (pre-roll hidden by an edit
+    list) 'hidden packet 12 (t=-1.300 s)': how error messages say where decoding was."""
+    time = float(int(index.packet_pts[packet]) * index.time_base)
+    if not index.packet_shown[packet]:
+        return f"hidden packet {packet} (t={time:.3f} s)"
+    return f"frame {_frame_of_packet(index, packet)} (t={time:.3f} s)"
 
 
 def _frame_of_packet(index: VideoIndex, packet: int) -> int:
