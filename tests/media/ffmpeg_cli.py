@@ -48,7 +48,7 @@ def run_ffmpeg(*args: str | os.PathLike[str], log_level: str = "error") -> subpr
     command = [binary, "-hide_banner", "-nostdin", "-y", "-loglevel", log_level, *map(str, args)]
     done = subprocess.run(command, capture_output=True, check=False)
     if done.returncode != 0:
-        raise FfmpegFailed(f"{' '.join(command)}\n{done.stderr.decode(errors='replace')}")
+        raise FfmpegFailed(f"{' '.join(command)}\n{done.stderr.decode(errors='replace')[-3000:]}")
     return done
 
 
@@ -164,6 +164,9 @@ def make_cli_videos(root: Path) -> dict[str, Path]:
         out("open_gop.mp4"),
     )  # fmt: skip
     run_ffmpeg("-ss", "3.3", "-i", made["open_gop.mp4"], "-t", "8", "-c", "copy", out("open_gop_cut.mp4"))
+    # The same cut into Matroska: no edit list, and the leading pictures of the first GOP (which
+    # refer to a GOP that is not there) are stored without any timestamp; ffmpeg never shows them.
+    run_ffmpeg("-ss", "3.3", "-i", made["open_gop.mp4"], "-t", "8", "-c", "copy", out("open_gop_cut.mkv"))
     # An edit list with an empty edit: the video starts 1.5 s into the file's timeline.
     run_ffmpeg("-i", src, "-c", "copy", "-output_ts_offset", "1.5", out("edit_list_delay.mp4"))
     # Variable frame rate as a phone writes it: 10 fps for 5 s (every third frame), then 30 fps.

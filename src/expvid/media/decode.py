@@ -33,7 +33,7 @@ import av.container
 
 from expvid.media.container import corrupt, open_video
 from expvid.media.errors import CorruptMediaError, TruncatedMediaError
-from expvid.media.index import VideoIndex
+from expvid.media.index import NO_TIMESTAMP, VideoIndex
 
 T = TypeVar("T")
 
@@ -264,10 +264,18 @@ class _Worker(Generic[T]):
         self, context: av.VideoCodecContext, packets: Iterator[av.Packet], unit: DecodeUnit, expected: int
     ) -> int | None:
         """Send the unit's needed packets; the position after the unit, or None if reading started
-        past the unit's keyframe (a seek that overshot: the caller seeks earlier)."""
+        past the unit's keyframe (a seek that overshot: the caller seeks earlier).
+
+        Reading on without a seek skips the rest of the previous GOP. If any skipped packet was a
+        reference picture, the decoder is drained and reset before the unit's keyframe, exactly
+        as after a seek: an open-GOP keyframe's leading pictures refer to the skipped pictures,
+        and a decoder that has not been told of the gap decodes them (and, through its
+        reference list, later pictures) from the wrong references instead of recovering.
+        """
         index = self.index
         skippable = index.packet_skippable
         entered = False
+        skipped_reference = False
         for packet in packets:
             if packet.size == 0:
                 break  # end of file
@@ -281,11 +289,14 @@ class _Worker(Generic[T]):
             self.position = position
             if position < unit.start:
                 self.stats.packets_skipped += 1
+                skipped_reference = skipped_reference or not skippable[position]
                 continue
             if not entered:
                 if position != unit.start:
                     return None
                 entered = True
+                if skipped_reference:
+                    self._drain(context)
             if position in unit.targets or not skippable[position]:
                 self.stats.packets_sent += 1
                 gop = int(index.packet_gop[position])
@@ -315,9 +326,7 @@ class _Worker(Generic[T]):
         pts = frame.pts
         self.stats.frames_decoded += 1
         if pts is None:
-            raise CorruptMediaError(
-                self.path, f"{self._where()}: the decoder produced a picture without a timestamp"
-            )
+            return  # no time to show it at, so never a target (a missing target is reported later)
         if pts in self.seen_pts:
             self.stats.duplicate_frames += 1
             return
@@ -382,7 +391,10 @@ def decode_frames(
 def describe_packet(index: VideoIndex, packet: int) -> str:
     """'frame 61 (t=2.033 s)', or for a packet decoded but never shown (pre-roll hidden by an edit
     list) 'hidden packet 12 (t=-1.300 s)': how error messages say where decoding was."""
-    time = float(int(index.packet_pts[packet]) * index.time_base)
+    pts = int(index.packet_pts[packet])
+    if pts == NO_TIMESTAMP:
+        return f"hidden packet {packet} (no timestamp)"
+    time = float(pts * index.time_base)
     if not index.packet_shown[packet]:
         return f"hidden packet {packet} (t={time:.3f} s)"
     return f"frame {_frame_of_packet(index, packet)} (t={time:.3f} s)"

@@ -31,6 +31,11 @@ from expvid.media.info import VideoInfo
 #: the finest common time base, 1/90000 s, is 11 microseconds).
 TIME_EPSILON = 1e-9
 
+#: The pts recorded for a packet that carries neither pts nor dts. Such packets are decoded (others
+#: may refer to them) but never shown: with no time there is no moment to show them at. ffmpeg
+#: writes them when an open-GOP clip is cut into Matroska (the leading pictures of the first GOP).
+NO_TIMESTAMP = int(np.iinfo(np.int64).min)
+
 #: Frame intervals, counted back from the end, that set how long the last frame lasts.
 _END_INTERVALS = 16
 
@@ -67,10 +72,7 @@ class VideoIndex:
         Reading on from a known position, the packet is almost always the `expected` one (checked
         in O(1)); otherwise it is looked up by byte position (or pts where the format has none).
         """
-        ident = packet_identity(packet)
-        if ident is None:
-            return None
-        pos, pts = ident
+        pos, pts = packet_identity(packet)
         if (
             expected is not None
             and expected < len(self.packet_pts)
@@ -111,12 +113,11 @@ class VideoIndex:
         return float(self.frame_times[frame])
 
 
-def packet_identity(packet: av.Packet) -> tuple[int, int] | None:
-    """(byte position, pts or else dts): how a packet read after a seek is found in the index."""
+def packet_identity(packet: av.Packet) -> tuple[int, int]:
+    """(byte position, pts or else dts or `NO_TIMESTAMP`): how a packet read after a seek is found
+    in the index."""
     pts = packet.pts if packet.pts is not None else packet.dts
-    if pts is None:
-        return None
-    return (packet.pos if packet.pos is not None else -1, pts)
+    return (packet.pos if packet.pos is not None else -1, NO_TIMESTAMP if pts is None else pts)
 
 
 def build_index(path: str | os.PathLike[str]) -> VideoIndex:
@@ -138,14 +139,12 @@ def build_index(path: str | os.PathLike[str]) -> VideoIndex:
             for packet in container.demux(stream):
                 if packet.size == 0:
                     continue  # the empty packet PyAV yields at end of file
-                ident = packet_identity(packet)
-                if ident is None:
-                    raise CorruptMediaError(file, f"video packet {len(pts_list)} has no timestamp")
-                pos_list.append(ident[0])
-                pts_list.append(ident[1])
+                pos, pts = packet_identity(packet)
+                pos_list.append(pos)
+                pts_list.append(pts)
                 key_list.append(bool(packet.is_keyframe))
                 skip_list.append(is_skippable(packet))
-                shown_list.append(not packet.is_discard)
+                shown_list.append(pts != NO_TIMESTAMP and not packet.is_discard)
                 duration_list.append(packet.duration or 0)
                 if first.geometry is None:
                     first.feed(packet, len(pts_list) - 1)
@@ -163,7 +162,9 @@ def build_index(path: str | os.PathLike[str]) -> VideoIndex:
     packet_shown = np.asarray(shown_list, dtype=bool)
     shown_positions = np.flatnonzero(packet_shown)
     if len(shown_positions) == 0:
-        raise EmptyMediaError(file, "the video stream holds no displayed frames")
+        untimed = sum(1 for pts in pts_list if pts == NO_TIMESTAMP)
+        why = f" ({untimed} of {len(pts_list)} packets have no timestamp)" if untimed else ""
+        raise EmptyMediaError(file, f"the video stream holds no displayed frames{why}")
     order = np.argsort(packet_pts[shown_positions], kind="stable")
     frame_packet = shown_positions[order]
     frame_pts = packet_pts[frame_packet]
@@ -261,16 +262,16 @@ class _FirstPicture:
         self.sent = 0
 
     def feed(self, packet: av.Packet, position: int) -> None:
-        if packet.is_discard and self.is_skippable(packet):
+        hidden = packet.is_discard or (packet.pts is None and packet.dts is None)
+        if hidden and self.is_skippable(packet):
             return
         self.sent += 1
         try:
             frames = self.context.decode(packet)
         except av.FFmpegError as error:
-            pts = packet.pts if packet.pts is not None else packet.dts
-            when = (
-                f", t={float(pts * packet.time_base):.3f} s" if pts is not None and packet.time_base else ""
-            )
+            pts = packet_identity(packet)[1]
+            timed = pts != NO_TIMESTAMP and packet.time_base
+            when = f", t={float(pts * packet.time_base):.3f} s" if timed else ""
             raise corrupt(
                 self.file, f"decoding the first picture (video packet {position}{when})", error
             ) from None
