@@ -5,7 +5,9 @@ Why like this (each point is measured in tests through `DecodeStats`):
 - The packet index says, before any decoding, which packet codes each target frame and which GOP
   it lives in. Targets are grouped into *units*: a keyframe and the packets up to the last target of
   that GOP. A unit is entered with one seek, or with none when it starts at the next keyframe after
-  where the decoder already is (the rule TorchCodec calls canWeAvoidSeeking).
+  where the decoder already is (the rule TorchCodec calls canWeAvoidSeeking); then, if reference
+  pictures were skipped on the way, the decoder is reset at that keyframe as a seek would (an
+  open-GOP keyframe's leading pictures refer to them).
 - Inside a unit only the packets a target depends on are sent to the decoder: reference pictures
   and the targets themselves. Non-reference pictures (most B-frames) are skipped unless wanted, and
   nothing after the last target of a GOP is decoded.
