@@ -136,10 +136,12 @@ def test_top_level_help_lists_every_command() -> None:
         assert name in result.output and lazy.help in result.output
 
 
-def test_unknown_commands_are_still_refused() -> None:
-    result = CliRunner().invoke(app, ["fram"])
+def test_unknown_commands_are_refused_with_a_suggestion() -> None:
+    result = CliRunner().invoke(app, ["fram"], env={"COLUMNS": "200"})
     assert result.exit_code == 2
-    assert "No such command" in result.output
+    assert "No such command 'fram'. Did you mean 'frames'?" in result.output
+    result = CliRunner().invoke(app, ["xyzzy"], env={"COLUMNS": "200"})
+    assert result.exit_code == 2 and "No such command 'xyzzy'." in result.output
 
 
 def test_the_media_package_exports_lazily() -> None:

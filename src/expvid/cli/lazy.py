@@ -17,6 +17,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass
+from difflib import get_close_matches
 from typing import TYPE_CHECKING, Any
 
 import typer
@@ -83,6 +84,16 @@ class LazyGroup(TyperGroup):
         command = build_command(cmd_name, lazy.load())
         self.commands[cmd_name] = command
         return command
+
+    def resolve_command(self, ctx: Context, args: list[str]) -> tuple[str | None, Command | None, list[str]]:
+        """As Typer's, including "Did you mean ...?", which Typer draws from loaded commands only."""
+        name = args[0] if args else None
+        if self.suggest_commands and name and not name.startswith("-"):
+            known = self.list_commands(ctx)
+            matches = get_close_matches(name, known)
+            if name not in known and matches:
+                ctx.fail(f"No such command {name!r}. Did you mean {', '.join(repr(m) for m in matches)}?")
+        return super().resolve_command(ctx, args)
 
     def format_help(self, ctx: Context, formatter: HelpFormatter) -> None:
         self._listing = True
