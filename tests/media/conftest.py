@@ -19,6 +19,7 @@ from pathlib import Path
 import av
 import numpy as np
 import pytest
+from ffmpeg_cli import REQUIRE_ENV, ffmpeg_command, ffmpeg_frames, make_cli_videos
 
 from expvid.media.index import clear_index_memo
 from expvid.media.synth import read_frame_code, scene_frame, write_video
@@ -148,6 +149,32 @@ def reference() -> Callable[[Path], Reference]:
     def get(path: Path) -> Reference:
         if path not in memo:
             memo[path] = _reference(path)
+        return memo[path]
+
+    return get
+
+
+@pytest.fixture(scope="session")
+def cli_videos(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Files cut, remuxed, re-encoded and rotated by the ffmpeg command (see ffmpeg_cli.py)."""
+    if ffmpeg_command() is None:
+        reason = "the ffmpeg command is not installed"
+        if os.environ.get(REQUIRE_ENV) == "1":
+            pytest.fail(f"{reason} and {REQUIRE_ENV}=1")
+        pytest.skip(f"{reason}; set {REQUIRE_ENV}=1 to fail instead")
+    return make_cli_videos(tmp_path_factory.mktemp("ffmpeg_made"))
+
+
+@pytest.fixture(scope="session")
+def ffmpeg_reference() -> Callable[[Path], Reference]:
+    """Every frame as the ffmpeg command presents it (memoised per path): the independent reference."""
+    memo: dict[Path, Reference] = {}
+
+    def get(path: Path) -> Reference:
+        if path not in memo:
+            memo[path] = Reference(
+                [RefFrame(f.index, f.time, f.pts, f.code, f.rgb) for f in ffmpeg_frames(path)]
+            )
         return memo[path]
 
     return get

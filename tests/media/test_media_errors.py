@@ -19,7 +19,7 @@ from expvid.media.errors import (
     TruncatedMediaError,
     WindowError,
 )
-from expvid.media.index import clear_index_memo
+from expvid.media.index import clear_index_memo, load_index
 from expvid.media.sampler import probe, sample_video, sample_video_arrays
 
 
@@ -150,3 +150,39 @@ def test_containers_are_closed(videos, open_fds) -> None:
         with pytest.raises(MediaError):
             probe(Path(__file__))  # a text file: opened, rejected, closed
     assert open_fds() <= before + 2
+
+
+def _garble_packet(source: Path, target: Path, frame: int) -> Path:
+    """Copy `source`, overwriting the coded data of the packet that holds presentation frame `frame`."""
+    index = load_index(source)
+    packet = int(index.frame_packet[frame])
+    with av.open(str(source)) as container:
+        packets = [p for p in container.demux(video=0) if p.size]
+        position, size = packets[packet].pos, packets[packet].size
+    data = bytearray(source.read_bytes())
+    noise = np.random.default_rng(1).integers(0, 256, size - 4, dtype=np.uint8)
+    data[position + 4 : position + size] = noise.tobytes()
+    target.write_bytes(bytes(data))
+    return target
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_corrupt_stream_error_names_the_frame_and_time_being_decoded(
+    workers: int, videos, tmp_path: Path
+) -> None:
+    source = videos["cfr.mp4"]  # 30 fps, a keyframe every 30 frames
+    path = _garble_packet(source, tmp_path / "garbled.mp4", 60)  # the keyframe at 2.000 s
+    clear_index_memo()
+    assert probe(path).num_frames == 300  # demuxing alone cannot see it
+    with pytest.raises(CorruptMediaError) as error:
+        sample_video_arrays(path, times=[0.5, 2.1, 7.0], cache=False, workers=workers)
+    _check(error, path)
+    assert "decoding frame 60 (t=2.000 s, for frame 63 at t=2.100 s) failed" in str(error.value)
+
+
+def test_a_first_picture_that_cannot_be_decoded_is_refused_when_probing(videos, tmp_path: Path) -> None:
+    path = _garble_packet(videos["cfr.mp4"], tmp_path / "bad_start.mp4", 0)
+    with pytest.raises(CorruptMediaError) as error:
+        probe(path)
+    _check(error, path)
+    assert "decoding the first picture (video packet 0, t=0.000 s) failed" in str(error.value)

@@ -10,15 +10,16 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
 
 from expvid.cli.errors import friendly_errors
-from expvid.run.config import parse_key_values
 from expvid.run.terminal import message_console, print_table
-from expvid.suites.check import DataCheck, check_dataset
+
+if TYPE_CHECKING:  # the checks load the suites (numpy, PyAV): only when a command runs
+    from expvid.suites.check import DataCheck
 
 data_app = typer.Typer(no_args_is_help=True, help="Inspect and validate benchmark data.")
 
@@ -100,6 +101,8 @@ def validate(
 
 
 def _suite_options(language: str | None, entries: list[str] | None) -> dict[str, object]:
+    from expvid.run.config import parse_key_values
+
     try:
         options: dict[str, object] = parse_key_values(
             entries or [], flag="--suite-option", bare_is_true=False
@@ -115,6 +118,7 @@ def _check(
     directory: Path, suite: str, tasks: str | None, media: MediaMode, options: dict[str, object]
 ) -> DataCheck:
     from expvid.run.evaluate import make_suite_named
+    from expvid.suites.check import check_dataset
 
     requested = [name.strip() for name in tasks.split(",") if name.strip()] if tasks else None
     the_suite = make_suite_named(suite, options)

@@ -12,10 +12,6 @@ from typing import Annotated, NoReturn
 
 import typer
 
-from expvid.media.cache import FrameCache
-from expvid.media.errors import MediaError
-from expvid.media.sampler import sample_video
-
 
 def frames_command(
     video: Annotated[Path, typer.Argument(help="Video file to sample.", show_default=False)],
@@ -50,6 +46,10 @@ def frames_command(
     ] = None,
 ) -> None:
     """Print the frames chosen from VIDEO (index, time, target) as JSON; --out writes the images."""
+    from expvid.media.cache import FrameCache
+    from expvid.media.errors import MediaError
+    from expvid.media.sampler import sample_video
+
     modes = sum([num is not None, fps is not None, bool(times)])
     if modes != 1:
         _fail("give exactly one of --num, --fps or --time", code=2)

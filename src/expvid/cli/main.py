@@ -1,38 +1,69 @@
-"""The `expvid` command: wires each stage's CLI module into one Typer app."""
+"""The `expvid` command: wires each stage's CLI module into one Typer app.
+
+Commands are registered by reference and imported only when they run (`expvid.cli.lazy`), so
+`expvid --help` and `expvid frames` start without loading every stage's dependencies.
+"""
 
 from __future__ import annotations
 
 import typer
 
-from expvid.cli.build import build_command
-from expvid.cli.data import data_app
-from expvid.cli.demo import demo_command
-from expvid.cli.eval import eval_command
-from expvid.cli.frames import frames_command
-from expvid.cli.platform import platform_app
-from expvid.cli.report import compare_command, report_command
-from expvid.cli.sample import sample_app
-from expvid.cli.score import score_command
+from expvid.cli.lazy import LazyCommand, lazy_group
+
+COMMANDS = {
+    "demo": LazyCommand(
+        "expvid.cli.demo:demo_command",
+        "Generate the sample benchmark, evaluate offline baselines on it and write the HTML report.",
+    ),
+    "eval": LazyCommand(
+        "expvid.cli.eval:eval_command",
+        "Evaluate MODEL on a benchmark; writes manifest.json, predictions.jsonl, judgments.jsonl, scores.json.",
+    ),
+    "score": LazyCommand(
+        "expvid.cli.score:score_command",
+        "Score a run directory, or an external predictions file against a dataset.",
+    ),
+    "report": LazyCommand(
+        "expvid.cli.report:report_command",
+        "Print the paper-layout table for RUNS (Markdown) and optionally write CSV and HTML.",
+    ),
+    "compare": LazyCommand(
+        "expvid.cli.report:compare_command",
+        "Paired comparison of two runs on their common items (cluster bootstrap + sign-flip test by video).",
+    ),
+    "frames": LazyCommand(
+        "expvid.cli.frames:frames_command",
+        "Print the frames chosen from VIDEO (index, time, target) as JSON; --out writes the images.",
+    ),
+    "build": LazyCommand(
+        "expvid.cli.build:build_command",
+        "Curate experiments and draft Level-1/2/3 candidate items with leakage audits (ExpVid 3.1-3.3, G).",
+    ),
+    "sample": LazyCommand("expvid.cli.sample:sample_app", "Generate the bundled sample benchmarks."),
+    "data": LazyCommand("expvid.cli.data:data_app", "Inspect and validate benchmark data."),
+    "platform": LazyCommand(
+        "expvid.cli.platform:platform_app", "Expert verification platform (web review of candidates)."
+    ),
+}
 
 app = typer.Typer(
     name="expvid",
+    cls=lazy_group(COMMANDS),
     no_args_is_help=True,
     add_completion=False,
     # Plain click error output: rich would draw usage errors in a panel hard-wrapped at the
     # terminal width, breaking the paths and values they quote.
     rich_markup_mode=None,
+    # click caps help at 80 columns by default, cutting the one-line command summaries; wide
+    # terminals get them whole (narrow ones still wrap help text, never error messages).
+    context_settings={"max_content_width": 120},
     help="Build, verify and run scientific-experiment video benchmarks for multimodal LLMs.",
 )
-app.command("demo")(demo_command)
-app.command("eval")(eval_command)
-app.command("score")(score_command)
-app.command("report")(report_command)
-app.command("compare")(compare_command)
-app.command("frames")(frames_command)
-app.command("build")(build_command)
-app.add_typer(sample_app, name="sample")
-app.add_typer(data_app, name="data")
-app.add_typer(platform_app, name="platform")
+
+
+@app.callback()
+def _expvid() -> None:
+    """Build, verify and run scientific-experiment video benchmarks for multimodal LLMs."""
 
 
 if __name__ == "__main__":  # pragma: no cover

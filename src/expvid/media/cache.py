@@ -33,7 +33,8 @@ from expvid.media.fileid import FileIdentity, file_identity
 log = logging.getLogger(__name__)
 
 #: Bump when the entry layout or the meaning of cached frames changes: old entries then miss.
-CACHE_VERSION = 1
+#: 2: a video's end is measured from its frames' timestamps, the same for every container.
+CACHE_VERSION = 2
 _MAGIC = b"EXPVIDF1"
 _HEADER = struct.Struct(">8sI")  # magic, header length
 

@@ -5,7 +5,9 @@ Why like this (each point is measured in tests through `DecodeStats`):
 - The packet index says, before any decoding, which packet codes each target frame and which GOP
   it lives in. Targets are grouped into *units*: a keyframe and the packets up to the last target of
   that GOP. A unit is entered with one seek, or with none when it starts at the next keyframe after
-  where the decoder already is (the rule TorchCodec calls canWeAvoidSeeking).
+  where the decoder already is (the rule TorchCodec calls canWeAvoidSeeking); then, if reference
+  pictures were skipped on the way, the decoder is reset at that keyframe as a seek would (an
+  open-GOP keyframe's leading pictures refer to them).
 - Inside a unit only the packets a target depends on are sent to the decoder: reference pictures
   and the targets themselves. Non-reference pictures (most B-frames) are skipped unless wanted, and
   nothing after the last target of a GOP is decoded.
@@ -33,7 +35,7 @@ import av.container
 
 from expvid.media.container import corrupt, open_video
 from expvid.media.errors import CorruptMediaError, TruncatedMediaError
-from expvid.media.index import VideoIndex
+from expvid.media.index import NO_TIMESTAMP, VideoIndex
 
 T = TypeVar("T")
 
@@ -155,6 +157,9 @@ class _Worker(Generic[T]):
         self.results: dict[int, T] = {}
         self.seen_pts: set[int] = set()
         self.seen_gops: set[int] = set()
+        # Where decoding is, so a failure can say which frame and time it was working on.
+        self.position: int | None = None  # decode-order position of the packet last read
+        self.unit: DecodeUnit | None = None
 
     def run(self) -> DecodeResult[T]:
         with open_video(self.path) as (container, stream):
@@ -167,8 +172,22 @@ class _Worker(Generic[T]):
                 if incomplete:
                     self._retry(container, stream, incomplete)
             except av.FFmpegError as error:
-                raise corrupt(self.path, "decoding", error) from None
+                raise corrupt(self.path, self._where(), error) from None
         return DecodeResult(self.results, self.stats)
+
+    def _where(self) -> str:
+        """'decoding frame 61 (t=2.033 s, for frame 65 at t=2.167 s)': where an error happened."""
+        if self.position is None:
+            return "decoding (before the first packet was read)"
+        index = self.index
+        position = min(self.position, index.num_packets - 1)
+        where = describe_packet(index, position)
+        if self.unit is not None:
+            ahead = sorted(packet for packet in self.unit.targets if packet >= position)
+            if ahead and ahead[0] != position:
+                target = _frame_of_packet(index, ahead[0])
+                where = f"{where[:-1]}, for frame {target} at t={index.frame_time(target):.3f} s)"
+        return f"decoding {where}"
 
     def _missing(self, unit: DecodeUnit) -> set[int]:
         """Target packets of `unit` whose picture has not come out of the decoder."""
@@ -210,6 +229,7 @@ class _Worker(Generic[T]):
         packets: Iterator[av.Packet] = container.demux(stream)
         for unit in units:
             self.stats.units += 1
+            self.unit = unit
             entered = None
             if position is not None and self._can_continue(position, unit.start):
                 entered = self._feed_unit(context, packets, unit, expected=position)
@@ -246,10 +266,18 @@ class _Worker(Generic[T]):
         self, context: av.VideoCodecContext, packets: Iterator[av.Packet], unit: DecodeUnit, expected: int
     ) -> int | None:
         """Send the unit's needed packets; the position after the unit, or None if reading started
-        past the unit's keyframe (a seek that overshot: the caller seeks earlier)."""
+        past the unit's keyframe (a seek that overshot: the caller seeks earlier).
+
+        Reading on without a seek skips the rest of the previous GOP. If any skipped packet was a
+        reference picture, the decoder is drained and reset before the unit's keyframe, exactly
+        as after a seek: an open-GOP keyframe's leading pictures refer to the skipped pictures,
+        and a decoder that has not been told of the gap decodes them (and, through its
+        reference list, later pictures) from the wrong references instead of recovering.
+        """
         index = self.index
         skippable = index.packet_skippable
         entered = False
+        skipped_reference = False
         for packet in packets:
             if packet.size == 0:
                 break  # end of file
@@ -260,13 +288,17 @@ class _Worker(Generic[T]):
                 raise CorruptMediaError(
                     self.path, "found a packet not seen when indexing: was the file replaced?"
                 )
+            self.position = position
             if position < unit.start:
                 self.stats.packets_skipped += 1
+                skipped_reference = skipped_reference or not skippable[position]
                 continue
             if not entered:
                 if position != unit.start:
                     return None
                 entered = True
+                if skipped_reference:
+                    self._drain(context)
             if position in unit.targets or not skippable[position]:
                 self.stats.packets_sent += 1
                 gop = int(index.packet_gop[position])
@@ -296,7 +328,7 @@ class _Worker(Generic[T]):
         pts = frame.pts
         self.stats.frames_decoded += 1
         if pts is None:
-            raise CorruptMediaError(self.path, "the decoder produced a picture without a timestamp")
+            return  # no time to show it at, so never a target (a missing target is reported later)
         if pts in self.seen_pts:
             self.stats.duplicate_frames += 1
             return
@@ -353,8 +385,21 @@ def decode_frames(
     stats.gops_decoded = len(gops)
     missing = sorted(set(frames) - set(merged))
     if missing:
-        raise CorruptMediaError(path, f"the decoder produced no picture for frames {missing[:5]}")
+        listed = ", ".join(f"{frame} (t={index.frame_time(frame):.3f} s)" for frame in missing[:5])
+        raise CorruptMediaError(path, f"the decoder produced no picture for frames {listed}")
     return DecodeResult(merged, stats)
+
+
+def describe_packet(index: VideoIndex, packet: int) -> str:
+    """'frame 61 (t=2.033 s)', or for a packet decoded but never shown (pre-roll hidden by an edit
+    list) 'hidden packet 12 (t=-1.300 s)': how error messages say where decoding was."""
+    pts = int(index.packet_pts[packet])
+    if pts == NO_TIMESTAMP:
+        return f"hidden packet {packet} (no timestamp)"
+    time = float(pts * index.time_base)
+    if not index.packet_shown[packet]:
+        return f"hidden packet {packet} (t={time:.3f} s)"
+    return f"frame {_frame_of_packet(index, packet)} (t={time:.3f} s)"
 
 
 def _frame_of_packet(index: VideoIndex, packet: int) -> int:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cached_property
@@ -30,8 +31,13 @@ from expvid.media.info import VideoInfo
 #: the finest common time base, 1/90000 s, is 11 microseconds).
 TIME_EPSILON = 1e-9
 
-#: Packets kept from the start of the file to decode the first frame (rotation, decodability).
-_FIRST_PACKETS = 16
+#: The pts recorded for a packet that carries neither pts nor dts. Such packets are decoded (others
+#: may refer to them) but never shown: with no time there is no moment to show them at. ffmpeg
+#: writes them when an open-GOP clip is cut into Matroska (the leading pictures of the first GOP).
+NO_TIMESTAMP = int(np.iinfo(np.int64).min)
+
+#: Frame intervals, counted back from the end, that set how long the last frame lasts.
+_END_INTERVALS = 16
 
 
 @dataclass(frozen=True, eq=False)
@@ -66,10 +72,7 @@ class VideoIndex:
         Reading on from a known position, the packet is almost always the `expected` one (checked
         in O(1)); otherwise it is looked up by byte position (or pts where the format has none).
         """
-        ident = packet_identity(packet)
-        if ident is None:
-            return None
-        pos, pts = ident
+        pos, pts = packet_identity(packet)
         if (
             expected is not None
             and expected < len(self.packet_pts)
@@ -110,12 +113,11 @@ class VideoIndex:
         return float(self.frame_times[frame])
 
 
-def packet_identity(packet: av.Packet) -> tuple[int, int] | None:
-    """(byte position, pts or else dts): how a packet read after a seek is found in the index."""
+def packet_identity(packet: av.Packet) -> tuple[int, int]:
+    """(byte position, pts or else dts or `NO_TIMESTAMP`): how a packet read after a seek is found
+    in the index."""
     pts = packet.pts if packet.pts is not None else packet.dts
-    if pts is None:
-        return None
-    return (packet.pos if packet.pos is not None else -1, pts)
+    return (packet.pos if packet.pos is not None else -1, NO_TIMESTAMP if pts is None else pts)
 
 
 def build_index(path: str | os.PathLike[str]) -> VideoIndex:
@@ -132,36 +134,37 @@ def build_index(path: str | os.PathLike[str]) -> VideoIndex:
         shown_list: list[bool] = []
         duration_list: list[int] = []
         pos_list: list[int] = []
-        first_packets: list[av.Packet] = []
+        first = _FirstPicture(file, codec_context, is_skippable)
         try:
             for packet in container.demux(stream):
                 if packet.size == 0:
                     continue  # the empty packet PyAV yields at end of file
-                ident = packet_identity(packet)
-                if ident is None:
-                    raise CorruptMediaError(file, f"video packet {len(pts_list)} has no timestamp")
-                pos_list.append(ident[0])
-                pts_list.append(ident[1])
+                pos, pts = packet_identity(packet)
+                pos_list.append(pos)
+                pts_list.append(pts)
                 key_list.append(bool(packet.is_keyframe))
                 skip_list.append(is_skippable(packet))
-                shown_list.append(not packet.is_discard)
+                shown_list.append(pts != NO_TIMESTAMP and not packet.is_discard)
                 duration_list.append(packet.duration or 0)
-                if len(first_packets) < _FIRST_PACKETS:
-                    first_packets.append(packet)
+                if first.geometry is None:
+                    first.feed(packet, len(pts_list) - 1)
         except av.FFmpegError as error:
             raise corrupt(file, f"reading video packets (after {len(pts_list)})", error) from None
         if not pts_list:
             raise EmptyMediaError(file, "the video stream holds no frames")
-        rotation, frame_width, frame_height = _first_frame_geometry(file, codec_context, first_packets)
+        rotation, frame_width, frame_height = first.finish(len(pts_list))
         declared_frames = stream.frames or 0
         declared_end = _declared_end(container, stream, time_base)
+        declared_rate = stream.average_rate or stream.guessed_rate
         container_name = container.format.name
 
     packet_pts = np.asarray(pts_list, dtype=np.int64)
     packet_shown = np.asarray(shown_list, dtype=bool)
     shown_positions = np.flatnonzero(packet_shown)
     if len(shown_positions) == 0:
-        raise EmptyMediaError(file, "the video stream holds no displayed frames")
+        untimed = sum(1 for pts in pts_list if pts == NO_TIMESTAMP)
+        why = f" ({untimed} of {len(pts_list)} packets have no timestamp)" if untimed else ""
+        raise EmptyMediaError(file, f"the video stream holds no displayed frames{why}")
     order = np.argsort(packet_pts[shown_positions], kind="stable")
     frame_packet = shown_positions[order]
     frame_pts = packet_pts[frame_packet]
@@ -170,9 +173,12 @@ def build_index(path: str | os.PathLike[str]) -> VideoIndex:
 
     intervals = np.diff(frame_pts)
     typical = float(np.median(intervals)) if len(intervals) else 0.0
-    last_duration = duration_list[int(frame_packet[-1])] or typical
-    if last_duration <= 0:
-        last_duration = round(1 / (0.04 * seconds)) if seconds else 1  # no hint at all: assume 25 fps
+    last_duration = last_frame_duration(frame_pts)
+    if last_duration is None:  # a single frame: only the container can say how long it lasts
+        last_duration = float(duration_list[int(frame_packet[-1])])
+        if last_duration <= 0:
+            rate = declared_rate or Fraction(25)  # no hint at all: assume 25 fps
+            last_duration = float(1 / (rate * time_base))
     start = float(frame_times[0])
     end = (int(frame_pts[-1]) + last_duration) * seconds
     count = len(frame_pts)
@@ -234,19 +240,86 @@ def build_index(path: str | os.PathLike[str]) -> VideoIndex:
     )
 
 
-def _first_frame_geometry(
-    file: os.PathLike[str], codec_context: av.VideoCodecContext, packets: list[av.Packet]
-) -> tuple[int, int, int]:
-    """(rotation, width, height) of the first decodable frame; PyAV only exposes rotation on frames."""
-    try:
-        for packet in [*packets, None]:
-            for frame in codec_context.decode(packet):
-                return int(frame.rotation or 0), frame.width, frame.height
-    except av.FFmpegError as error:
-        raise corrupt(file, "decoding the first frames", error) from None
-    finally:
-        codec_context.flush_buffers()
-    raise CorruptMediaError(file, f"none of the first {len(packets)} packets decodes to a frame")
+class _FirstPicture:
+    """Decodes the packets read while indexing until the first picture comes out of the decoder.
+
+    Why until the first picture and not a fixed number of packets: a clip cut without re-encoding
+    (`ffmpeg -ss 3.3 -i in.mp4 -c copy cut.mp4`) starts at the keyframe before the cut and marks
+    up to a whole GOP of packets "decode but do not show" (an edit list), so no picture comes out
+    before the first shown one; an open-GOP or frame-threaded decoder also delays its output. PyAV
+    exposes a file's rotation only on decoded frames, and a stream nothing can decode must be
+    refused here, not in the middle of an evaluation. Pre-roll packets that nothing refers to
+    (hidden non-reference B-frames) are not decoded at all: they could never be shown.
+    """
+
+    def __init__(
+        self, file: os.PathLike[str], context: av.VideoCodecContext, is_skippable: Callable[[av.Packet], bool]
+    ) -> None:
+        self.file = file
+        self.context = context
+        self.is_skippable = is_skippable
+        self.geometry: tuple[int, int, int] | None = None  # (rotation, width, height)
+        self.sent = 0
+
+    def feed(self, packet: av.Packet, position: int) -> None:
+        hidden = packet.is_discard or (packet.pts is None and packet.dts is None)
+        if hidden and self.is_skippable(packet):
+            return
+        self.sent += 1
+        try:
+            frames = self.context.decode(packet)
+        except av.FFmpegError as error:
+            pts = packet_identity(packet)[1]
+            timed = pts != NO_TIMESTAMP and packet.time_base
+            when = f", t={float(pts * packet.time_base):.3f} s" if timed else ""
+            raise corrupt(
+                self.file, f"decoding the first picture (video packet {position}{when})", error
+            ) from None
+        if frames:
+            self._found(frames[0])
+
+    def finish(self, packets: int) -> tuple[int, int, int]:
+        """The geometry, after draining the decoder if no picture came out while feeding."""
+        try:
+            if self.geometry is None:
+                frames = self.context.decode(None)
+                if frames:
+                    self._found(frames[0])
+        except av.FFmpegError as error:
+            raise corrupt(self.file, "decoding the first picture (end of stream)", error) from None
+        finally:
+            self.context.flush_buffers()
+        if self.geometry is None:
+            raise CorruptMediaError(
+                self.file, f"none of the {packets} video packets decodes to a picture ({self.sent} decoded)"
+            )
+        return self.geometry
+
+    def _found(self, frame: av.VideoFrame) -> None:
+        self.geometry = (int(frame.rotation or 0), frame.width, frame.height)
+        self.context.flush_buffers()
+
+
+def last_frame_duration(frame_pts: np.ndarray) -> float | None:
+    """How long the last frame is shown, in time-base ticks, from the frames' own timestamps.
+
+    Why not the container's word: containers disagree about the same stream. MP4 stores the last
+    sample's duration (often the encoder's nominal rate), Matroska/WebM usually store none or a
+    rounded default, so one variable-frame-rate stream "ended" at 15.000 s as MP4 and 15.010 s as
+    MKV, and uniform sampling over [start, end] chose different frames. The rule here reads only
+    presentation timestamps, which every remux keeps: the last frame lasts as long as the frames
+    just before it, i.e. the mean of the last `_END_INTERVALS` intervals, ignoring intervals more
+    than 25% away from their median (a dropped frame, a gap at a cut). The mean, not the median,
+    so that timestamps rounded to a coarse time base (1 ms in Matroska: 33, 34, 33 ms at 30 fps)
+    still give the true interval to within a fraction of a tick. None for a single frame.
+    """
+    recent = np.diff(frame_pts[-(_END_INTERVALS + 1) :]).astype(np.float64)
+    recent = recent[recent > 0]
+    if len(recent) == 0:
+        return None
+    median = float(np.median(recent))
+    near = recent[np.abs(recent - median) <= 0.25 * median]
+    return float(near.mean())
 
 
 def _declared_end(

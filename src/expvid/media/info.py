@@ -12,7 +12,9 @@ class VideoInfo:
 
     Times are seconds on the stream's presentation timeline (pts x time base), the clock a player
     shows for files starting at 0. `start` is the first frame's time, `end` the last frame's time
-    plus its duration, `duration = end - start`. `width`/`height` are the display size, after the
+    plus its duration, `duration = end - start`; the last frame's duration is read from the frames'
+    own timestamps (`index.last_frame_duration`), never from the container, so the same stream has
+    the same end as MP4, MOV, MKV or WebM (within the 1 ms clock of the last two). `width`/`height` are the display size, after the
     rotation in `rotation` (degrees counter-clockwise, 0/90/180/270) is applied; `coded_width` /
     `coded_height` are the stored size. `fps` is the average rate (frames / duration); check
     `variable_frame_rate` before assuming frame i is at i / fps.

@@ -7,7 +7,7 @@ for every model and match the paper, so it is unit-testable without any video, a
 Strategies:
 - uniform: N frames at the MIDPOINTS of N equal segments of [start, end] (ExpVid's uniform
   sampling; never the two end points, unlike linspace(0, n-1, N)).
-- fps: targets start + k / fps for every k with target < end; above `max_frames`, either keep
+- fps: targets start + k / fps for every k with target < end (by more than 1 ms); above `max_frames`, either keep
   `max_frames` of them uniformly (segment midpoints over the candidate list) or thin from the end
   keeping the last one (rate = ceil(n / max_frames): keep n-1, n-1-rate, ...; ProMQA).
 - times: explicit target times.
@@ -28,6 +28,12 @@ THINNING: tuple[Thinning, ...] = ("uniform", "keep_last")
 #: Slack for float noise when comparing times given in seconds (far below any frame interval).
 _SLACK = 1e-6
 
+#: fps targets this close to the window's end are past it. Why: the same stream's end differs by up
+#: to this much between containers (Matroska and WebM keep times in whole milliseconds), and
+#: whether a target on the very end counts would change the number of frames, and with keep-last
+#: thinning every frame chosen.
+END_CLOCK = 0.001
+
 
 def uniform_times(start: float, end: float, num_frames: int) -> list[float]:
     """Midpoint of each of `num_frames` equal segments of [start, end]."""
@@ -40,12 +46,12 @@ def uniform_times(start: float, end: float, num_frames: int) -> list[float]:
 
 
 def fps_candidate_times(start: float, end: float, fps: float) -> list[float]:
-    """start + k / fps for k = 0, 1, ... while the time is before `end`."""
+    """start + k / fps for k = 0, 1, ... while the time is more than `END_CLOCK` before `end`."""
     if not fps > 0 or not math.isfinite(fps):
         raise SamplingError(None, f"fps must be a positive number, got {fps}")
     if not end > start:
         raise WindowError(None, f"empty window [{start}, {end}]")
-    count = math.floor((end - start) * fps - 1e-9) + 1
+    count = max(0, math.floor((end - start - END_CLOCK) * fps - 1e-9)) + 1
     return [start + k / fps for k in range(count)]
 
 

@@ -13,7 +13,7 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 import av
 import numpy as np
@@ -33,7 +33,9 @@ from expvid.media.transform import (
     frame_to_rgb,
     output_size,
 )
-from expvid.schema import FrameRef, SamplerSettings
+
+if TYPE_CHECKING:  # the schema (pydantic models) is imported where records are made
+    from expvid.schema import FrameRef, SamplerSettings
 
 
 class _Located(Protocol):
@@ -42,6 +44,8 @@ class _Located(Protocol):
 
     @property
     def time(self) -> float: ...
+
+    def to_ref(self) -> FrameRef: ...
 
 
 P = TypeVar("P", bound=_Located)
@@ -63,6 +67,8 @@ class SampledFrame:
     mime: str
 
     def to_ref(self) -> FrameRef:
+        from expvid.schema import FrameRef
+
         return FrameRef(index=self.index, time=self.time)
 
     def file_name(self, position: int) -> str:
@@ -93,6 +99,8 @@ class FrameArray:
         return int(self.image.shape[0])
 
     def to_ref(self) -> FrameRef:
+        from expvid.schema import FrameRef
+
         return FrameRef(index=self.index, time=self.time)
 
 
@@ -107,7 +115,7 @@ class _Sample(Generic[P]):
 
     def frame_refs(self) -> list[FrameRef]:
         """(index, time) of every frame, in order: what a run logs per prediction."""
-        return [FrameRef(index=frame.index, time=frame.time) for frame in self.frames]
+        return [frame.to_ref() for frame in self.frames]
 
 
 @dataclass(frozen=True)
