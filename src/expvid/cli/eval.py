@@ -24,7 +24,11 @@ console = Console(stderr=True)
 
 def eval_command(
     data: Annotated[
-        Path, typer.Option("--data", help="Dataset root (ExpVid release layout, or a suite's files).")
+        str,
+        typer.Option(
+            "--data",
+            help="Dataset root (ExpVid release layout, or a suite's files), or hf:ORG/NAME[@REV] to fetch it first.",
+        ),
     ],
     model: Annotated[
         str, typer.Option("--model", help="Model spec: openai:MODEL[@URL], random, blind:SPEC, ...")
@@ -32,7 +36,10 @@ def eval_command(
     out: Annotated[
         Path, typer.Option("--out", help="Run directory (created; re-run the same command to resume).")
     ],
-    suite: Annotated[str, typer.Option("--suite", help="Benchmark suite.")] = "expvid",
+    suite: Annotated[
+        str | None,
+        typer.Option("--suite", help="Benchmark suite (default: expvid, or the suite whose hf: release --data names)."),
+    ] = None,
     tasks: Annotated[
         str | None, typer.Option("--tasks", help="Comma-separated task names (default: all).")
     ] = None,
@@ -146,6 +153,8 @@ def eval_command(
     """Evaluate MODEL on a benchmark; writes manifest.json, predictions.jsonl, judgments.jsonl, scores.json."""
     from expvid.run.evaluate import evaluate
 
+    suite_given = suite is not None
+    suite = suite or "expvid"
     try:
         counts = parse_frame_counts(frames) if frames else {}
         variants = parse_key_values(variant or [], flag="--variant", bare_is_true=True)
@@ -183,12 +192,14 @@ def eval_command(
         backend_options["api_key_env"] = api_key_env
     if timeout:
         backend_options["timeout_s"] = timeout
+    task_names = [t.strip() for t in tasks.split(",") if t.strip()] if tasks else None
+    data_root, suite = _resolve_data(data, suite, suite_given, task_names, suite_options, cache_dir)
     config = EvalConfig(
         suite=suite,
-        data=data,
+        data=data_root,
         model=model,
         out=out,
-        tasks=[t.strip() for t in tasks.split(",") if t.strip()] if tasks else None,
+        tasks=task_names,
         limit=limit,
         concurrency=concurrency,
         frames=frame_options,
@@ -222,6 +233,32 @@ def eval_command(
         f"{result.generated} item(s) run, {result.resumed} reused from the run directory, "
         f"{result.failed} failed; scores in {result.rundir.scores_path}"
     )
+
+
+def _resolve_data(
+    data: str,
+    suite: str,
+    suite_given: bool,
+    tasks: list[str] | None,
+    suite_options: dict[str, object],
+    cache_dir: Path | None,
+) -> tuple[Path, str]:
+    """`--data` as a local root; an `hf:` spec is fetched into the cache first (expvid.hub.dataspec)."""
+    if not data.startswith("hf:"):
+        return Path(data), suite
+    from expvid.hub.dataspec import resolve_data
+
+    languages = suite_options.get("languages")
+    with friendly_errors():
+        return resolve_data(
+            data,
+            suite=suite,
+            tasks=tasks,
+            languages=languages if isinstance(languages, list) else None,
+            cache_root=cache_dir or default_cache_root(),
+            echo=lambda line: console.print(line, highlight=False, markup=False),
+            suite_was_given=suite_given,
+        )
 
 
 def _with_preset(suite: str, name: str, explicit: FrameOptions) -> FrameOptions:
