@@ -101,7 +101,7 @@ def test_missing_video_is_reported_by_item_and_path_and_the_rest_is_kept(hub, sa
     )
     assert result.exit_code == 1, result.output
     assert f"is not in the repository at this revision" in result.output and gone in result.output
-    assert "video file not found" in result.output  # the loader's file:line problem for the same item
+    assert f"{gone}: missing" in result.output  # and the check of the item's media on disk
     record = read_fetch_record(tmp_path / "data")
     assert record is not None and not record.verification.complete and record.verification.n_problems == 2
     kept = [p for p in (tmp_path / "data/videos/level_2/step_prediction").rglob("*.mp4")]

@@ -72,12 +72,11 @@ def fetch_promqa(request: FetchRequest, *, echo: Echo = lambda _: None) -> Fetch
 
     try:
         questions = load_promqa(root, tasks=wanted, check_media=False)
-        present = load_promqa(root, tasks=wanted, check_media=True)
     except DataError as error:
         raise FetchError(f"the fetched ProMQA files do not load: {error}") from None
     problems = [str(p) for p in questions.problems]
     recordings = sorted({str(item.meta.get("recording_id")) for item in questions.items})
-    videos, _ = media_files(present)
+    videos = [path for path in media_files(questions)[0] if path.is_file()]  # recordings placed so far
     checked = check_media(root, videos, [], probe=request.probe)
     problems += checked.problems
     note = PROMQA_RECORDINGS.format(root=root, n=len(recordings))
