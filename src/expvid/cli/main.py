@@ -8,6 +8,7 @@ from expvid.cli.build import build_command
 from expvid.cli.data import data_app
 from expvid.cli.demo import demo_command
 from expvid.cli.eval import eval_command
+from expvid.cli.export import export_app
 from expvid.cli.frames import frames_command
 from expvid.cli.platform import platform_app
 from expvid.cli.report import compare_command, report_command
@@ -30,6 +31,7 @@ app.command("build")(build_command)
 app.add_typer(sample_app, name="sample")
 app.add_typer(data_app, name="data")
 app.add_typer(platform_app, name="platform")
+app.add_typer(export_app, name="export")
 
 
 if __name__ == "__main__":  # pragma: no cover

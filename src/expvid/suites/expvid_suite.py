@@ -187,6 +187,17 @@ def load_expvid(
     return dataset
 
 
+def item_from_record(task: str, record: dict[str, Any], root: Path | str, *, check_media: bool = False) -> Item:
+    """One release record of `task` as an `Item`, with the loader's checks (`DataError` naming the problem).
+
+    For code that gets records one at a time rather than as files (an lmms-eval task's `doc`).
+    """
+    try:
+        return _record_to_item(task_spec(task), record, Path(root).resolve(), check_media)
+    except _BadRecord as exc:
+        raise DataError(f"{task} record {record.get('id')!r}: {exc}") from None
+
+
 def _read_text_bytes(path: Path) -> bytes | RecordProblem:
     """The file's bytes, or a problem if it cannot be read as UTF-8 text (then none of it loads)."""
     try:
