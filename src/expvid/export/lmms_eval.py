@@ -143,7 +143,14 @@ def _task_config(
     config["doc_to_target"] = _function(f"utils.{spec.name}_doc_to_target")
     config["process_results"] = _function(f"utils.{spec.name}_process_results")
     frames = DEFAULT_FRAMES[f"L{spec.level}"]
-    config["metadata"] = {"version": 1.0, "expvid_task": spec.name, "expvid_metric": spec.metric, "items": n, "frames_f2": frames}
+    config["metadata"] = {
+        "version": 1.0,
+        "expvid_task": spec.name,
+        "expvid_metric": spec.metric,
+        "items": n,
+        "frames_f2": frames,
+        "exported_from": str(root),  # lmms-eval logs it in results.json: `expvid score --from lmms-eval` reads it
+    }
     return config
 
 
