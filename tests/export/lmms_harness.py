@@ -45,7 +45,7 @@ def load_task_yaml(path: Path) -> dict[str, Any]:
         return getattr(module, name)  # type: ignore[no-any-return]
 
     _Loader.add_constructor("!function", function)
-    config = yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader)  # noqa: S506 - our own loader
+    config = yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader)
     if "include" in config:
         base = load_task_yaml(path.parent / config.pop("include"))
         config = {**base, **config}
@@ -68,7 +68,9 @@ class LmmsHarness:
         self.package = package
         self.cache = cache
 
-    def run(self, tasks: list[str], model: Model, logdir: Path | None = None, *, old_format: bool = False) -> HarnessRun:
+    def run(
+        self, tasks: list[str], model: Model, logdir: Path | None = None, *, old_format: bool = False
+    ) -> HarnessRun:
         out = HarnessRun()
         for task in tasks:
             config = load_task_yaml(self.package / f"{task}.yaml")
@@ -96,11 +98,21 @@ class LmmsHarness:
                 folder = logdir / "model__sanitized"
                 folder.mkdir(parents=True, exist_ok=True)
                 name = f"20260101_120000_samples_{task}.jsonl"
-                (folder / name).write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines), encoding="utf-8")
+                (folder / name).write_text(
+                    "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines), encoding="utf-8"
+                )
         if logdir is not None:
-            configs = {t: {"task": t, "metadata": load_task_yaml(self.package / f"{t}.yaml")["metadata"]} for t in tasks}
-            results = {"results": {t: {"expvid_score,none": s} for t, s in out.scores.items()}, "configs": configs}
-            (logdir / "model__sanitized" / "20260101_120000_results.json").write_text(json.dumps(results), encoding="utf-8")
+            configs = {
+                t: {"task": t, "metadata": load_task_yaml(self.package / f"{t}.yaml")["metadata"]}
+                for t in tasks
+            }
+            results = {
+                "results": {t: {"expvid_score,none": s} for t, s in out.scores.items()},
+                "configs": configs,
+            }
+            (logdir / "model__sanitized" / "20260101_120000_results.json").write_text(
+                json.dumps(results), encoding="utf-8"
+            )
         return out
 
     def group(self, name: str, run: HarnessRun) -> float:
@@ -113,7 +125,13 @@ class LmmsHarness:
 
 
 def _log_line(
-    doc_id: int, doc: dict[str, Any], target: str, context: str, response: str, metrics: dict[str, Any], old: bool
+    doc_id: int,
+    doc: dict[str, Any],
+    target: str,
+    context: str,
+    response: str,
+    metrics: dict[str, Any],
+    old: bool,
 ) -> dict[str, Any]:
     doc_hash = hashlib.sha256(json.dumps(doc, indent=2, ensure_ascii=False, default=str).encode()).hexdigest()
     if old:  # lmms-eval before 0.4: doc and arguments kept, responses wrapped per request
@@ -139,5 +157,3 @@ def scripted_model(context: str, doc: dict[str, Any], doc_id: int) -> str:
         wrong = "A" if answer != "A" else "B"
         return f"The answer is \\boxed{{{answer if kind == 0 else wrong}}}"
     return f"\\boxed{{{answer if kind == 0 else int(answer) + 1}}}"
-
-

@@ -46,13 +46,18 @@ def test_every_file_follows_lmms_eval_task_and_group_formats(package: Path, samp
             assert callable(config[hook]), (path.name, hook)
         (metric,) = config["metric_list"]
         assert metric["metric"] == "expvid_score" and callable(metric["aggregation"])
-        assert config["generation_kwargs"]["temperature"] == 0.1 and config["generation_kwargs"]["max_new_tokens"] == 8192
+        assert (
+            config["generation_kwargs"]["temperature"] == 0.1
+            and config["generation_kwargs"]["max_new_tokens"] == 8192
+        )
     names = {p.stem for p in yamls}
     for path in groups:
         config = load_task_yaml(path)
         assert set(config) <= GROUP_FIELDS and all(member in names for member in config["task"])
         for entry in config.get("aggregate_metric_list", []):
-            assert set(entry) <= AGG_FIELDS and entry["aggregation"] == "mean"  # lmms-eval's only group aggregation
+            assert (
+                set(entry) <= AGG_FIELDS and entry["aggregation"] == "mean"
+            )  # lmms-eval's only group aggregation
     assert load_task_yaml(package / "expvid_l1.yaml")["aggregate_metric_list"][0]["weight_by_size"] is True
     assert load_task_yaml(package / "expvid_l2.yaml")["aggregate_metric_list"][0]["weight_by_size"] is False
 
@@ -71,7 +76,9 @@ def test_prompts_and_videos_are_expvids(harness, sample_dir: Path) -> None:
             assert config["doc_to_visual"](doc) == [item.media.path]  # type: ignore[union-attr]
 
 
-def test_numbers_agree_with_expvid_score_task_by_task_and_level_by_level(lmms_run, harness, sample_dir, tmp_path) -> None:
+def test_numbers_agree_with_expvid_score_task_by_task_and_level_by_level(
+    lmms_run, harness, sample_dir, tmp_path
+) -> None:
     run, _ = lmms_run
     predictions = tmp_path / "predictions.jsonl"
     with predictions.open("w", encoding="utf-8") as handle:
@@ -79,7 +86,17 @@ def test_numbers_agree_with_expvid_score_task_by_task_and_level_by_level(lmms_ru
             for value, response in zip(values, run.responses[task], strict=True):
                 handle.write(json.dumps({"id": value["expvid_id"], "response": response.strip()}) + "\n")
     result = runner.invoke(
-        app, ["score", "--data", str(sample_dir), "--predictions", str(predictions), "--out", str(tmp_path / "scored"), "--quiet"]
+        app,
+        [
+            "score",
+            "--data",
+            str(sample_dir),
+            "--predictions",
+            str(predictions),
+            "--out",
+            str(tmp_path / "scored"),
+            "--quiet",
+        ],
     )
     assert result.exit_code == 0, result.output
     scores = json.loads((tmp_path / "scored" / "scores.json").read_text())
@@ -98,18 +115,38 @@ def test_level_one_group_is_pooled_like_table_2(lmms_run, harness, sample_dir, t
 
 
 def test_export_cli_reports_and_refuses_a_bad_prefix(sample_dir, tmp_path) -> None:
-    result = runner.invoke(app, ["export", "lmms-eval", str(tmp_path / "pkg"), "--data", str(sample_dir), "--tasks", "tools,quantity"])
+    result = runner.invoke(
+        app,
+        [
+            "export",
+            "lmms-eval",
+            str(tmp_path / "pkg"),
+            "--data",
+            str(sample_dir),
+            "--tasks",
+            "tools,quantity",
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert "wrote 2 task(s) and 2 group(s)" in result.output  # the L1 group and the whole-benchmark group
-    assert sorted(p.name for p in (tmp_path / "pkg").glob("*.yaml")) == ["expvid.yaml", "expvid_l1.yaml", "expvid_quantity.yaml", "expvid_tools.yaml"]
-    bad = runner.invoke(app, ["export", "lmms-eval", str(tmp_path / "p2"), "--data", str(sample_dir), "--prefix", "Exp-Vid"])
+    assert sorted(p.name for p in (tmp_path / "pkg").glob("*.yaml")) == [
+        "expvid.yaml",
+        "expvid_l1.yaml",
+        "expvid_quantity.yaml",
+        "expvid_tools.yaml",
+    ]
+    bad = runner.invoke(
+        app, ["export", "lmms-eval", str(tmp_path / "p2"), "--data", str(sample_dir), "--prefix", "Exp-Vid"]
+    )
     assert bad.exit_code == 2 and "--prefix" in bad.output
 
 
 def test_hub_id_tasks_read_the_card_configs(sample_dir, tmp_path) -> None:
     from expvid.export.lmms_eval import write_lmms_eval_package
 
-    write_lmms_eval_package(tmp_path / "pkg", sample_dir, tasks=["tools"], hub_id="OpenGVLab/ExpVid", revision="abc123")
+    write_lmms_eval_package(
+        tmp_path / "pkg", sample_dir, tasks=["tools"], hub_id="OpenGVLab/ExpVid", revision="abc123"
+    )
     config = load_task_yaml(tmp_path / "pkg" / "expvid_tools.yaml")
     assert (config["dataset_path"], config["dataset_name"]) == ("OpenGVLab/ExpVid", "level1_tools")
     assert config["dataset_kwargs"] == {"revision": "abc123"}

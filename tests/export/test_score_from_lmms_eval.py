@@ -16,7 +16,10 @@ runner = CliRunner()
 
 
 def _rows(out: Path) -> list[dict]:  # type: ignore[type-arg]
-    return [json.loads(line) for line in (out / "lmms_eval_comparison.jsonl").read_text(encoding="utf-8").splitlines()]
+    return [
+        json.loads(line)
+        for line in (out / "lmms_eval_comparison.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
 
 
 def test_logs_of_the_exported_package_match_item_by_item(lmms_run, sample_dir, tmp_path) -> None:
@@ -45,14 +48,29 @@ def test_old_format_logs_are_matched_by_their_documents(harness, sample_dir, tmp
             line["accuracy"] = value["earned"]
         path.write_text("".join(json.dumps(x) + "\n" for x in lines))
     out = tmp_path / "compared"
-    result = runner.invoke(app, ["score", "--from", "lmms-eval", str(logdir), "--data", str(sample_dir), "--out", str(out), "--quiet"])
+    result = runner.invoke(
+        app,
+        [
+            "score",
+            "--from",
+            "lmms-eval",
+            str(logdir),
+            "--data",
+            str(sample_dir),
+            "--out",
+            str(out),
+            "--quiet",
+        ],
+    )
     assert result.exit_code == 0, result.output
     rows = _rows(out)
     assert len(rows) == sum(run.sizes.values()) and all(row["agree"] for row in rows)
     assert {row["item"].split("/")[0] for row in rows} == {"tools", "step_prediction"}
 
 
-def test_new_format_logs_without_documents_are_matched_by_doc_id_and_checked_by_target(harness, sample_dir, tmp_path) -> None:
+def test_new_format_logs_without_documents_are_matched_by_doc_id_and_checked_by_target(
+    harness, sample_dir, tmp_path
+) -> None:
     logdir = tmp_path / "new"
     harness.run(["expvid_tools"], scripted_model, logdir)
     path = next(logdir.rglob("*samples_expvid_tools.jsonl"))
@@ -61,13 +79,39 @@ def test_new_format_logs_without_documents_are_matched_by_doc_id_and_checked_by_
         line["acc"] = line.pop("expvid_score")["earned"]
     path.write_text("".join(json.dumps(x) + "\n" for x in lines))
     out = tmp_path / "compared"
-    ok = runner.invoke(app, ["score", "--from", "lmms-eval", str(logdir), "--data", str(sample_dir), "--out", str(out), "--quiet"])
+    ok = runner.invoke(
+        app,
+        [
+            "score",
+            "--from",
+            "lmms-eval",
+            str(logdir),
+            "--data",
+            str(sample_dir),
+            "--out",
+            str(out),
+            "--quiet",
+        ],
+    )
     assert ok.exit_code == 0, ok.output
     assert [row["item"] for row in _rows(out)] == [f"tools/{k}" for k in range(18)]
 
     lines[2]["target"] = "Z"  # the log was made from other data: refuse rather than mis-match
     path.write_text("".join(json.dumps(x) + "\n" for x in lines))
-    bad = runner.invoke(app, ["score", "--from", "lmms-eval", str(logdir), "--data", str(sample_dir), "--out", str(tmp_path / "b"), "--quiet"])
+    bad = runner.invoke(
+        app,
+        [
+            "score",
+            "--from",
+            "lmms-eval",
+            str(logdir),
+            "--data",
+            str(sample_dir),
+            "--out",
+            str(tmp_path / "b"),
+            "--quiet",
+        ],
+    )
     compact = "".join(bad.output.split())  # whatever the terminal width
     assert bad.exit_code == 2 and f"{path.name}:3:" in compact and "loggedtarget'Z'" in compact
 
@@ -87,19 +131,40 @@ def test_official_scivideobench_logs_show_where_the_official_reader_guessed(tmp_
         pred = record["answer"] if guessed else text.replace("The answer is ", "").strip("()")
         value = {"id": record["video_id"], "question_type": record["question_type"], "category": "UNKNOWN",
                  "pred_answer": pred, "answer": record["answer"], "correct": pred == record["answer"], "raw_output": text}  # fmt: skip
-        lines.append({"doc_id": doc_id, "target": record["answer"], "filtered_resps": text, "scivideobench_acc": value})
-    (logdir / "20260101_000000_samples_scivideobench.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+        lines.append(
+            {"doc_id": doc_id, "target": record["answer"], "filtered_resps": text, "scivideobench_acc": value}
+        )
+    (logdir / "20260101_000000_samples_scivideobench.jsonl").write_text(
+        "".join(json.dumps(x) + "\n" for x in lines)
+    )
     out = tmp_path / "compared"
     result = runner.invoke(
-        app, ["score", "--from", "lmms-eval", str(tmp_path / "logs"), "--data", str(root), "--suite", "scivideobench", "--out", str(out), "--quiet"]
+        app,
+        [
+            "score",
+            "--from",
+            "lmms-eval",
+            str(tmp_path / "logs"),
+            "--data",
+            str(root),
+            "--suite",
+            "scivideobench",
+            "--out",
+            str(out),
+            "--quiet",
+        ],
     )
     assert result.exit_code == 0, result.output
     rows = _rows(out)
     ids = {item.id for item in load_scivideobench(root)}
     assert {row["item"] for row in rows} == ids and len(rows) == len(records)
     guesses = [row for row in rows if row["lmms_eval"]["value"]["raw_output"] == responses[2]]
-    assert guesses and all(row["lmms_eval"]["score"] == 1.0 and row["expvid"]["status"] == "unparseable" for row in guesses)
-    assert all(row["agree"] is False for row in guesses)  # the official random letter happened to be right; expvid never guesses
+    assert guesses and all(
+        row["lmms_eval"]["score"] == 1.0 and row["expvid"]["status"] == "unparseable" for row in guesses
+    )
+    assert all(
+        row["agree"] is False for row in guesses
+    )  # the official random letter happened to be right; expvid never guesses
     assert all(row["agree"] for row in rows if row not in guesses)
     assert "first disagreements" in result.output
 
@@ -111,8 +176,23 @@ def test_logs_of_other_benchmarks_are_skipped_and_named(lmms_run, sample_dir, tm
     (mixed / "model__sanitized" / "20260101_120000_samples_mmmu_val.jsonl").write_text(
         json.dumps({"doc_id": 0, "target": "A", "filtered_resps": "A", "mmmu_acc": {"id": "x"}}) + "\n"
     )
-    result = runner.invoke(app, ["score", "--from", "lmms-eval", str(mixed), "--data", str(sample_dir), "--out", str(tmp_path / "o"), "--quiet"])
+    result = runner.invoke(
+        app,
+        [
+            "score",
+            "--from",
+            "lmms-eval",
+            str(mixed),
+            "--data",
+            str(sample_dir),
+            "--out",
+            str(tmp_path / "o"),
+            "--quiet",
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert "skipped" in result.output and "mmmu_val" in result.output
-    empty = runner.invoke(app, ["score", "--from", "lmms-eval", str(tmp_path / "nothing"), "--data", str(sample_dir)])
+    empty = runner.invoke(
+        app, ["score", "--from", "lmms-eval", str(tmp_path / "nothing"), "--data", str(sample_dir)]
+    )
     assert empty.exit_code != 0

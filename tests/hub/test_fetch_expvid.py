@@ -68,7 +68,9 @@ def test_revision_pin_reads_the_tagged_commit_not_main(hub, sample_dir, tmp_path
     tools = (sample_dir / "annotations/level1/tools.jsonl").read_text(encoding="utf-8").splitlines()
     edited = json.loads(tools[0])
     edited["question"] = "EDITED " + edited["question"]
-    second = hub.commit(REPO, {"annotations/level1/tools.jsonl": "\n".join([json.dumps(edited), *tools[1:]]).encode()})
+    second = hub.commit(
+        REPO, {"annotations/level1/tools.jsonl": "\n".join([json.dumps(edited), *tools[1:]]).encode()}
+    )
     assert first != second
 
     pinned = _fetch(hub, tmp_path / "v1", tasks=["tools"], revision="v1.0")
@@ -88,7 +90,9 @@ def test_unknown_revision_and_unknown_repo_are_clear_errors(hub, expvid_repo, tm
         _fetch(hub, tmp_path / "y", tasks=["tools"], repo_id="someone/else")
 
 
-def test_missing_video_is_reported_by_item_and_path_and_the_rest_is_kept(hub, sample_dir, tmp_path, release_files):
+def test_missing_video_is_reported_by_item_and_path_and_the_rest_is_kept(
+    hub, sample_dir, tmp_path, release_files
+):
     files = release_files(sample_dir)
     gone = "videos/level_2/step_prediction/61842/" + next(
         p.name for p in (sample_dir / "videos/level_2/step_prediction/61842").iterdir()
@@ -97,10 +101,20 @@ def test_missing_video_is_reported_by_item_and_path_and_the_rest_is_kept(hub, sa
     hub.commit(REPO, files)
     result = runner.invoke(
         app,
-        ["data", "fetch", "expvid", str(tmp_path / "data"), "--tasks", "step_prediction", "--endpoint", hub.url, "--quiet"],
+        [
+            "data",
+            "fetch",
+            "expvid",
+            str(tmp_path / "data"),
+            "--tasks",
+            "step_prediction",
+            "--endpoint",
+            hub.url,
+            "--quiet",
+        ],
     )
     assert result.exit_code == 1, result.output
-    assert f"is not in the repository at this revision" in result.output and gone in result.output
+    assert "is not in the repository at this revision" in result.output and gone in result.output
     assert f"{gone}: missing" in result.output  # and the check of the item's media on disk
     record = read_fetch_record(tmp_path / "data")
     assert record is not None and not record.verification.complete and record.verification.n_problems == 2
@@ -152,7 +166,18 @@ def test_killed_command_resumes_through_hf_endpoint(hub, sample_dir, tmp_path, r
     hub.throttle(slow, chunk=64 * 1024, delay_s=0.05)
     env = {**os.environ, "HF_ENDPOINT": hub.url, "PYTHONPATH": os.pathsep.join(sys.path)}
     out = tmp_path / "data"
-    command = [sys.executable, "-m", "expvid.cli.main", "data", "fetch", "expvid", str(out), "--levels", "3", "--quiet"]
+    command = [
+        sys.executable,
+        "-m",
+        "expvid.cli.main",
+        "data",
+        "fetch",
+        "expvid",
+        str(out),
+        "--levels",
+        "3",
+        "--quiet",
+    ]
     child = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 60
     while hub.bytes_sent(slow) < 256 * 1024:
@@ -185,7 +210,7 @@ def test_a_truncated_file_on_disk_is_downloaded_again(hub, expvid_repo, sample_d
 
 def test_gated_repo_says_how_to_get_access(hub, sample_dir, tmp_path, monkeypatch, release_files):
     hub.commit(REPO, release_files(sample_dir), gated_token="hf_secret")
-    with pytest.raises(FetchError, match="gated: accept its conditions .* set HF_TOKEN"):
+    with pytest.raises(FetchError, match=r"gated: accept its conditions .* set HF_TOKEN"):
         _fetch(hub, tmp_path / "data", tasks=["tools"])
     monkeypatch.setenv("HF_TOKEN", "hf_secret")
     outcome = _fetch(hub, tmp_path / "data", tasks=["tools"])
@@ -194,7 +219,9 @@ def test_gated_repo_says_how_to_get_access(hub, sample_dir, tmp_path, monkeypatc
     assert cdn and all(r.authorization is None for r in cdn)  # the token never leaves the Hub host
 
 
-def test_eval_with_hf_data_fetches_into_the_cache_and_records_the_revision(hub, expvid_repo, tmp_path, monkeypatch):
+def test_eval_with_hf_data_fetches_into_the_cache_and_records_the_revision(
+    hub, expvid_repo, tmp_path, monkeypatch
+):
     monkeypatch.setenv("HF_ENDPOINT", hub.url)
     cache = tmp_path / "cache"
     args = ["eval", "--data", f"hf:{REPO}", "--model", "first-option", "--tasks", "tools", "--limit", "3"]
@@ -222,4 +249,7 @@ def test_fetch_copy_can_be_moved(hub, expvid_repo, tmp_path):
     _fetch(hub, tmp_path / "data", tasks=["tools"])
     shutil.move(tmp_path / "data", tmp_path / "moved")
     record = read_fetch_record(tmp_path / "moved")
-    assert record is not None and load_expvid(tmp_path / "moved", tasks=["tools"]).fingerprint() == record.fingerprint
+    assert (
+        record is not None
+        and load_expvid(tmp_path / "moved", tasks=["tools"]).fingerprint() == record.fingerprint
+    )

@@ -34,24 +34,41 @@ def svb_sample(tmp_path_factory: pytest.TempPathFactory) -> Path:
     kept = [
         line
         for line in lines
-        if json.loads(line)["video_id"] != "10003" or json.loads(line)["question_type"] == "Hypothetical Reasoning"
+        if json.loads(line)["video_id"] != "10003"
+        or json.loads(line)["question_type"] == "Hypothetical Reasoning"
     ]
     (root / "scivideobench_1k.jsonl").write_text("\n".join(kept) + "\n", encoding="utf-8")
     return root
 
 
-def test_scivideobench_fetches_the_question_file_and_only_the_selected_tasks_videos(hub, svb_sample, tmp_path):
-    files = {p.relative_to(svb_sample).as_posix(): p for p in svb_sample.rglob("*") if p.is_file() and not p.name.startswith(".")}
+def test_scivideobench_fetches_the_question_file_and_only_the_selected_tasks_videos(
+    hub, svb_sample, tmp_path
+):
+    files = {
+        p.relative_to(svb_sample).as_posix(): p
+        for p in svb_sample.rglob("*")
+        if p.is_file() and not p.name.startswith(".")
+    }
     sha = hub.commit("groundmore/scivideobench", files)
     outcome = fetch_release(
-        FetchRequest(suite="scivideobench", out=tmp_path / "svb", tasks=["conceptual"], endpoint=hub.url, progress=False)
+        FetchRequest(
+            suite="scivideobench",
+            out=tmp_path / "svb",
+            tasks=["conceptual"],
+            endpoint=hub.url,
+            progress=False,
+        )
     )
     served = _served(hub)
     assert "scivideobench_1k.jsonl" in served and not any("10003" in p for p in served)
     assert {p for p in served if "jove_" in p} == {"videos/jove_10001.mp4", "videos/jove_10002.MP4"}
     assert outcome.complete and outcome.record.revision == sha and outcome.record.tasks == ["conceptual"]
     local = load_scivideobench(tmp_path / "svb", tasks=["conceptual"])
-    assert len(local) == len(load_scivideobench(svb_sample, tasks=["conceptual"])) == outcome.record.verification.items
+    assert (
+        len(local)
+        == len(load_scivideobench(svb_sample, tasks=["conceptual"]))
+        == outcome.record.verification.items
+    )
 
 
 def test_scivideobench_videos_packed_in_an_archive_are_unpacked(hub, svb_sample, tmp_path):
@@ -64,9 +81,13 @@ def test_scivideobench_videos_packed_in_an_archive_are_unpacked(hub, svb_sample,
         "videos.zip": packed.getvalue(),
     }
     hub.commit("groundmore/scivideobench", files)
-    outcome = fetch_release(FetchRequest(suite="scivideobench", out=tmp_path / "svb", endpoint=hub.url, progress=False))
+    outcome = fetch_release(
+        FetchRequest(suite="scivideobench", out=tmp_path / "svb", endpoint=hub.url, progress=False)
+    )
     assert outcome.complete, outcome.problems
-    assert (tmp_path / "svb/videos/jove_10003.mkv").read_bytes() == (svb_sample / "videos/jove_10003.mkv").read_bytes()
+    assert (tmp_path / "svb/videos/jove_10003.mkv").read_bytes() == (
+        svb_sample / "videos/jove_10003.mkv"
+    ).read_bytes()
     assert outcome.record.verification.media_readable == 3
 
 
@@ -78,7 +99,11 @@ def sfe_sample(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_sfe_grounding_fetch_downloads_only_its_images(hub, sfe_sample, tmp_path):
-    files = {p.relative_to(sfe_sample).as_posix(): p for p in sfe_sample.rglob("*") if p.is_file() and not p.name.startswith(".")}
+    files = {
+        p.relative_to(sfe_sample).as_posix(): p
+        for p in sfe_sample.rglob("*")
+        if p.is_file() and not p.name.startswith(".")
+    }
     hub.commit("PrismaX/SFE", files)
     outcome = fetch_release(
         FetchRequest(suite="sfe", out=tmp_path / "sfe", tasks=["grounding"], endpoint=hub.url, progress=False)
@@ -94,16 +119,34 @@ def test_sfe_parquet_with_embedded_images_becomes_jsonl_and_image_files(hub, sfe
     pq = pytest.importorskip("pyarrow.parquet")
     files: dict[str, bytes | Path] = {}
     for language in ("en", "zh"):
-        rows = [json.loads(line) for line in (sfe_sample / f"20250515-{language}/sfe.jsonl").read_text(encoding="utf-8").splitlines()]
+        rows = [
+            json.loads(line)
+            for line in (sfe_sample / f"20250515-{language}/sfe.jsonl")
+            .read_text(encoding="utf-8")
+            .splitlines()
+        ]
         for row in rows:  # the `datasets` Image feature: {"bytes", "path"} per image
-            row["images"] = [{"bytes": (sfe_sample / p).read_bytes(), "path": Path(p).name} for p in row["images"]]
+            row["images"] = [
+                {"bytes": (sfe_sample / p).read_bytes(), "path": Path(p).name} for p in row["images"]
+            ]
             row.pop("cognitive_level", None)
         buffer = io.BytesIO()
         pq.write_table(pa.Table.from_pylist(rows), buffer)
         files[f"20250515-{language}/test-00000-of-00001.parquet"] = buffer.getvalue()
     hub.commit("PrismaX/SFE", files)
     result = runner.invoke(
-        app, ["data", "fetch", "sfe", str(tmp_path / "sfe"), "--language", "both", "--endpoint", hub.url, "--quiet"]
+        app,
+        [
+            "data",
+            "fetch",
+            "sfe",
+            str(tmp_path / "sfe"),
+            "--language",
+            "both",
+            "--endpoint",
+            hub.url,
+            "--quiet",
+        ],
     )
     assert result.exit_code == 0, result.output
     fetched = load_sfe(tmp_path / "sfe", languages=("en", "zh"))
@@ -125,10 +168,16 @@ def test_promqa_qa_files_come_from_github_pinned_with_where_to_get_the_recording
     assert "CaptainCook4D/downloader" in " ".join(result.output.split())
     record = read_fetch_record(tmp_path / "promqa")
     assert record is not None and record.revision == sha and record.source.kind == "github"
-    assert record.verification.items == 401 and record.external_media and "videos/<recording_id>.mp4" in record.external_media
+    assert (
+        record.verification.items == 401
+        and record.external_media
+        and "videos/<recording_id>.mp4" in record.external_media
+    )
     assert (tmp_path / "promqa/examples.json").read_bytes() == (PROMQA_DATA / "examples.json").read_bytes()
     assert len(load_promqa(tmp_path / "promqa", check_media=False)) == 401
-    bad = runner.invoke(app, ["data", "fetch", "promqa", str(tmp_path / "p2"), "--revision", "nope", "--quiet"])
+    bad = runner.invoke(
+        app, ["data", "fetch", "promqa", str(tmp_path / "p2"), "--revision", "nope", "--quiet"]
+    )
     assert bad.exit_code == 2 and "no commit, branch or tag 'nope'" in bad.output
 
 

@@ -50,13 +50,20 @@ def _verified_platform(sample_dir: Path, tmp_path: Path) -> str:
         import_candidates(database, sample_dir)
         with database.read() as db:
             items = {i.key: (i.id, i.version) for i in db.scalars(select(Item))}
-        plan = {"tools/0": "approve", "tools/1": "approve", "step_prediction/0": "approve", "step_prediction/1": "approve"}
+        plan = {
+            "tools/0": "approve",
+            "tools/1": "approve",
+            "step_prediction/0": "approve",
+            "step_prediction/1": "approve",
+        }
         plan |= {"scientific_discovery/0": "approve", "materials/2": "approve"}
         for key, verdict in plan.items():
             for name in REVIEWERS:
                 item_id, version = items[key]
                 actor = Actor(id=ids[name], name=name, role="annotator", disciplines=())
-                data = DecisionInput(verdict=verdict, justification=f"{name} checked {key}", item_version=version)
+                data = DecisionInput(
+                    verdict=verdict, justification=f"{name} checked {key}", item_version=version
+                )
                 with database.write() as db:
                     submit_decision(db, actor, item_id, data)
         with database.write() as db:  # one disagreement: not exported, but it counts in the agreement
@@ -72,7 +79,9 @@ def _verified_platform(sample_dir: Path, tmp_path: Path) -> str:
 def test_platform_export_hf_is_a_loadable_hub_repository(sample_dir, tmp_path):
     url = _verified_platform(sample_dir, tmp_path)
     out = tmp_path / "bench"
-    result = runner.invoke(app, ["platform", "export", str(out), "--db", url, "--format", "hf", "--repo-id", "lab/bench"])
+    result = runner.invoke(
+        app, ["platform", "export", str(out), "--db", url, "--format", "hf", "--repo-id", "lab/bench"]
+    )
     assert result.exit_code == 0, result.output
     assert "hf upload lab/bench" in result.output and "--repo-type dataset" in result.output
 
@@ -81,8 +90,15 @@ def test_platform_export_hf_is_a_loadable_hub_repository(sample_dir, tmp_path):
     assert configs["level1_tools"] == {"split": "test", "path": "annotations/level1/tools.jsonl"}
     assert meta["license"] == "cc-by-nc-4.0" and meta["task_categories"] == ["video-text-to-text"]
     assert "| tools | 1 |" in body and "| **all** |" in body
-    assert set(configs) == {"level1_tools", "level1_materials", "level2_step_prediction", "level3_scientific_discovery"}
-    assert "No verified item yet (empty files, no config): quantity" in body  # empty: `datasets` cannot load it
+    assert set(configs) == {
+        "level1_tools",
+        "level1_materials",
+        "level2_step_prediction",
+        "level3_scientific_discovery",
+    }
+    assert (
+        "No verified item yet (empty files, no config): quantity" in body
+    )  # empty: `datasets` cannot load it
     assert "settled: 6 by agreement" in body and "2 reviewer(s)" in body  # from the internal provenance ...
     assert not any(name in body for name in REVIEWERS)  # ... reduced to numbers: no reviewer is named
     assert "Cohen's kappa" in body and (out / ".gitattributes").read_text().startswith("*.mp4 filter=lfs")
@@ -112,13 +128,21 @@ def test_mixed_answer_types_are_made_uniform_and_the_items_are_unchanged(sample_
     root = tmp_path / "bench"
     shutil.copytree(sample_dir / "annotations", root / "annotations")
     shutil.copytree(sample_dir / "videos", root / "videos")
-    raw = [json.loads(line) for line in (root / "annotations/level2/step_prediction.jsonl").read_text().splitlines()]
+    raw = [
+        json.loads(line)
+        for line in (root / "annotations/level2/step_prediction.jsonl").read_text().splitlines()
+    ]
     assert {type(r["answer"]) for r in raw} == {int, str}  # the release's own mix
     before = load_expvid(root)
     report = make_hub_repo(root, pretty_name="Sample", license_id="cc-by-4.0")
     after = load_expvid(root)
-    assert [(i.id, i.question, i.answer, i.options) for i in after] == [(i.id, i.question, i.answer, i.options) for i in before]
-    rewritten = [json.loads(line) for line in (root / "annotations/level2/step_prediction.jsonl").read_text().splitlines()]
+    assert [(i.id, i.question, i.answer, i.options) for i in after] == [
+        (i.id, i.question, i.answer, i.options) for i in before
+    ]
+    rewritten = [
+        json.loads(line)
+        for line in (root / "annotations/level2/step_prediction.jsonl").read_text().splitlines()
+    ]
     assert {type(r["answer"]) for r in rewritten} == {int}
     assert report.items == len(before) and len(report.configs) == 10
     meta, body = _card(root)

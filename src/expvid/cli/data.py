@@ -86,16 +86,20 @@ def fetch(
         Path, typer.Argument(help="Where the release goes (created; re-run to resume).", metavar="DIR")
     ],
     tasks: Annotated[
-        str | None, typer.Option("--tasks", help="Comma-separated tasks (default: all); only their media are fetched.")
+        str | None,
+        typer.Option("--tasks", help="Comma-separated tasks (default: all); only their media are fetched."),
     ] = None,
     levels: Annotated[str | None, typer.Option("--levels", help="ExpVid levels, e.g. 1,2.")] = None,
-    language: Annotated[str | None, typer.Option("--language", help="SFE: en, zh or both (default en).")] = None,
+    language: Annotated[
+        str | None, typer.Option("--language", help="SFE: en, zh or both (default en).")
+    ] = None,
     revision: Annotated[str, typer.Option("--revision", help="Branch, tag or commit sha to pin.")] = "main",
     repo: Annotated[
         str | None, typer.Option("--repo", help="Another Hub id (a fork or mirror) with the same layout.")
     ] = None,
     endpoint: Annotated[
-        str | None, typer.Option("--endpoint", help="Hub endpoint (default: HF_ENDPOINT, else huggingface.co).")
+        str | None,
+        typer.Option("--endpoint", help="Hub endpoint (default: HF_ENDPOINT, else huggingface.co)."),
     ] = None,
     probe: Annotated[
         bool, typer.Option("--probe/--no-probe", help="Open every video and image after the download.")
@@ -117,7 +121,9 @@ def fetch(
     try:
         level_numbers = [int(v.upper().removeprefix("L")) for v in names(levels) or []] or None
     except ValueError:
-        raise typer.BadParameter(f"expected level numbers like 1,2 (got {levels!r})", param_hint="--levels") from None
+        raise typer.BadParameter(
+            f"expected level numbers like 1,2 (got {levels!r})", param_hint="--levels"
+        ) from None
     languages = ["en", "zh"] if language == "both" else names(language)
     request = FetchRequest(
         suite=suite,
@@ -148,5 +154,7 @@ def fetch(
         typer.echo(f"problem: {problem}")
     typer.echo(f"wrote {outcome.root / 'fetch.json'}")
     if not outcome.complete:
-        typer.echo(f"incomplete: {len(outcome.problems)} problem(s); re-run to retry the missing files", err=True)
+        typer.echo(
+            f"incomplete: {len(outcome.problems)} problem(s); re-run to retry the missing files", err=True
+        )
         raise typer.Exit(code=1)

@@ -38,7 +38,9 @@ def eval_command(
     ],
     suite: Annotated[
         str | None,
-        typer.Option("--suite", help="Benchmark suite (default: expvid, or the suite whose hf: release --data names)."),
+        typer.Option(
+            "--suite", help="Benchmark suite (default: expvid, or the suite whose hf: release --data names)."
+        ),
     ] = None,
     tasks: Annotated[
         str | None, typer.Option("--tasks", help="Comma-separated task names (default: all).")

@@ -19,14 +19,24 @@ def _export() -> None:
 def lmms_eval(
     out: Annotated[Path, typer.Argument(help="Folder for the task package (created).", metavar="DIR")],
     data: Annotated[
-        str, typer.Option("--data", help="The benchmark (ExpVid layout), or hf:ORG/NAME[@REV] to fetch and reference it.")
+        str,
+        typer.Option(
+            "--data", help="The benchmark (ExpVid layout), or hf:ORG/NAME[@REV] to fetch and reference it."
+        ),
     ],
-    tasks: Annotated[str | None, typer.Option("--tasks", help="Comma-separated tasks (default: all with items).")] = None,
+    tasks: Annotated[
+        str | None, typer.Option("--tasks", help="Comma-separated tasks (default: all with items).")
+    ] = None,
     prefix: Annotated[str, typer.Option("--prefix", help="lmms-eval task and group name prefix.")] = "expvid",
     hub_id: Annotated[
-        str | None, typer.Option("--hub-id", help="Load the questions from this Hub dataset (configs level1_tools, ...).")
+        str | None,
+        typer.Option(
+            "--hub-id", help="Load the questions from this Hub dataset (configs level1_tools, ...)."
+        ),
     ] = None,
-    revision: Annotated[str | None, typer.Option("--revision", help="With --hub-id: the revision to pin.")] = None,
+    revision: Annotated[
+        str | None, typer.Option("--revision", help="With --hub-id: the revision to pin.")
+    ] = None,
     cache_dir: Annotated[Path | None, typer.Option("--cache-dir", help="Where hf: data is fetched.")] = None,
 ) -> None:
     """Write an lmms-eval task package: one YAML per task, level groups, utils.py calling expvid's scoring."""
@@ -50,8 +60,12 @@ def lmms_eval(
                 hub_id = hub_id or record.source.repo
                 revision = revision or record.revision
         try:
-            report = write_lmms_eval_package(out, root, tasks=names, prefix=prefix, hub_id=hub_id, revision=revision)
+            report = write_lmms_eval_package(
+                out, root, tasks=names, prefix=prefix, hub_id=hub_id, revision=revision
+            )
         except ValueError as error:
             raise typer.BadParameter(str(error)) from None
     typer.echo(f"wrote {len(report.tasks)} task(s) and {len(report.groups)} group(s) to {report.out}")
-    typer.echo(f"run: lmms-eval --tasks {prefix} --include_path {report.out} --log_samples --output_path logs/ ...")
+    typer.echo(
+        f"run: lmms-eval --tasks {prefix} --include_path {report.out} --log_samples --output_path logs/ ..."
+    )

@@ -129,10 +129,17 @@ def export_dir(
     directory: Annotated[Path, typer.Argument(help="New directory for the verified benchmark.")],
     db: DbOption,
     export_format: Annotated[
-        str, typer.Option("--format", help="expvid (release layout) or hf (the same, as a Hub dataset repository).")
+        str,
+        typer.Option(
+            "--format", help="expvid (release layout) or hf (the same, as a Hub dataset repository)."
+        ),
     ] = "expvid",
-    license_id: Annotated[str, typer.Option("--license", help="--format hf: the card's license id.")] = "cc-by-nc-4.0",
-    repo_id: Annotated[str | None, typer.Option("--repo-id", help="--format hf: the Hub id it will have.")] = None,
+    license_id: Annotated[
+        str, typer.Option("--license", help="--format hf: the card's license id.")
+    ] = "cc-by-nc-4.0",
+    repo_id: Annotated[
+        str | None, typer.Option("--repo-id", help="--format hf: the Hub id it will have.")
+    ] = None,
 ) -> None:
     """Write the verified items as an ExpVid-layout benchmark usable by `expvid eval` (--format hf: Hub-ready)."""
     if export_format not in ("expvid", "hf"):

@@ -45,7 +45,8 @@ def score_command(
     from_tool: Annotated[
         str | None,
         typer.Option(
-            "--from", help="lmms-eval: RUN_DIR is an lmms-eval --output_path with samples_*.jsonl (--log_samples)."
+            "--from",
+            help="lmms-eval: RUN_DIR is an lmms-eval --output_path with samples_*.jsonl (--log_samples).",
         ),
     ] = None,
 ) -> None:
@@ -90,7 +91,13 @@ def score_command(
 
 
 def _score_lmms_eval(
-    tool: str, logdir: Path | None, data: Path | None, out: Path | None, suite: str, choice: object, quiet: bool
+    tool: str,
+    logdir: Path | None,
+    data: Path | None,
+    out: Path | None,
+    suite: str,
+    choice: object,
+    quiet: bool,
 ) -> None:
     """`--from lmms-eval LOGDIR`: expvid's scores next to lmms-eval's for every logged item."""
     from expvid.export.lmms_eval_compare import compare_logs, data_from_results, summary_lines

@@ -72,7 +72,9 @@ def write_lmms_eval_package(
 ) -> PackageReport:
     """Write the package for the benchmark at `data` (its tasks present, or `tasks`) into `out`."""
     if not re.fullmatch(r"[a-z][a-z0-9_]*", prefix):
-        raise ValueError(f"--prefix must be lower-case letters, digits and _ (a Python identifier), got {prefix!r}")
+        raise ValueError(
+            f"--prefix must be lower-case letters, digits and _ (a Python identifier), got {prefix!r}"
+        )
     root = data.resolve()
     dataset = load_expvid(root, tasks=tasks, check_media=False)
     counts = dataset.by_task()
@@ -101,7 +103,11 @@ def write_lmms_eval_package(
     }
     _write(report, out / TEMPLATE, template)
     for spec in specs:
-        _write(report, out / f"{prefix}_{spec.name}.yaml", _task_config(spec, prefix, root, hub_id, revision, len(counts[spec.name])))
+        _write(
+            report,
+            out / f"{prefix}_{spec.name}.yaml",
+            _task_config(spec, prefix, root, hub_id, revision, len(counts[spec.name])),
+        )
         report.tasks.append(f"{prefix}_{spec.name}")
     for level in EXPVID_LEVELS:
         members = [f"{prefix}_{name}" for name in level.tasks if f"{prefix}_{name}" in report.tasks]
@@ -116,7 +122,11 @@ def write_lmms_eval_package(
             "metadata": {"version": 1.0, "expvid_rule": level.rule.value},
         })  # fmt: skip
         report.groups.append(group)
-    _write(report, out / f"{prefix}.yaml", {"group": prefix, "task": list(report.groups), "metadata": {"version": 1.0}})
+    _write(
+        report,
+        out / f"{prefix}.yaml",
+        {"group": prefix, "task": list(report.groups), "metadata": {"version": 1.0}},
+    )
     report.groups.append(prefix)
     utils = out / "utils.py"
     utils.write_text(_utils_source(specs, root, prefix), encoding="utf-8")
@@ -130,7 +140,11 @@ def write_lmms_eval_package(
 def _task_config(
     spec: TaskSpec, prefix: str, root: Path, hub_id: str | None, revision: str | None, n: int
 ) -> dict[str, Any]:
-    config: dict[str, Any] = {"include": TEMPLATE, "task": f"{prefix}_{spec.name}", "task_alias": spec.paper_name}
+    config: dict[str, Any] = {
+        "include": TEMPLATE,
+        "task": f"{prefix}_{spec.name}",
+        "task_alias": spec.paper_name,
+    }
     if hub_id:
         config["dataset_path"] = hub_id
         config["dataset_name"] = config_name(spec)
@@ -149,7 +163,9 @@ def _task_config(
         "expvid_metric": spec.metric,
         "items": n,
         "frames_f2": frames,
-        "exported_from": str(root),  # lmms-eval logs it in results.json: `expvid score --from lmms-eval` reads it
+        "exported_from": str(
+            root
+        ),  # lmms-eval logs it in results.json: `expvid score --from lmms-eval` reads it
     }
     return config
 

@@ -63,14 +63,20 @@ def collect(logdir: Path, matcher: Matcher) -> tuple[list[tuple[str, LoggedSampl
     """(item id, sample) for every logged line; files of other benchmarks are skipped and named."""
     files = sample_files(logdir)
     if not files:
-        raise DataError(f"{logdir}: no lmms-eval samples_*.jsonl (run lmms-eval with --log_samples --output_path)")
+        raise DataError(
+            f"{logdir}: no lmms-eval samples_*.jsonl (run lmms-eval with --log_samples --output_path)"
+        )
     matched: list[tuple[str, LoggedSample]] = []
     problems: list[RecordProblem] = []
     skipped = []
     for path in files:
         samples = list(read_samples(path))
         first = next((s for s in samples if isinstance(s, LoggedSample)), None)
-        if first is None or (matcher.suite == "expvid" and first.expvid_id() is None and matcher.task_of(first.lmms_task) is None):
+        if first is None or (
+            matcher.suite == "expvid"
+            and first.expvid_id() is None
+            and matcher.task_of(first.lmms_task) is None
+        ):
             skipped.append(f"{path} (task {first.lmms_task if first else '?'} is not a {matcher.suite} task)")
             continue
         for sample in samples:
@@ -106,7 +112,9 @@ async def compare_logs(
     with predictions.open("w", encoding="utf-8") as handle:
         for item_id, sample in matched:
             handle.write(json.dumps({"id": item_id, "response": sample.response}, ensure_ascii=False) + "\n")
-    await score_external(suite=suite, data=data, predictions=predictions, out=out, judge=judge, show_progress=show_progress)
+    await score_external(
+        suite=suite, data=data, predictions=predictions, out=out, judge=judge, show_progress=show_progress
+    )
     scores = {}
     for line in (out / "item_scores.jsonl").read_text(encoding="utf-8").splitlines():
         record = json.loads(line)

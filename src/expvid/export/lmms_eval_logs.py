@@ -15,7 +15,6 @@ then scored by expvid, and both tools' per-item scores are written side by side.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -110,7 +109,7 @@ def _first_text(value: Any) -> str | None:
 def lmms_eval_score(metrics: dict[str, Any]) -> tuple[str, float] | None:
     """(metric name, 0-1 score of this document) as lmms-eval's own task computed it, when it can be read."""
     for name, value in metrics.items():
-        if isinstance(value, bool) or isinstance(value, int | float):
+        if isinstance(value, bool | int | float):
             return name, float(value)
         if isinstance(value, dict):
             if "earned" in value and "possible" in value and value["possible"]:
@@ -140,7 +139,11 @@ class Matcher:
             return None
         from expvid.suites.expvid_suite import EXPVID_TASKS
 
-        found = [spec.name for spec in EXPVID_TASKS if lmms_task == spec.name or lmms_task.endswith("_" + spec.name)]
+        found = [
+            spec.name
+            for spec in EXPVID_TASKS
+            if lmms_task == spec.name or lmms_task.endswith("_" + spec.name)
+        ]
         return max(found, key=len) if found else None
 
     def item_id(self, sample: LoggedSample) -> str:
@@ -168,7 +171,9 @@ class Matcher:
             raise LookupError("the line has neither the document nor a doc_id")
         records = self._release_records(task)
         if not 0 <= sample.doc_id < len(records):
-            raise LookupError(f"doc_id {sample.doc_id} is outside the {len(records)} record(s) of the release file")
+            raise LookupError(
+                f"doc_id {sample.doc_id} is outside the {len(records)} record(s) of the release file"
+            )
         doc = records[sample.doc_id]
         expected = _target_of(self.suite, doc)
         if sample.target is not None and expected is not None and sample.target.strip() != expected:

@@ -126,7 +126,11 @@ def aggregate(values: list[dict[str, Any]]) -> float:
 
 
 def _judge() -> Any:
-    key = (os.environ.get("EXPVID_JUDGE"), os.environ.get("EXPVID_JUDGE_BASE_URL"), os.environ.get("EXPVID_JUDGE_API_KEY_ENV"))
+    key = (
+        os.environ.get("EXPVID_JUDGE"),
+        os.environ.get("EXPVID_JUDGE_BASE_URL"),
+        os.environ.get("EXPVID_JUDGE_API_KEY_ENV"),
+    )
     with _lock:
         if key not in _judges:
             from expvid.suites.expvid_eval import build_blank_judge

@@ -9,6 +9,7 @@ how to load it (`expvid eval --data hf:...`, `datasets.load_dataset`).
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 import yaml
@@ -18,10 +19,16 @@ from expvid.suites.base import TaskSpec
 
 FIELDS = (
     ("id", "record id, unique within its task file (items are `<task>/<id>`)"),
-    ("video_path", "the clip, relative to the repository root; names are content hashes and reveal no answer"),
+    (
+        "video_path",
+        "the clip, relative to the repository root; names are content hashes and reveal no answer",
+    ),
     ("question", "the question text, verbatim"),
     ("options", "letter -> option text (multiple-choice tasks only)"),
-    ("answer", "a letter; a step number (step_prediction); step numbers (sequence_generation); one text per blank (Level 3)"),
+    (
+        "answer",
+        "a letter; a step number (step_prediction); step numbers (sequence_generation); one text per blank (Level 3)",
+    ),
     ("asr_caption", "the narration of the clip; not shown to models in the main setting (an ablation only)"),
     ("video_id", "the source experiment"),
     ("category", "the discipline"),
@@ -82,7 +89,11 @@ def render_card(
         "turns this repository into an lmms-eval task package.\n",
         "## Items per task and discipline\n",
         _counts_table(specs, summary),
-        *([f"No verified item yet (empty files, no config): {', '.join(empty_tasks)}.\n"] if empty_tasks else []),
+        *(
+            [f"No verified item yet (empty files, no config): {', '.join(empty_tasks)}.\n"]
+            if empty_tasks
+            else []
+        ),
         "## Agreement between the two reviews\n",
         _agreement_table(summary),
         "## How it was built and verified\n",
@@ -103,9 +114,11 @@ def _counts_table(specs: list[TaskSpec], summary: ExportSummary) -> str:
     rule = "|---|---|" + "---|" * (len(disciplines) + 1)
     rows = [head, rule]
     for spec in specs:
-        counts = summary.counts.get(spec.name, {})
+        counts: Counter[str] = summary.counts.get(spec.name, Counter())
         cells = [str(counts.get(d, 0)) for d in disciplines]
-        rows.append(f"| {spec.name} | {spec.level or ''} | " + " | ".join(cells) + f" | {sum(counts.values())} |")
+        rows.append(
+            f"| {spec.name} | {spec.level or ''} | " + " | ".join(cells) + f" | {sum(counts.values())} |"
+        )
     totals = [str(sum(summary.counts[t].get(d, 0) for t in summary.counts)) for d in disciplines]
     rows.append("| **all** | | " + " | ".join(totals) + f" | {summary.total} |")
     return "\n".join(rows) + "\n"
@@ -137,10 +150,16 @@ def _provenance_lines(summary: ExportSummary, dropped_fields: list[str]) -> str:
         lines.append(f"- exported from the verification platform at {summary.exported_at}")
     if summary.with_provenance:
         settled = ", ".join(f"{n} by {via}" for via, n in summary.settled_via.most_common())
-        lines.append(f"- settled: {settled}; {summary.adjudicated} adjudicated; {summary.edited} edited by the reviewers")
+        lines.append(
+            f"- settled: {settled}; {summary.adjudicated} adjudicated; {summary.edited} edited by the reviewers"
+        )
         lines.append(
             f"- {summary.judgements} expert judgement(s) by {summary.annotators} reviewer(s)"
-            + (f", median {summary.median_minutes:.1f} min each" if summary.median_minutes is not None else "")
+            + (
+                f", median {summary.median_minutes:.1f} min each"
+                if summary.median_minutes is not None
+                else ""
+            )
         )
         if summary.draft_models:
             models = ", ".join(f"{m} ({n})" for m, n in summary.draft_models.most_common())
@@ -151,6 +170,10 @@ def _provenance_lines(summary: ExportSummary, dropped_fields: list[str]) -> str:
     else:
         lines.append("- no provenance records were found with the export")
     if dropped_fields:
-        lines.append(f"- fields outside the release format were left out of the annotation files: {', '.join(dropped_fields)}")
-    lines.append("- names, justifications and source paths stay in the internal provenance, not in this repository")
+        lines.append(
+            f"- fields outside the release format were left out of the annotation files: {', '.join(dropped_fields)}"
+        )
+    lines.append(
+        "- names, justifications and source paths stay in the internal provenance, not in this repository"
+    )
     return "\n".join(lines) + "\n"

@@ -63,7 +63,9 @@ def make_hub_repo(
     for spec in dataset.tasks:
         dropped |= _normalise(root / spec.path, spec.answer_type)
     reloaded = load_expvid(root, check_media=True, strict=True)
-    if [i.id for i in reloaded] != [i.id for i in dataset] or [i.answer for i in reloaded] != [i.answer for i in dataset]:
+    if [i.id for i in reloaded] != [i.id for i in dataset] or [i.answer for i in reloaded] != [
+        i.answer for i in dataset
+    ]:
         raise DataError(f"{root}: rewriting the annotation files changed the items (please report this)")
     report.items = len(reloaded)
     report.dropped_fields = sorted(dropped)
@@ -87,7 +89,9 @@ def make_hub_repo(
     (root / ".gitattributes").write_text(GITATTRIBUTES, encoding="utf-8")
     report.upload_ignore = [name for name in INTERNAL if (root / name.rstrip("/")).exists()]
     if report.upload_ignore:
-        (root / ".gitignore").write_text("".join(f"/{name}\n" for name in report.upload_ignore), encoding="utf-8")
+        (root / ".gitignore").write_text(
+            "".join(f"/{name}\n" for name in report.upload_ignore), encoding="utf-8"
+        )
     return report
 
 
@@ -128,7 +132,9 @@ def _normalise(path: Path, answer_type: AnswerType) -> set[str]:
 
 def describe(report: HubRepoReport, repo_id: str | None) -> list[str]:
     """What the CLI prints after `--format hf`: the configs, then the upload command that leaves internals out."""
-    excludes = " ".join(f"--exclude '{name}*'" if name.endswith("/") else f"--exclude {name}" for name in report.upload_ignore)
+    excludes = " ".join(
+        f"--exclude '{name}*'" if name.endswith("/") else f"--exclude {name}" for name in report.upload_ignore
+    )
     target = repo_id or "ORG/NAME"
     lines = [
         f"Hub dataset repository: {len(report.configs)} config(s) ({', '.join(report.configs)}), {report.items} item(s)",

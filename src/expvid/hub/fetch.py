@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from expvid.hub.layouts import LAYOUTS, Selection
 from expvid.hub.patterns import minimal_patterns
@@ -86,7 +86,9 @@ def fetch_release(request: FetchRequest, *, echo: Echo = lambda _: None) -> Fetc
         return fetch_promqa(request, echo=echo)
     layout = LAYOUTS.get(request.suite)
     if layout is None:
-        raise DataError(f"no Hub release known for suite {request.suite!r}; suites: {', '.join([*LAYOUTS, 'promqa'])}")
+        raise DataError(
+            f"no Hub release known for suite {request.suite!r}; suites: {', '.join([*LAYOUTS, 'promqa'])}"
+        )
     repo = request.repo_id or HUB_REPOS[request.suite]
     root = request.out.expanduser().resolve()
     root.mkdir(parents=True, exist_ok=True)
@@ -108,7 +110,7 @@ def fetch_release(request: FetchRequest, *, echo: Echo = lambda _: None) -> Fetc
     annotation_paths, problems = layout.annotations(listing, selection)
     if not annotation_paths:
         raise FetchError(f"{repo}@{sha[:12]}: nothing to fetch: " + "; ".join(problems))
-    extras = [p for p in ("README.md", "LICENSE") if p in listing]
+    extras: list[str] = [p for p in ("README.md", "LICENSE") if p in listing]
     hub.download(sha, annotation_paths + extras, listing)
     problems += layout.prepare(root, annotation_paths)
     dataset = _load(layout, root, selection, check_media=False)
@@ -124,7 +126,10 @@ def fetch_release(request: FetchRequest, *, echo: Echo = lambda _: None) -> Fetc
     problems += [str(p) for p in verified.problems]
     videos, images = media_files(verified)
     sizes = {(root / p).resolve(): listing[p] for p in needed if p in listing}
-    echo(f"checking {len(videos) + len(images)} media file(s)" + (" (demuxing videos)" if request.probe else ""))
+    echo(
+        f"checking {len(videos) + len(images)} media file(s)"
+        + (" (demuxing videos)" if request.probe else "")
+    )
     checked = check_media(root, videos, images, expected_sizes=sizes, probe=request.probe)
     repo_path = {(root / path).resolve(): path for path in needed}
     damaged = [repo_path[p] for p in checked.damaged() if p in repo_path]
@@ -192,9 +197,10 @@ class _Hub:
 
         api = HfApi(endpoint=self.endpoint, token=self.token)
         with self._errors(revision):
-            sha = api.dataset_info(self.repo, revision=revision).sha
-            if not sha:
+            found = api.dataset_info(self.repo, revision=revision).sha
+            if not found:
                 raise FetchError(f"{self.endpoint} did not say which commit {revision!r} is")
+            sha: str = found
             listing = {
                 entry.path: entry.size
                 for entry in api.list_repo_tree(self.repo, repo_type="dataset", revision=sha, recursive=True)
@@ -206,7 +212,11 @@ class _Hub:
         if not paths:
             return
         from huggingface_hub import snapshot_download
-        from huggingface_hub.utils import are_progress_bars_disabled, disable_progress_bars, enable_progress_bars
+        from huggingface_hub.utils import (
+            are_progress_bars_disabled,
+            disable_progress_bars,
+            enable_progress_bars,
+        )
 
         was_disabled = are_progress_bars_disabled()
         if not self.progress:
@@ -249,7 +259,9 @@ class _HubErrors:
     def __enter__(self) -> None:
         return None
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: Any) -> bool:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: Any
+    ) -> Literal[False]:
         if exc is None or isinstance(exc, FetchError):
             return False
         import httpx2
@@ -272,7 +284,9 @@ class _HubErrors:
                 f"no dataset {repo} at {endpoint} (a private or gated one needs HF_TOKEN): {page}"
             ) from None
         if isinstance(exc, RevisionNotFoundError):
-            raise FetchError(f"{repo} has no revision {self.revision!r} (a branch, tag or commit sha)") from None
+            raise FetchError(
+                f"{repo} has no revision {self.revision!r} (a branch, tag or commit sha)"
+            ) from None
         if isinstance(exc, HfHubHTTPError | httpx2.HTTPError | LocalEntryNotFoundError | OSError):
             raise FetchError(
                 f"download from {endpoint} interrupted ({type(exc).__name__}: {_first_line(exc)}); "

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from expvid.hub.fetch import FetchError, FetchOutcome, FetchRequest, Echo, _sha256, _versions
+from expvid.hub.fetch import Echo, FetchError, FetchOutcome, FetchRequest, _sha256, _versions
 from expvid.hub.record import FetchRecord, SourceInfo, Verification, read_fetch_record
 from expvid.hub.sources import PROMQA_FILES, PROMQA_GITHUB, PROMQA_RECORDINGS
 from expvid.hub.verify import check_media, media_files

@@ -95,7 +95,9 @@ class ExpVidLayout:
 
         paths = [TASKS[name].path for name in selection.tasks]
         missing = [p for p in paths if p not in listing]
-        return [p for p in paths if p in listing], [f"{p}: not in the repository at this revision" for p in missing]
+        return [p for p in paths if p in listing], [
+            f"{p}: not in the repository at this revision" for p in missing
+        ]
 
     def prepare(self, root: Path, downloaded: list[str]) -> list[str]:
         return []
@@ -179,9 +181,7 @@ class SciVideoBenchLayout:
         order = {folder: k for k, folder in enumerate(VIDEO_DIRS)}
         for video_id in dict.fromkeys(str(item.meta["video_id"]) for item in dataset.items):
             found = [
-                path
-                for suffix in VIDEO_SUFFIXES
-                for path in by_name.get(f"jove_{video_id}{suffix}", [])
+                path for suffix in VIDEO_SUFFIXES for path in by_name.get(f"jove_{video_id}{suffix}", [])
             ]
             if found:
                 found.sort(key=lambda p: order.get(posixpath.dirname(p) or ".", len(order)))
@@ -203,9 +203,9 @@ class SciVideoBenchLayout:
                 _link(root / path, root / VIDEO_DIRS[0] / posixpath.basename(path))
         # Archives often hold a top folder: link any jove_* found below the root into videos/.
         for found in root.rglob("jove_*"):
-            if found.is_file() and found.parent.relative_to(root).as_posix() not in (*VIDEO_DIRS, "."):
-                if ".cache" not in found.parts:
-                    _link(found, root / VIDEO_DIRS[0] / found.name)
+            folder = found.parent.relative_to(root).as_posix()
+            if found.is_file() and folder not in (*VIDEO_DIRS, ".") and ".cache" not in found.parts:
+                _link(found, root / VIDEO_DIRS[0] / found.name)
         return problems
 
 
@@ -237,7 +237,9 @@ class SFELayout:
         for language in selection.languages or ():
             found = [p for p in listing if _language_file(p, language)]
             if not found:
-                problems.append(f"no {language} records (a folder '{language}' or '*-{language}') in the repository")
+                problems.append(
+                    f"no {language} records (a folder '{language}' or '*-{language}') in the repository"
+                )
             chosen += sorted(found)
         return chosen, problems
 
@@ -252,7 +254,9 @@ class SFELayout:
     def load(self, root: Path, selection: Selection, check_media: bool) -> Dataset:
         from expvid.suites.sfe.loader import load_sfe
 
-        return load_sfe(root, languages=selection.languages or ("en",), tasks=selection.tasks, check_media=check_media)
+        return load_sfe(
+            root, languages=selection.languages or ("en",), tasks=selection.tasks, check_media=check_media
+        )
 
     def media(self, dataset: Dataset, root: Path, listing: dict[str, int]) -> tuple[set[str], list[str]]:
         needed: set[str] = set()

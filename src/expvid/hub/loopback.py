@@ -169,7 +169,9 @@ class LoopbackHub:
             repo.refs[branch] = sha
             return sha
 
-    def commit_folder(self, repo_id: str, folder: Path, *, branch: str = "main", skip: tuple[str, ...] = ()) -> str:
+    def commit_folder(
+        self, repo_id: str, folder: Path, *, branch: str = "main", skip: tuple[str, ...] = ()
+    ) -> str:
         """Commit every file under `folder` (paths relative to it), except those under `skip` prefixes."""
         files: dict[str, bytes | Path] = {}
         for path in sorted(p for p in folder.rglob("*") if p.is_file()):
@@ -263,7 +265,12 @@ class LoopbackHub:
         sock.bind((self.host, 0))
         self.port = sock.getsockname()[1]
         config = uvicorn.Config(
-            self._app, log_config=None, log_level="critical", access_log=False, lifespan="off", http="h11",
+            self._app,
+            log_config=None,
+            log_level="critical",
+            access_log=False,
+            lifespan="off",
+            http="h11",
             interface="asgi3",
         )
         self._server = uvicorn.Server(config)
@@ -310,22 +317,24 @@ class LoopbackHub:
         reply = _Reply(send)
         try:
             if segments[:2] == ["api", "datasets"] and len(segments) >= 4:
-                status = await self._api(segments[2:], query, headers, reply)
+                await self._api(segments[2:], query, headers, reply)
             elif segments[:1] == ["datasets"] and len(segments) >= 6 and segments[3] == "resolve":
-                status = await self._resolve(method, segments[1:], headers, reply)
+                await self._resolve(method, segments[1:], headers, reply)
             elif segments[:1] == ["cdn"] and len(segments) == 3:
-                status = await self._cdn(method, segments[1], segments[2], headers, reply)
+                await self._cdn(method, segments[1], segments[2], headers, reply)
             elif segments[:1] == ["repos"] and len(segments) == 5 and segments[3] == "commits":
-                status = await self._github_commit(f"{segments[1]}/{segments[2]}", segments[4], reply)
+                await self._github_commit(f"{segments[1]}/{segments[2]}", segments[4], reply)
             elif segments[:1] == ["raw"] and len(segments) >= 5:
-                status = await self._github_raw(segments[1:], reply)
+                await self._github_raw(segments[1:], reply)
             else:
-                status = await reply.error(404, "RepoNotFound", "no such route")
+                await reply.error(404, "RepoNotFound", "no such route")
         finally:
             label = reply.label or path
             with self._lock:
                 self._requests.append(
-                    RecordedHubRequest(method, label, headers.get("range"), reply.status, headers.get("authorization"))
+                    RecordedHubRequest(
+                        method, label, headers.get("range"), reply.status, headers.get("authorization")
+                    )
                 )
 
     def _repo_commit(self, ns_name: list[str], revision: str) -> tuple[_Repo | None, str | None]:
@@ -336,18 +345,20 @@ class LoopbackHub:
             return repo, revision
         return repo, repo.refs.get(revision)
 
-    async def _api(self, rest: list[str], query: dict[str, list[str]], headers: dict[str, str], reply: _Reply) -> int:
+    async def _api(
+        self, rest: list[str], query: dict[str, list[str]], headers: dict[str, str], reply: _Reply
+    ) -> int:
         ns_name, tail = rest[:2], rest[2:]
         revision = "main"
-        if tail[:1] == ["revision"] and len(tail) == 2:
-            revision = tail[1]
-        elif tail[:1] == ["tree"] and len(tail) >= 2:
+        if (tail[:1] == ["revision"] and len(tail) == 2) or (tail[:1] == ["tree"] and len(tail) >= 2):
             revision = tail[1]
         elif tail:
             return await reply.error(404, "RepoNotFound", "no such route")
         repo, sha = self._repo_commit(ns_name, revision)
         if repo is None:
-            return await reply.error(404 if headers.get("authorization") else 401, "RepoNotFound", "Repository not found")
+            return await reply.error(
+                404 if headers.get("authorization") else 401, "RepoNotFound", "Repository not found"
+            )
         if sha is None:
             return await reply.error(404, "RevisionNotFound", f"Invalid rev id: {revision}")
         files = repo.commits[sha]
@@ -393,7 +404,10 @@ class LoopbackHub:
             for depth in range(1, len(rest)):  # the folders on the way
                 folder = base + "/".join(rest[:depth])
                 if recursive or depth == 1:
-                    entries.setdefault(folder, {"type": "directory", "oid": git_blob_id(folder.encode()), "size": 0, "path": folder})
+                    entries.setdefault(
+                        folder,
+                        {"type": "directory", "oid": git_blob_id(folder.encode()), "size": 0, "path": folder},
+                    )
             if recursive or len(rest) == 1:
                 entries[path] = files[path].tree_entry()
         listing = [entries[key] for key in sorted(entries)]
@@ -405,7 +419,9 @@ class LoopbackHub:
                 f"/{quote(prefix, safe='')}" if prefix else ""
             )
             flag = "True" if recursive else "False"
-            extra["link"] = f'<{tree}?recursive={flag}&expand=False&cursor={start + self.page_size}>; rel="next"'
+            extra["link"] = (
+                f'<{tree}?recursive={flag}&expand=False&cursor={start + self.page_size}>; rel="next"'
+            )
         return await reply.json(200, page, extra)
 
     async def _resolve(self, method: str, rest: list[str], headers: dict[str, str], reply: _Reply) -> int:
@@ -415,7 +431,9 @@ class LoopbackHub:
             return await reply.error(401, "RepoNotFound", "Repository not found")
         if repo.gated_token and headers.get("authorization") != f"Bearer {repo.gated_token}":
             return await reply.error(
-                403, "GatedRepo", f"Access to dataset {repo.repo_id} is restricted. You must have access to it."
+                403,
+                "GatedRepo",
+                f"Access to dataset {repo.repo_id} is restricted. You must have access to it.",
             )
         if sha is None:
             return await reply.error(404, "RevisionNotFound", f"Invalid rev id: {revision}")
@@ -439,7 +457,9 @@ class LoopbackHub:
             return await reply.bytes(200, b"", {**meta, "content-length": str(len(file.data))}, head=True)
         return await self._serve(path, file.data, headers, reply, meta)
 
-    async def _cdn(self, method: str, sha256: str, quoted_path: str, headers: dict[str, str], reply: _Reply) -> int:
+    async def _cdn(
+        self, method: str, sha256: str, quoted_path: str, headers: dict[str, str], reply: _Reply
+    ) -> int:
         path = unquote(quoted_path)
         reply.label = f"/cdn#{path}"
         for repo in self._repos.values():

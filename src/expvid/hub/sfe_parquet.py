@@ -37,7 +37,10 @@ def parquet_to_jsonl(root: Path, files: list[Path]) -> list[str]:
         tmp = target.with_suffix(".jsonl.tmp")
         with tmp.open("w", encoding="utf-8") as out:
             for number, row in enumerate(rows):
-                record = {key: _images_to_paths(value, root, f"{path.stem}_{number}_{key}") for key, value in row.items()}
+                record = {
+                    key: _images_to_paths(value, root, f"{path.stem}_{number}_{key}")
+                    for key, value in row.items()
+                }
                 out.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
         tmp.replace(target)
     return problems

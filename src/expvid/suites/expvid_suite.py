@@ -187,7 +187,9 @@ def load_expvid(
     return dataset
 
 
-def item_from_record(task: str, record: dict[str, Any], root: Path | str, *, check_media: bool = False) -> Item:
+def item_from_record(
+    task: str, record: dict[str, Any], root: Path | str, *, check_media: bool = False
+) -> Item:
     """One release record of `task` as an `Item`, with the loader's checks (`DataError` naming the problem).
 
     For code that gets records one at a time rather than as files (an lmms-eval task's `doc`).
