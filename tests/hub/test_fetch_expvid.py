@@ -253,3 +253,21 @@ def test_fetch_copy_can_be_moved(hub, expvid_repo, tmp_path):
         record is not None
         and load_expvid(tmp_path / "moved", tasks=["tools"]).fingerprint() == record.fingerprint
     )
+
+
+def test_scattered_selections_are_fetched_file_by_file_with_the_same_resume(
+    hub, expvid_repo, sample_dir, tmp_path, monkeypatch
+):
+    """Past MAX_PATTERNS the clips are fetched one by one (snapshot_download's filter is files x patterns)."""
+    from expvid.hub import fetch as fetch_module
+
+    monkeypatch.setattr(fetch_module, "MAX_PATTERNS", 2)
+    clips = sorted(item.media.source_path for item in load_expvid(sample_dir, tasks=["operation"]))  # type: ignore[union-attr]
+    hub.fail(clips[0], status=500, times=100)
+    with pytest.raises(FetchError, match="re-run the same command"):
+        _fetch(hub, tmp_path / "data", tasks=["operation"])
+    assert set(clips[1:]) <= set(_content_gets(hub))  # a failure does not stop the other files
+    hub.clear_faults()
+    hub.reset_requests()
+    outcome = _fetch(hub, tmp_path / "data", tasks=["operation"])
+    assert _content_gets(hub) == [clips[0]] and outcome.complete
