@@ -30,7 +30,10 @@ configs:
 @pytest.fixture(autouse=True)
 def _isolated_hf(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf_home"))
-    for name in ("HF_TOKEN", "HF_HUB_OFFLINE", "HF_ENDPOINT", "HUGGING_FACE_HUB_TOKEN"):
+    # The offline MiniLM judge sets HF_HUB_OFFLINE / TRANSFORMERS_OFFLINE process-wide when it loads
+    # (expvid.scoring.judges.embeddings); earlier tests in the same session leave them behind.
+    names = ("HF_TOKEN", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE", "HF_ENDPOINT")
+    for name in (*names, "HUGGING_FACE_HUB_TOKEN"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HF_HUB_DISABLE_TELEMETRY", "1")
 

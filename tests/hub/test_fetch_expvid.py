@@ -271,3 +271,24 @@ def test_scattered_selections_are_fetched_file_by_file_with_the_same_resume(
     hub.reset_requests()
     outcome = _fetch(hub, tmp_path / "data", tasks=["operation"])
     assert _content_gets(hub) == [clips[0]] and outcome.complete
+
+
+def test_offline_mode_is_named_instead_of_a_network_error(hub, expvid_repo, tmp_path):
+    env = {
+        **os.environ,
+        "HF_ENDPOINT": hub.url,
+        "HF_HUB_OFFLINE": "1",
+        "PYTHONPATH": os.pathsep.join(sys.path),
+    }
+    command = [
+        sys.executable,
+        "-m",
+        "expvid.cli.main",
+        "data",
+        "fetch",
+        "expvid",
+        str(tmp_path / "d"),
+        "--quiet",
+    ]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "offline mode (HF_HUB_OFFLINE" in " ".join(done.stderr.split())

@@ -140,7 +140,9 @@ def fetch(
     )
     console = Console(stderr=True)
     try:
-        outcome = fetch_release(request, echo=lambda line: console.print(line, highlight=False, markup=False))
+        outcome = fetch_release(
+            request, echo=lambda line: console.print(line, highlight=False, markup=False, soft_wrap=True)
+        )
     except (FetchError, DataError) as error:
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(code=2) from None

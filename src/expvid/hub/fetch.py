@@ -312,12 +312,18 @@ class _HubErrors:
             GatedRepoError,
             HfHubHTTPError,
             LocalEntryNotFoundError,
+            OfflineModeIsEnabled,
             RepositoryNotFoundError,
             RevisionNotFoundError,
         )
 
         repo, endpoint = self.hub.repo, self.hub.endpoint
         page = f"{endpoint}/datasets/{repo}"
+        if isinstance(exc, OfflineModeIsEnabled) or _offline_error(exc):
+            raise FetchError(
+                "huggingface_hub is in offline mode (HF_HUB_OFFLINE or TRANSFORMERS_OFFLINE is set): "
+                "unset it to download"
+            ) from None
         if isinstance(exc, GatedRepoError):
             raise FetchError(
                 f"{repo} is gated: accept its conditions at {page} and set HF_TOKEN (or run `hf auth login`)"
@@ -336,6 +342,19 @@ class _HubErrors:
                 f"files already in {self.hub.root} are kept: re-run the same command to resume"
             ) from exc
         return False
+
+
+def _offline_error(error: BaseException) -> bool:
+    """Offline mode shows up wrapped (e.g. in LocalEntryNotFoundError) when a download is refused."""
+    from huggingface_hub.errors import OfflineModeIsEnabled
+
+    seen = 0
+    cause: BaseException | None = error
+    while cause is not None and seen < 8:
+        if isinstance(cause, OfflineModeIsEnabled):
+            return True
+        cause, seen = cause.__cause__ or cause.__context__, seen + 1
+    return False
 
 
 def _first_line(error: BaseException) -> str:
