@@ -184,3 +184,89 @@ def _summary(report: DataCheck) -> str:
         "; ".join(parts) + ". `expvid eval` scores invalid records and items without readable media 0 "
         "and counts them (and refuses files whose records cannot be counted)."
     )
+
+
+@data_app.command("fetch")
+def fetch(
+    suite: Annotated[
+        str, typer.Argument(help="expvid, scivideobench, sfe or promqa.", metavar="SUITE", show_default=False)
+    ],
+    directory: Annotated[
+        Path, typer.Argument(help="Where the release goes (created; re-run to resume).", metavar="DIR")
+    ],
+    tasks: Annotated[
+        str | None,
+        typer.Option("--tasks", help="Comma-separated tasks (default: all); only their media are fetched."),
+    ] = None,
+    levels: Annotated[str | None, typer.Option("--levels", help="ExpVid levels, e.g. 1,2.")] = None,
+    language: Annotated[
+        str | None, typer.Option("--language", help="SFE: en, zh or both (default en).")
+    ] = None,
+    revision: Annotated[str, typer.Option("--revision", help="Branch, tag or commit sha to pin.")] = "main",
+    repo: Annotated[
+        str | None, typer.Option("--repo", help="Another Hub id (a fork or mirror) with the same layout.")
+    ] = None,
+    endpoint: Annotated[
+        str | None,
+        typer.Option("--endpoint", help="Hub endpoint (default: HF_ENDPOINT, else huggingface.co)."),
+    ] = None,
+    probe: Annotated[
+        bool, typer.Option("--probe/--no-probe", help="Open every video and image after the download.")
+    ] = True,
+    workers: Annotated[int, typer.Option("--workers", min=1, help="Files downloaded at once.")] = 8,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bars.")] = False,
+) -> None:
+    """Download a suite's published release (Hugging Face Hub; ProMQA from GitHub) and verify it.
+
+    Only the selected tasks' annotation files and the media their questions use are downloaded. The
+    resolved commit is written to DIR/fetch.json (copied into every run manifest by `expvid eval`).
+    Exit status: 0 complete, 1 downloaded but incomplete (problems listed), 2 could not fetch.
+    """
+    from expvid.hub.fetch import FetchError, FetchRequest, fetch_release
+    from expvid.schema import DataError
+
+    def names(text: str | None) -> list[str] | None:
+        return [part.strip() for part in text.split(",") if part.strip()] if text else None
+
+    try:
+        level_numbers = [int(v.upper().removeprefix("L")) for v in names(levels) or []] or None
+    except ValueError:
+        raise typer.BadParameter(
+            f"expected level numbers like 1,2 (got {levels!r})", param_hint="--levels"
+        ) from None
+    languages = ["en", "zh"] if language == "both" else names(language)
+    request = FetchRequest(
+        suite=suite,
+        out=directory,
+        repo_id=repo,
+        revision=revision,
+        tasks=names(tasks),
+        levels=level_numbers,
+        languages=languages,
+        endpoint=endpoint,
+        probe=probe,
+        max_workers=workers,
+        progress=not quiet,
+    )
+    console = message_console(stderr=True)
+    try:
+        outcome = fetch_release(
+            request, echo=lambda line: console.print(line, highlight=False, markup=False, soft_wrap=True)
+        )
+    except (FetchError, DataError) as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(code=2) from None
+    record = outcome.record
+    typer.echo(f"{record.suite} {record.source.repo} @ {record.revision} ({record.revision_requested})")
+    typer.echo(
+        f"{record.verification.items} item(s) in {len(record.tasks)} task(s); {record.files} file(s), "
+        f"{record.bytes / 1e6:.1f} MB; media readable {record.verification.media_readable}"
+    )
+    for problem in outcome.problems:
+        typer.echo(f"problem: {problem}")
+    typer.echo(f"wrote {outcome.root / 'fetch.json'}")
+    if not outcome.complete:
+        typer.echo(
+            f"incomplete: {len(outcome.problems)} problem(s); re-run to retry the missing files", err=True
+        )
+        raise typer.Exit(code=1)

@@ -31,7 +31,11 @@ console = message_console(stderr=True)
 
 def eval_command(
     data: Annotated[
-        Path, typer.Option("--data", help="Dataset root (ExpVid release layout, or a suite's files).")
+        str,
+        typer.Option(
+            "--data",
+            help="Dataset root (ExpVid release layout, or a suite's files), or hf:ORG/NAME[@REV] to fetch it first.",
+        ),
     ],
     model: Annotated[
         str, typer.Option("--model", help="Model spec: openai:MODEL[@URL], random, blind:SPEC, ...")
@@ -39,7 +43,12 @@ def eval_command(
     out: Annotated[
         Path, typer.Option("--out", help="Run directory (created; re-run the same command to resume).")
     ],
-    suite: Annotated[str, typer.Option("--suite", help="Benchmark suite.")] = "expvid",
+    suite: Annotated[
+        str | None,
+        typer.Option(
+            "--suite", help="Benchmark suite (default: expvid, or the suite whose hf: release --data names)."
+        ),
+    ] = None,
     tasks: Annotated[
         str | None, typer.Option("--tasks", help="Comma-separated task names (default: all).")
     ] = None,
@@ -196,6 +205,8 @@ def eval_command(
     require_spec_urls("--model", model)
     require_spec_urls("--judge", judge)
 
+    suite_given = suite is not None
+    suite = suite or "expvid"
     try:
         counts = parse_frame_counts(frames) if frames else {}
         variants = parse_key_values(variant or [], flag="--variant", bare_is_true=True)
@@ -244,12 +255,14 @@ def eval_command(
         backend_options["api_key_env"] = api_key_env
     if timeout:
         backend_options["timeout_s"] = timeout
+    task_names = [t.strip() for t in tasks.split(",") if t.strip()] if tasks else None
+    data_root, suite = _resolve_data(data, suite, suite_given, task_names, suite_options, cache_dir)
     config = EvalConfig(
         suite=suite,
-        data=data,
+        data=data_root,
         model=model,
         out=out,
-        tasks=[t.strip() for t in tasks.split(",") if t.strip()] if tasks else None,
+        tasks=task_names,
         limit=limit,
         concurrency=concurrency,
         frames=frame_options,
@@ -302,6 +315,32 @@ def _output_size(size: int | None, max_side: int | None) -> dict[str, int | None
     if max_side is not None:
         return {"size": None, "max_side": max_side or None}
     return {}
+
+
+def _resolve_data(
+    data: str,
+    suite: str,
+    suite_given: bool,
+    tasks: list[str] | None,
+    suite_options: dict[str, object],
+    cache_dir: Path | None,
+) -> tuple[Path, str]:
+    """`--data` as a local root; an `hf:` spec is fetched into the cache first (expvid.hub.dataspec)."""
+    if not data.startswith("hf:"):
+        return Path(data), suite
+    from expvid.hub.dataspec import resolve_data
+
+    languages = suite_options.get("languages")
+    with friendly_errors():
+        return resolve_data(
+            data,
+            suite=suite,
+            tasks=tasks,
+            languages=languages if isinstance(languages, list) else None,
+            cache_root=cache_dir or default_cache_root(),
+            echo=lambda line: console.print(line, highlight=False, markup=False),
+            suite_was_given=suite_given,
+        )
 
 
 def _with_preset(suite: str, name: str, explicit: FrameOptions) -> FrameOptions:

@@ -21,7 +21,7 @@ COMMANDS = {
     ),
     "score": LazyCommand(
         "expvid.cli.score:score_command",
-        "Score a run directory, or an external predictions file against a dataset.",
+        "Score a run directory, an external predictions file, or lmms-eval logs (--from lmms-eval).",
     ),
     "report": LazyCommand(
         "expvid.cli.report:report_command",
@@ -44,6 +44,7 @@ COMMANDS = {
     "platform": LazyCommand(
         "expvid.cli.platform:platform_app", "Expert verification platform (web review of candidates)."
     ),
+    "export": LazyCommand("expvid.cli.export:export_app", "Export a benchmark for other evaluation tools."),
 }
 
 app = typer.Typer(

@@ -129,10 +129,25 @@ def import_dir(
 def export_dir(
     directory: Annotated[Path, typer.Argument(help="New directory for the verified benchmark.")],
     db: DbOption,
+    export_format: Annotated[
+        str,
+        typer.Option(
+            "--format", help="expvid (release layout) or hf (the same, as a Hub dataset repository)."
+        ),
+    ] = "expvid",
+    license_id: Annotated[
+        str, typer.Option("--license", help="--format hf: the card's license id.")
+    ] = "cc-by-nc-4.0",
+    repo_id: Annotated[
+        str | None, typer.Option("--repo-id", help="--format hf: the Hub id it will have.")
+    ] = None,
 ) -> None:
-    """Write the verified items as an ExpVid-layout benchmark usable by `expvid eval`."""
+    """Write the verified items as an ExpVid-layout benchmark usable by `expvid eval` (--format hf: Hub-ready)."""
+    if export_format not in ("expvid", "hf"):
+        raise typer.BadParameter("expected expvid or hf", param_hint="--format")
     from expvid.platform import open_database
     from expvid.platform.services.exporter import ExportError, export_verified
+    from expvid.schema import DataError
 
     database = open_database(db)
     try:
@@ -145,6 +160,15 @@ def export_dir(
         f"exported {report.total} verified item(s) and {report.videos} video file(s) to {report.out}",
         markup=False,
     )
+    if export_format == "hf":
+        from expvid.hub.dataset_repo import describe, make_hub_repo
+
+        try:
+            hub_report = make_hub_repo(report.out, license_id=license_id, repo_id=repo_id)
+        except DataError as error:
+            raise _fail(str(error)) from None
+        for line in describe(hub_report, repo_id):
+            console.print(line, highlight=False, markup=False, soft_wrap=True)
 
 
 @platform_app.command("assign")

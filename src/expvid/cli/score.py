@@ -2,6 +2,7 @@
 
 expvid score RUN_DIR [--judge SPEC]                 re-score a run (e.g. with another judge)
 expvid score --data DIR --predictions FILE --out DIR   score a JSONL made anywhere else
+expvid score --from lmms-eval LOGDIR [--data DIR]       score lmms-eval's logged samples, item by item
 """
 
 from __future__ import annotations
@@ -45,8 +46,15 @@ def score_command(
         typer.Option("--judge-input", help="ProMQA/SFE: raw (official) or stripped (think blocks removed)."),
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet")] = False,
+    from_tool: Annotated[
+        str | None,
+        typer.Option(
+            "--from",
+            help="lmms-eval: RUN_DIR is an lmms-eval --output_path with samples_*.jsonl (--log_samples).",
+        ),
+    ] = None,
 ) -> None:
-    """Score a run directory, or an external predictions file against a dataset."""
+    """Score a run directory, an external predictions file, or lmms-eval logs (--from lmms-eval)."""
     from expvid.run.rescore import JudgeChoice, rescore_run, score_external
 
     require_http_urls("--judge-base-url", judge_base_url)
@@ -55,6 +63,9 @@ def score_command(
     choice = JudgeChoice(
         spec=judge, base_url=judge_base_url, api_key_env=judge_api_key_env, judge_input=judge_input
     )
+    if from_tool is not None:
+        _score_lmms_eval(from_tool, run_dir, data, out, suite, choice, quiet)
+        return
     try:
         options = parse_key_values(suite_option or [], flag="--suite-option", bare_is_true=False)
     except ValueError as error:
@@ -86,3 +97,32 @@ def score_command(
         suite_name = runs[0].scores.run.suite
         table_suite = get_suite(suite_name, options) if predictions is not None else get_suite(suite_name)
         typer.echo(to_markdown(build_table(table_suite, runs, references=[])))
+
+
+def _score_lmms_eval(
+    tool: str,
+    logdir: Path | None,
+    data: Path | None,
+    out: Path | None,
+    suite: str,
+    choice: object,
+    quiet: bool,
+) -> None:
+    """`--from lmms-eval LOGDIR`: expvid's scores next to lmms-eval's for every logged item."""
+    from expvid.export.lmms_eval_compare import compare_logs, data_from_results, summary_lines
+
+    if tool != "lmms-eval":
+        raise typer.BadParameter(f"unknown source {tool!r}; supported: lmms-eval", param_hint="--from")
+    if logdir is None:
+        raise typer.BadParameter("give the lmms-eval log folder (its --output_path) as the argument")
+    data = data or data_from_results(logdir)
+    if data is None:
+        raise typer.BadParameter("--data DIR is needed (the logs do not name the benchmark they ran on)")
+    target = out or logdir / "expvid-score"
+    with friendly_errors():
+        comparison = asyncio.run(
+            compare_logs(logdir, suite=suite, data=data, out=target, judge=choice, show_progress=not quiet)
+        )
+    for line in summary_lines(comparison):
+        typer.echo(line)
+    typer.echo(f"per-item comparison: {target / 'lmms_eval_comparison.jsonl'}; expvid run: {target}")

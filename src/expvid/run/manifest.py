@@ -9,6 +9,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from expvid.hub.record import data_source
 from expvid.run.config import EvalConfig
 from expvid.run.identity import backend_identity, identity_diff
 from expvid.schema import DataError, JudgeSettings, RunManifest, SamplerSettings
@@ -77,6 +78,8 @@ def new_manifest(
             "settings": config.model_dump(mode="json", exclude={"backend_options"}),
             "backend": backend,
             "generation": generation,
+            # Where the data came from (fetch.json of `expvid data fetch` / `--data hf:`), else None.
+            "data_source": data_source(Path(config.data)),
         },
         samplers=samplers,
         judge=judge,

@@ -189,6 +189,18 @@ def load_expvid(
     return dataset
 
 
+def item_from_record(task: str, record: dict[str, Any], root: Path | str) -> Item:
+    """One release record of `task` as an `Item`, with the loader's checks (`DataError` naming the problem).
+
+    For code that gets records one at a time rather than as files (an lmms-eval task's `doc`). A
+    missing video does not make a record invalid (the runner scores it as a media failure).
+    """
+    try:
+        return _record_to_item(task_spec(task), record, Path(root).resolve())
+    except _BadRecord as exc:
+        raise DataError(f"{task} record {record.get('id')!r}: {exc}") from None
+
+
 def _load_task_file(spec: TaskSpec, path: Path, data: bytes, root: Path, dataset: Dataset) -> None:
     first_line: dict[str, int] = {}
     for line, record in jsonl_records(path, data):

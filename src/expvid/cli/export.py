@@ -1,0 +1,71 @@
+"""`expvid export ...`: hand a benchmark to another evaluation tool (lmms-eval)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+export_app = typer.Typer(no_args_is_help=True, help="Export a benchmark for other evaluation tools.")
+
+
+@export_app.callback()
+def _export() -> None:
+    """Export a benchmark for other evaluation tools."""
+
+
+@export_app.command("lmms-eval")
+def lmms_eval(
+    out: Annotated[Path, typer.Argument(help="Folder for the task package (created).", metavar="DIR")],
+    data: Annotated[
+        str,
+        typer.Option(
+            "--data", help="The benchmark (ExpVid layout), or hf:ORG/NAME[@REV] to fetch and reference it."
+        ),
+    ],
+    tasks: Annotated[
+        str | None, typer.Option("--tasks", help="Comma-separated tasks (default: all with items).")
+    ] = None,
+    prefix: Annotated[str, typer.Option("--prefix", help="lmms-eval task and group name prefix.")] = "expvid",
+    hub_id: Annotated[
+        str | None,
+        typer.Option(
+            "--hub-id", help="Load the questions from this Hub dataset (configs level1_tools, ...)."
+        ),
+    ] = None,
+    revision: Annotated[
+        str | None, typer.Option("--revision", help="With --hub-id: the revision to pin.")
+    ] = None,
+    cache_dir: Annotated[Path | None, typer.Option("--cache-dir", help="Where hf: data is fetched.")] = None,
+) -> None:
+    """Write an lmms-eval task package: one YAML per task, level groups, utils.py calling expvid's scoring."""
+    from expvid.cli.errors import friendly_errors
+    from expvid.export.lmms_eval import write_lmms_eval_package
+
+    names = [t.strip() for t in tasks.split(",") if t.strip()] if tasks else None
+    with friendly_errors():
+        root = Path(data)
+        if data.startswith("hf:"):
+            from expvid.cli.eval import default_cache_root
+            from expvid.hub.dataspec import resolve_data
+            from expvid.hub.record import read_fetch_record
+
+            root, _ = resolve_data(
+                data, suite="expvid", tasks=names, languages=None, cache_root=cache_dir or default_cache_root(),
+                echo=lambda line: typer.echo(line, err=True),
+            )  # fmt: skip
+            record = read_fetch_record(root)
+            if record is not None:
+                hub_id = hub_id or record.source.repo
+                revision = revision or record.revision
+        try:
+            report = write_lmms_eval_package(
+                out, root, tasks=names, prefix=prefix, hub_id=hub_id, revision=revision
+            )
+        except ValueError as error:
+            raise typer.BadParameter(str(error)) from None
+    typer.echo(f"wrote {len(report.tasks)} task(s) and {len(report.groups)} group(s) to {report.out}")
+    typer.echo(
+        f"run: lmms-eval --tasks {prefix} --include_path {report.out} --log_samples --output_path logs/ ..."
+    )
