@@ -26,6 +26,7 @@ def build_config(sources: Path, out: Path, server: LoopbackServer, **overrides: 
         "asr_audit": False,
         "backend_options": {"max_retries": 0},
         "prices": {"llm": PRICE, "blind": PRICE},
+        "jobs": 1,  # worker processes only where a test is about them (each pool costs a start-up)
     }
     settings.update(overrides)
     return BuildConfig(**settings)

@@ -191,9 +191,18 @@ class ScriptedLab:
             options[letter] = text
         return {"question": question, "options": options, "answer": "A"}
 
-    def _pool(self, candidates: list[str], target: str, seed: str) -> list[str]:
+    def _pool(self, candidates: list[str], target: str, seed: str, asr: str = "") -> list[str]:
+        """Distractors: not the target, and (as the G.1 prompts' feedback asks) nothing the clip's
+        narration mentions."""
         wanted = _norm(target)
-        pool = [c for c in dict.fromkeys(candidates) if wanted not in _norm(c) and _norm(c) not in wanted]
+        spoken = set(re.findall(r"[a-z0-9]+", asr.casefold()))
+        pool = [
+            c
+            for c in dict.fromkeys(candidates)
+            if wanted not in _norm(c)
+            and _norm(c) not in wanted
+            and not any(len(w) >= 4 and w in spoken for w in re.findall(r"[a-z0-9]+", c.casefold()))
+        ]
         random.Random(seed).shuffle(pool)
         return pool[:3]
 
@@ -203,7 +212,9 @@ class ScriptedLab:
         ref = self.step_of(asr)
         assert ref is not None
         script = ref.script
-        pool = self._pool([*script.distractor_materials, *(s.material for s in script.steps)], target, target)
+        pool = self._pool(
+            [*script.distractor_materials, *(s.material for s in script.steps)], target, target, asr
+        )
         return self._mcq(target, pool, "What material appears in this process?")
 
     def _tool_mcq(self, text: str, retry: bool) -> dict[str, Any]:
@@ -212,7 +223,7 @@ class ScriptedLab:
         ref = self.step_of(asr)
         assert ref is not None
         script = ref.script
-        pool = self._pool([*script.distractor_tools, *(s.tool for s in script.steps)], target, target)
+        pool = self._pool([*script.distractor_tools, *(s.tool for s in script.steps)], target, target, asr)
         return self._mcq(target, pool, "What laboratory tool is being used in this research step?")
 
     def _quantity(self, text: str, retry: bool) -> dict[str, Any]:
@@ -242,6 +253,7 @@ class ScriptedLab:
             [*script.distractor_operations, *(s.operation for s in script.steps)],
             ref.step.operation,
             ref.step.text,
+            self._asr(text),
         )
         return self._mcq(ref.step.operation, pool, "What operation is performed in this step?")
 
