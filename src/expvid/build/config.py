@@ -68,6 +68,9 @@ class BuildConfig(BaseModel):
     blind_temperature: float = 1.0
     blind_margin: float = 0.25
     asr_audit: bool = True
+    #: Step ordering: rebuild the model's distractors when the option set gives the answer away
+    #: (`ordering.py`); off keeps the model's distractors (and the audit flags them).
+    repair_ordering: bool = True
     #: Implausible-distractor audit (MiniLM similarity of each distractor to the experiment's domain).
     domain_audit: bool = True
     #: Level 2: the model's context window (tokens). G.2.1 gets the transcript in windows that fit it

@@ -497,7 +497,7 @@ async def _ordering(
     identity = tuple(range(len(texts)))
     meta: dict[str, Any] = {}
     found = shortcuts(identity, wrong)
-    if found:
+    if found and context.config.repair_ordering:
         rebuilt = rebuild(identity, wrong, random.Random(f"{context.config.seed}:{plan.segment_id}:ordering"))
         if rebuilt is not None:
             meta = {"llm_permutations": [list(o) for o in wrong], "distractors_rebuilt": "; ".join(found)}

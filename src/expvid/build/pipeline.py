@@ -23,10 +23,14 @@ from typing import Any
 
 from expvid.build.accounting import Ledger
 from expvid.build.audits import (
+    PHRASE_TASKS,
     AuditResult,
     asr_leakage,
     balance_report,
     blind_audit,
+    everyday_words,
+    implausible_distractors,
+    ordering_shortcuts,
     position_flags,
     text_checks,
 )
@@ -44,6 +48,7 @@ from expvid.build.retries import RetryBook
 from expvid.build.review import CSV_NAME, read_reviews, write_review_csv
 from expvid.build.sources import SourceExperiment, discover_sources
 from expvid.build.state import STATE_DIR, BuildState, write_atomic
+from expvid.build.words import content_lemmas
 from expvid.build.writer import finalize, write_candidates
 from expvid.media.errors import MediaError
 from expvid.media.sampler import probe
@@ -255,6 +260,24 @@ def link_or_copy_if_missing(source: Path, target: Path) -> None:
         link_or_copy(source, target)
 
 
+def _domain_audit(
+    experiments: list[LoadedExperiment], outputs: list[StageOutput], items: list[Any], audit: AuditResult
+) -> None:
+    """The collection's vocabulary: every transcript (kept or not), paper, title and correct answer."""
+    domain: set[str] = set()
+    for experiment in experiments:
+        texts = [experiment.source.title, experiment.source.discipline]
+        if experiment.transcript is not None:
+            texts += [cue.text for cue in experiment.transcript.cues]
+        domain |= content_lemmas(" ".join(texts), generic=True)
+    for output in outputs:
+        domain |= content_lemmas(output.paper_markdown or "", generic=True)
+    for item in items:
+        if item.options and item.answer_type.value == "choice":
+            domain |= content_lemmas(item.options[str(item.answer)], generic=True)
+    implausible_distractors(items, audit, domain, everyday_words())
+
+
 def clips_section(context: BuildContext) -> dict[str, Any]:
     """Clip cutting: worker processes, one decode pass per video, and the speed-up they gave.
 
@@ -335,11 +358,12 @@ async def _finish(
     text_checks(items, audit)
     balance = balance_report(items)
     position_flags(items, balance, audit)
-    if config.asr_audit and items:
-        from expvid.scoring.judges.embeddings import MiniLMEmbedder
-
-        await asyncio.to_thread(asr_leakage, items, audit, MiniLMEmbedder())
+    ordering_shortcuts(items, audit)
+    if config.asr_audit:
+        asr_leakage(items, audit)
     await blind_audit(context, items, audit)
+    if config.domain_audit and any(i.task in PHRASE_TASKS for i in items):
+        await asyncio.to_thread(_domain_audit, experiments, outputs, items, audit)
 
     by_id = {e.video_id: e for e in kept}
     entries = curation.by_id()
@@ -378,6 +402,7 @@ async def _finish(
                 dropped.setdefault(task, {}).setdefault(reason, 0)
                 dropped[task][reason] += count
     problems: list[Problem] = [p for o in [*scored.values(), *outputs] for p in o.problems]
+    problems += audit.problems
     per_task = Counter(f.draft.task for f in finals)
     report: dict[str, Any] = {
         "format": 1,
