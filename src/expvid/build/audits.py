@@ -213,14 +213,19 @@ def asr_leakage(items: list[Item], result: AuditResult) -> None:
                     score,
                 )
         elif item.answer_type is AnswerType.BLANKS:
-            spoken = [a for a in item.answer if len(a.strip()) >= 3 and contains_phrase(narration, a)]  # type: ignore[union-attr]
+            spoken = [a for a in _blanks(item) if len(a.strip()) >= 3 and contains_phrase(narration, a)]
             if spoken:
                 result.flag(
                     item.id,
                     "asr_leakage",
                     "blank answer(s) spoken in the video's narration: " + ", ".join(f'"{a}"' for a in spoken),
-                    len(spoken) / max(1, len(item.answer)),  # type: ignore[arg-type]
+                    len(spoken) / max(1, len(_blanks(item))),
                 )
+
+
+def _blanks(item: Item) -> list[str]:
+    answer = item.answer
+    return [str(a) for a in answer] if isinstance(answer, list) else [str(answer)]
 
 
 def ordering_shortcuts(items: list[Item], result: AuditResult) -> None:
@@ -319,7 +324,7 @@ def text_checks(items: list[Item], result: AuditResult) -> None:
     than every other."""
     for item in items:
         if item.answer_type is AnswerType.BLANKS:
-            written = [a for a in item.answer if len(a.strip()) >= 3 and contains_phrase(item.question, a)]  # type: ignore[union-attr]
+            written = [a for a in _blanks(item) if len(a.strip()) >= 3 and contains_phrase(item.question, a)]
             if written:
                 result.flag(
                     item.id,

@@ -358,12 +358,17 @@ async def _steps(
     }
     try:
         async with context.calls:
-            drafted = await context.llm.ask_prompt("g2_2_step_extraction", values, json_parser(StepList))
+            with context.clock.running(STAGE):
+                drafted = await context.llm.ask_prompt("g2_2_step_extraction", values, json_parser(StepList))
     except DraftFailure as failure:
         output.problem(
-            f"step extraction for {segment.title!r}: {failure.message}", transient=failure.transient
+            f"step extraction for {segment.title!r}: {failure.message}",
+            transient=failure.transient,
+            failed=True,
         )
         return [], None
+    finally:
+        context.progress.advance(STAGE)
     steps, notes = check_steps(drafted.value, bounds, segment)
     output.notes.setdefault("step_notes", []).extend(notes)
     if not steps:

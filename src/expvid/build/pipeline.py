@@ -38,6 +38,7 @@ from expvid.build.config import BuildConfig
 from expvid.build.context import BuildContext, LoadedExperiment, link_or_copy
 from expvid.build.curation import CurationReport, curation_markdown, decide, score_transcript
 from expvid.build.drafts import ClipSpec, Problem, StageOutput
+from expvid.build.estimate import record_usage
 from expvid.build.level1 import run_level1
 from expvid.build.level2 import run_level2
 from expvid.build.level3 import run_level3
@@ -86,6 +87,17 @@ def _load(source: SourceExperiment) -> LoadedExperiment:
         except MediaError as error:
             experiment.problems.append(str(error))
     return experiment
+
+
+async def estimate_candidates(config: BuildConfig) -> dict[str, Any]:
+    """`--dry-run`: read and probe the sources, plan every stage, estimate calls, tokens and cost.
+    No model is asked and nothing is written (see `estimate.py`)."""
+    from expvid.build.estimate import estimate_build
+
+    _check_out(config.out.expanduser())
+    sources = discover_sources(config.sources)
+    experiments = list(await asyncio.gather(*(asyncio.to_thread(_load, s) for s in sources)))
+    return await estimate_build(config, experiments)
 
 
 def effective_prices(config: BuildConfig) -> dict[str, Any]:
@@ -441,6 +453,7 @@ async def _finish(
         "audit_notes": audit.notes,
     }
     _add_run(context.state, report)
+    record_usage(context.state.root, report["calls"]["by_stage"])
     write_atomic(out / "build_report.json", json.dumps(report, indent=1, ensure_ascii=False) + "\n")
     write_atomic(out / "build_report.md", markdown_report(report))
     return report
