@@ -38,6 +38,7 @@ import math
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 from expvid.build.context import BuildContext
@@ -95,9 +96,7 @@ async def blind_audit(context: BuildContext, items: list[Item], result: AuditRes
     if client is None or samples == 0:
         result.notes.append("blind audit off")
         return
-    from expvid.scoring.judges.offline_blank import OfflineBlankJudge
-
-    judge = OfflineBlankJudge() if any(i.answer_type is AnswerType.BLANKS for i in items) else None
+    judge = _blank_judge() if any(i.answer_type is AnswerType.BLANKS for i in items) else None
     context.progress.add(BLIND_STAGE, len(items) * samples)
 
     async def ask(item: Item, seed: int) -> str | None:
@@ -148,6 +147,14 @@ async def blind_audit(context: BuildContext, items: list[Item], result: AuditRes
                 f"(chance {chance:.2f})",
                 mean,
             )
+
+
+@cache
+def _blank_judge() -> Any:
+    """The evaluator's offline blank judge, loaded once per process (its model takes seconds to load)."""
+    from expvid.scoring.judges.offline_blank import OfflineBlankJudge
+
+    return OfflineBlankJudge()
 
 
 def _letter(item: Item, reply: str) -> str | None:

@@ -135,6 +135,7 @@ async def build_candidates(
     state = BuildState(out)
     retries = RetryBook(state.root, retry_failed=config.retry_failed)
     retries.redo(list(config.redo))
+    state.epochs = retries.epochs
     ledger = Ledger(prices=effective_prices(config))
     backends = _backends(config, state)
 
