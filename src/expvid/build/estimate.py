@@ -64,7 +64,7 @@ TYPICAL_OUTPUT = {
     "g2_3_sequence_ordering_mcq": 400,
     "findings_summary": 400,
     "level3_blanks": 600,
-    "expvid_f4_eval_prompt": 40,
+    "blind_audit": 40,  # the F.4 evaluation prompt, asked without the video
 }
 SEGMENT_SECONDS = 48.0
 BLIND_INPUT = 300  # F.4 instruction + a Level-1 question and options, in tokens
@@ -196,9 +196,7 @@ async def estimate_build(config: BuildConfig, experiments: list[LoadedExperiment
         await asyncio.to_thread(_plan_experiment, config, experiment, plans, items, outputs, out)
     blind_items = items["level1"] + items["level2"] + items["level3"]
     if config.blind_samples:
-        plans["blind_audit"].add(
-            "expvid_f4_eval_prompt", BLIND_INPUT, outputs, n=blind_items * config.blind_samples
-        )
+        plans["blind_audit"].add("blind_audit", BLIND_INPUT, outputs, n=blind_items * config.blind_samples)
     if not config.vlm:
         del plans["captions"]
     return _priced(config, plans, notes, len(experiments), len(kept), blind_items)

@@ -59,7 +59,7 @@ from expvid.schema import DataError
 
 Log = Callable[[str], None]
 #: Stage notes worth a reviewer's attention (why segments or step times were not used, missing sections).
-NOTE_KEYS = ("rejected_segments", "step_notes", "missing_sections")
+NOTE_KEYS = ("rejected_segments", "step_notes", "missing_sections", "transcript_windows")
 
 
 def _check_out(out: Path) -> None:

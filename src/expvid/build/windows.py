@@ -7,14 +7,17 @@ windows of whole cues that fit `context_tokens` minus the reply (`max_tokens`), 
 transcript, and a re-ask's echoed reply; each window is segmented on its own, and the segments are
 merged in time order (then checked for overlap across windows like any others).
 
-A window ends at the longest pause between two cues in its last 30 %: stage boundaries fall in pauses,
-so a stage is rarely split between two windows (if it is, each half is judged on its own 20-60 s rule).
+Windows are of about equal length (the fewest that fit), each ending at the longest pause between two
+cues near its even share: stage boundaries fall in pauses, so a stage is rarely split between two
+windows (if it is, each half is judged on its own 20-60 s rule).
 Token counts are estimated, not measured (the served model's tokenizer is not known here), at a
 conservative 3 characters per token (English text averages about 4).
 """
 
 from __future__ import annotations
 
+import itertools
+import math
 from collections.abc import Sequence
 
 from expvid.build.llm import ECHO_LIMIT
@@ -44,25 +47,33 @@ def transcript_budget(context_tokens: int, max_tokens: int, prompt_tokens: int) 
 
 
 def transcript_windows(cues: Sequence[Cue], budget_chars: int) -> list[list[Cue]]:
-    """Consecutive runs of whole cues whose timestamped lines fit `budget_chars` (one when all fit)."""
+    """Consecutive runs of whole cues whose timestamped lines fit `budget_chars` (one when all fit).
+
+    The transcript gets the fewest windows that fit, of about equal length (so no window is a short
+    leftover that cannot hold a 20-60 s stage), each ending at the longest pause within
+    `TAIL_SHARE` of a window's length around its even share.
+    """
     cue_list = list(cues)
     sizes = [len(timestamped_lines([cue])) + 1 for cue in cue_list]
-    if sum(sizes) <= budget_chars:
+    total = sum(sizes)
+    if total <= budget_chars:
         return [cue_list]
+    ends = list(itertools.accumulate(sizes))  # ends[i]: characters up to and including cue i
+    count = math.ceil(total / budget_chars)
     windows: list[list[Cue]] = []
     start = 0
     while start < len(cue_list):
-        end, used = start, 0
-        while end < len(cue_list) and used + sizes[end] <= budget_chars:
-            used += sizes[end]
-            end += 1
-        if end == len(cue_list):
+        remaining = count - len(windows)
+        used = ends[start - 1] if start else 0
+        if remaining <= 1 or total - used <= budget_chars:
             windows.append(cue_list[start:])
             break
-        end = max(end, start + 1)  # a single cue longer than the budget goes alone
-        low = start + max(1, int((end - start) * (1 - TAIL_SHARE)))
-        cut = max(range(low, end + 1), key=lambda k: (_pause_before(cue_list, k), k)) if low <= end else end
-        cut = min(max(cut, start + 1), len(cue_list))
+        share = (total - used) / remaining
+        fits = [k for k in range(start + 1, len(cue_list)) if ends[k - 1] - used <= budget_chars]
+        if not fits:  # a single cue longer than the budget goes alone
+            fits = [start + 1]
+        near = [k for k in fits if abs((ends[k - 1] - used) - share) <= TAIL_SHARE * share] or fits[-1:]
+        cut = max(near, key=lambda k: (_pause_before(cue_list, k), -abs((ends[k - 1] - used) - share)))
         windows.append(cue_list[start:cut])
         start = cut
     return windows
