@@ -131,3 +131,16 @@ def test_the_report_has_per_stage_time_calls_tokens_and_the_clip_pass(sample_bui
     assert all(v["decoded_frames"] <= v["video_frames"] for v in clips["per_video"].values())
     assert clips["speedup"] is not None and clips["worker_seconds"] > 0
     assert "speed-up" in (sample_build.out / "build_report.md").read_text()
+
+
+def test_ordering_distractors_of_the_sample_no_longer_give_the_order_away(sample_build):
+    lines = [
+        json.loads(line)
+        for line in (sample_build.out / "provenance.jsonl").read_text().splitlines()
+        if '"sequence_ordering"' in line
+    ]
+    assert len(lines) == 18
+    # The lab drafts single swaps (the correct order is their medoid) for every segment; every set was
+    # rebuilt, and the audit finds no shortcut left.
+    assert all("medoid" in line["meta"]["distractors_rebuilt"] for line in lines)
+    assert not any(flag["kind"] == "ordering_shortcut" for line in lines for flag in line["flags"])

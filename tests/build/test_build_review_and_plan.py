@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import csv
+import itertools
 import json
 import shutil
 from pathlib import Path
@@ -164,4 +165,4 @@ def test_a_transcript_longer_than_the_context_is_segmented_in_windows(sample_sou
         json.loads(line) for line in (tmp_path / "windows" / "segments.jsonl").read_text().splitlines()
     ]
     spans = [(s["start"], s["end"]) for s in segments]
-    assert spans == sorted(spans) and all(a[1] <= b[0] for a, b in zip(spans, spans[1:], strict=False))
+    assert spans == sorted(spans) and all(a[1] <= b[0] for a, b in itertools.pairwise(spans))
