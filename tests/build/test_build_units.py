@@ -41,7 +41,7 @@ def test_distractors_spoken_in_the_same_clip_are_rejected_as_ambiguous():
         question="q", options={"A": "fine-tip forceps", "B": "24-well plate", "C": "cell scraper", "D": "spatula"},
         answer="A",
     )  # fmt: skip
-    with pytest.raises(InvalidReply, match="24-well plate.*mentioned in this clip's narration"):
+    with pytest.raises(InvalidReply, match=r"24-well plate.*mentioned in this clip's narration"):
         check(ambiguous)
     fine = ambiguous.model_copy(update={"options": {**ambiguous.options, "B": "hemocytometer"}})
     assert check(fine) is fine
