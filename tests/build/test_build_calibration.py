@@ -24,7 +24,7 @@ from expvid.build.audits import ASR_LEAK_MARGIN, asr_leakage_score
 from expvid.models.loopback import LoopbackServer
 from expvid.suites.expvid_suite import load_expvid
 
-VIDEOS = ["61842", "63090", "65321"]
+VIDEOS = ["61842", "63090", "65321"]  # biology, chemistry, medicine
 
 #: audit -> the tasks its leak was built into (the leaky build) and compared on (the clean build).
 CALIBRATION = {

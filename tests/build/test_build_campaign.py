@@ -54,7 +54,7 @@ def test_resuming_against_another_port_sends_nothing_already_answered(one, tmp_p
 def test_failed_units_are_asked_again_and_only_they(one, tmp_path):
     out = tmp_path / "out"
     with LoopbackServer(ScriptedLab(Faults(refuse_always={"quantity"}))) as refusing:
-        first = run_build(one, out, refusing, blind_samples=1)
+        first = run_build(one, out, refusing, blind_samples=1, levels=(1,))
         refused = _kinds(refusing)["quantity"]
     failed = first["failed_units"]
     assert failed and all("g1_5_quantity_mcq" in unit["message"] for unit in failed)
@@ -65,13 +65,13 @@ def test_failed_units_are_asked_again_and_only_they(one, tmp_path):
 
     # --keep-failed replays the cached refusals: nothing is paid, the failures stay.
     with LoopbackServer(ScriptedLab()) as healthy:
-        kept = run_build(one, out, healthy, blind_samples=1, retry_failed=False)
+        kept = run_build(one, out, healthy, blind_samples=1, retry_failed=False, levels=(1,))
         assert bodies(healthy) == []
     assert len(kept["failed_units"]) == n_units
 
     # The default asks exactly the failed units again (a new cache round), and the model now answers.
     with LoopbackServer(ScriptedLab()) as healthy:
-        second = run_build(one, out, healthy, blind_samples=1)
+        second = run_build(one, out, healthy, blind_samples=1, levels=(1,))
         kinds = _kinds(healthy)
     assert kinds["quantity"] == n_units
     assert set(kinds) == {"quantity", "blind"}  # plus the blind audit of the new quantity items only
@@ -80,19 +80,19 @@ def test_failed_units_are_asked_again_and_only_they(one, tmp_path):
 
     # Nothing failed any more: a third run asks nothing.
     with LoopbackServer(ScriptedLab()) as idle:
-        run_build(one, out, idle, blind_samples=1)
+        run_build(one, out, idle, blind_samples=1, levels=(1,))
         assert bodies(idle) == []
 
 
 def test_redo_drafts_a_stage_again_with_fresh_requests(one, tmp_path):
     out = tmp_path / "out"
     with LoopbackServer(ScriptedLab()) as server:
-        run_build(one, out, server, blind_samples=1)
+        run_build(one, out, server, blind_samples=1, levels=(3,))
         server.reset()
-        report = run_build(one, out, server, blind_samples=1, redo=("level3",))
+        report = run_build(one, out, server, blind_samples=1, redo=("level3",), levels=(3,))
         kinds = _kinds(server)
         server.reset()
-        run_build(one, out, server, blind_samples=1, redo=())
+        run_build(one, out, server, blind_samples=1, redo=(), levels=(3,))
         after = len(server.requests)
     # Only Level 3's two prompts were asked again (the same drafts come back, so the blind audit of
     # their items is answered from the cache); the redo is done once, not on every later run.
@@ -108,7 +108,7 @@ def test_the_command_exits_non_zero_after_writing_everything_when_units_failed(o
             app,
             ["build", str(one), "--out", str(out), "--llm", f"openai:r1@{server.openai_base_url}",
              "--min-duration", "60", "--max-duration", "900", "--preset", "ultrafast", "--blind-samples", "0",
-             "--max-retries", "0", "--jobs", "1", "--quiet"],
+             "--max-retries", "0", "--jobs", "1", "--levels", "1", "--quiet"],
         )  # fmt: skip
     assert result.exit_code == 1, result.output
     assert "unit(s) failed" in result.output and "Run the same command again" in result.output
