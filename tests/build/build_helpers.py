@@ -23,9 +23,11 @@ def build_config(sources: Path, out: Path, server: LoopbackServer, **overrides: 
         "curation": SAMPLE_BOUNDS,
         "trim_slides": True,
         "preset": "ultrafast",
-        "asr_audit": False,
+        "asr_audit": True,
+        "domain_audit": False,  # loads MiniLM; on where a test is about it
         "backend_options": {"max_retries": 0},
         "prices": {"llm": PRICE, "blind": PRICE},
+        "jobs": 1,  # worker processes only where a test is about them (each pool costs a start-up)
     }
     settings.update(overrides)
     return BuildConfig(**settings)

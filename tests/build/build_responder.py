@@ -70,6 +70,17 @@ class Faults:
     invented_times: set[str] = field(default_factory=set)
     bad_permutation: str | None = None  # "first" (fixed on retry) or "always"
     think_and_fence: bool = False  # wrap JSON replies as reasoning models do
+    #: Draft items that leak, one known way per task (the audits' calibration set):
+    #: materials: the question quotes the narration; tools: out-of-domain distractors; operation: the
+    #: correct option padded to twice the others' length; ordering: single-swap distractors (the
+    #: correct order is their Kendall medoid; this is what the lab always does); experimental
+    #: conclusion: the answer is a word of the title; scientific discovery: the answer is spoken in the
+    #: narration. Quantity and the other Level-2 tasks stay clean (controls).
+    leaky: bool = False
+
+
+#: Distractors no laboratory would confuse with a tool (the `leaky` lab's tool MCQs).
+OUT_OF_DOMAIN_TOOLS = ("garden hose", "claw hammer", "steering wheel")
 
 
 @dataclass
@@ -191,9 +202,18 @@ class ScriptedLab:
             options[letter] = text
         return {"question": question, "options": options, "answer": "A"}
 
-    def _pool(self, candidates: list[str], target: str, seed: str) -> list[str]:
+    def _pool(self, candidates: list[str], target: str, seed: str, asr: str = "") -> list[str]:
+        """Distractors: not the target, and (as the G.1 prompts' feedback asks) nothing the clip's
+        narration mentions."""
         wanted = _norm(target)
-        pool = [c for c in dict.fromkeys(candidates) if wanted not in _norm(c) and _norm(c) not in wanted]
+        spoken = set(re.findall(r"[a-z0-9]+", asr.casefold()))
+        pool = [
+            c
+            for c in dict.fromkeys(candidates)
+            if wanted not in _norm(c)
+            and _norm(c) not in wanted
+            and not any(len(w) >= 4 and w in spoken for w in re.findall(r"[a-z0-9]+", c.casefold()))
+        ]
         random.Random(seed).shuffle(pool)
         return pool[:3]
 
@@ -203,8 +223,13 @@ class ScriptedLab:
         ref = self.step_of(asr)
         assert ref is not None
         script = ref.script
-        pool = self._pool([*script.distractor_materials, *(s.material for s in script.steps)], target, target)
-        return self._mcq(target, pool, "What material appears in this process?")
+        pool = self._pool(
+            [*script.distractor_materials, *(s.material for s in script.steps)], target, target, asr
+        )
+        question = "What material appears in this process?"
+        if self.faults.leaky:
+            question = f'The narrator says: "{asr}" {question}'
+        return self._mcq(target, pool, question)
 
     def _tool_mcq(self, text: str, retry: bool) -> dict[str, Any]:
         target = re.search(r'Target tool: "(.*)"', text).group(1)  # type: ignore[union-attr]
@@ -212,7 +237,9 @@ class ScriptedLab:
         ref = self.step_of(asr)
         assert ref is not None
         script = ref.script
-        pool = self._pool([*script.distractor_tools, *(s.tool for s in script.steps)], target, target)
+        pool = self._pool([*script.distractor_tools, *(s.tool for s in script.steps)], target, target, asr)
+        if self.faults.leaky:
+            pool = list(OUT_OF_DOMAIN_TOOLS)
         return self._mcq(target, pool, "What laboratory tool is being used in this research step?")
 
     def _quantity(self, text: str, retry: bool) -> dict[str, Any]:
@@ -242,8 +269,12 @@ class ScriptedLab:
             [*script.distractor_operations, *(s.operation for s in script.steps)],
             ref.step.operation,
             ref.step.text,
+            self._asr(text),
         )
-        return self._mcq(ref.step.operation, pool, "What operation is performed in this step?")
+        correct = ref.step.operation
+        if self.faults.leaky:
+            correct = f"{correct}, carefully and exactly as the written protocol describes for this step"
+        return self._mcq(correct, pool, "What operation is performed in this step?")
 
     def _caption(self, request: RecordedRequest) -> Reply:
         """Read the frame codes of the images, find the step on screen, describe it."""
@@ -364,9 +395,27 @@ class ScriptedLab:
                 "section": section,
             }
 
+        if self.faults.leaky:
+            return self._leaky_blanks(script)
         return {
             "experimental_conclusion": [draft(q, "Results") for q in script.analysis],
             "scientific_discovery": [draft(q, "Discussion") for q in script.discovery],
+        }
+
+    def _leaky_blanks(self, script: ExperimentScript) -> dict[str, Any]:
+        """Answers a model can copy: a word of the title, or words the narration speaks."""
+        title_word = max(re.findall(r"[A-Za-z]{6,}", script.title), key=len)
+        spoken = next(s.tool for s in script.steps[:-1] if s.tool.casefold() in s.narration.casefold())
+        return {
+            "experimental_conclusion": [
+                {
+                    "question": "The experiment shows that ____ is the substrate of choice.",
+                    "answers": [title_word],
+                }
+            ],
+            "scientific_discovery": [
+                {"question": "The key instrument of the protocol is the ____.", "answers": [spoken]}
+            ],
         }
 
     # -- the blind audit ---------------------------------------------------------------------

@@ -15,7 +15,6 @@ from expvid.build.audits import (
     text_checks,
 )
 from expvid.schema import AnswerType, Item
-from expvid.scoring.judges.embeddings import MiniLMEmbedder
 
 
 def mcq(item_id: str, question: str, options: dict[str, str], answer: str, narration: str = "") -> Item:
@@ -32,23 +31,51 @@ def mcq(item_id: str, question: str, options: dict[str, str], answer: str, narra
     )
 
 
-def test_asr_leakage_flags_answers_the_narration_points_at():
+def test_asr_leakage_flags_narration_that_reaches_the_model_not_answers_narrated_by_construction():
     narration = "Add 500 microliters of vitronectin solution into each well containing a coverslip."
-    leaking = mcq(
-        "materials/0", "What material appears in this process?",
-        {"A": "Matrigel", "B": "vitronectin solution", "C": "trypsin-EDTA", "D": "mTeSR1 medium"}, "B", narration,
+    options = {"A": "Matrigel", "B": "vitronectin solution", "C": "trypsin-EDTA", "D": "mTeSR1 medium"}
+    # Narrated by construction (the target came from this sentence), asked with the template: clean.
+    narrated = mcq("materials/0", "What material appears in this process?", options, "B", narration)
+    # The question quotes the narration: the answer can be read without the video.
+    quoted = mcq(
+        "materials/1", "After the narrator adds 500 microliters of vitronectin to each well, what material appears?",
+        options, "B", narration,
     )  # fmt: skip
-    safe = mcq(
-        "materials/1", "What material appears in this process?",
-        {"A": "Matrigel", "B": "vitronectin solution", "C": "trypsin-EDTA", "D": "mTeSR1 medium"}, "A", narration,
+    # The question repeats narration words, but they point at no option (a quantity question).
+    quantity = mcq(
+        "quantity/0", "What volume of vitronectin solution is added to each well?",
+        {"A": "250 µL", "B": "500 µL", "C": "1 mL", "D": "100 µL"}, "B", narration,
     )  # fmt: skip
-    silent = mcq("materials/2", "q?", {"A": "a", "B": "b", "C": "c", "D": "d"}, "A", "")
+    blanks = Item(
+        id="experimental_conclusion/0", suite="expvid", task="experimental_conclusion", level=3,
+        question="Title: T\nDiscipline: Biology\nQuestion: Colonies attached within ____ on vitronectin.",
+        answer=["4 hours"], answer_type=AnswerType.BLANKS,
+        context="As shown in Fig. 2, colonies attached within 4 hours on vitronectin.",
+    )  # fmt: skip
+    unspoken = blanks.model_copy(
+        update={"id": "experimental_conclusion/1", "context": "Coat the coverslips."}
+    )
     result = AuditResult()
-    asr_leakage([leaking, safe, silent], result, MiniLMEmbedder())
-    assert list(result.flags) == ["materials/0"]
-    flag = result.flags["materials/0"][0]
-    assert flag["kind"] == "asr_leakage" and 0.3 < flag["score"] <= 1.0
-    assert "most similar to the narration" in flag["detail"]
+    asr_leakage([narrated, quoted, quantity, blanks, unspoken], result)
+    assert sorted(result.flags) == ["experimental_conclusion/0", "materials/1"]
+    flag = result.flags["materials/1"][0]
+    assert flag["kind"] == "asr_leakage" and flag["score"] == 1.0 and "vitronectin" in flag["detail"]
+    assert '"4 hours"' in result.flags["experimental_conclusion/0"][0]["detail"]
+
+
+def test_level3_answer_in_question_is_checked_on_the_question_as_shown_by_whole_words():
+    titled = Item(
+        id="scientific_discovery/0", suite="expvid", task="scientific_discovery", level=3,
+        question="Title: Vitronectin-Coated Coverslips\nDiscipline: Biology\nQuestion: The ____ coating is xeno-free.",
+        answer=["vitronectin"], answer_type=AnswerType.BLANKS,
+    )  # fmt: skip
+    prefix_only = titled.model_copy(
+        update={"id": "scientific_discovery/1", "answer": ["cover"]}  # "cover" only starts "Coverslips"
+    )
+    result = AuditResult()
+    text_checks([titled, prefix_only], result)
+    assert list(result.flags) == ["scientific_discovery/0"]
+    assert result.flags["scientific_discovery/0"][0]["kind"] == "answer_in_question"
 
 
 def test_text_checks_catch_answers_in_the_question_and_long_correct_options():

@@ -47,7 +47,8 @@ def test_cli_builds_and_summarises(sample_sources, tmp_path, lab_server):
     assert result.exit_code == 0, result.output
     assert "2 candidate item(s)" in result.output and "est. cost $0.0" in result.output
     report = json.loads((out / "build_report.json").read_text())
-    assert report["cost"]["prices_per_1m_tokens"] == {"llm": [1.0, 2.0]}
+    # The blind audit asks the drafting model, so it is priced like it.
+    assert report["cost"]["prices_per_1m_tokens"] == {"llm": [1.0, 2.0], "blind": [1.0, 2.0]}
     assert report["items"]["experimental_conclusion"]["kept"] == 1
     assert (out / "videos/level_3/64455.mp4").is_file()  # untrimmed without Level 2: a copy of the source
 

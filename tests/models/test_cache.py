@@ -71,20 +71,38 @@ def test_any_change_to_what_is_sent_is_a_miss(call, server, make_request, coded_
     assert server.rejections == []  # the altered image still decoded: the miss is the cache's doing
 
 
-def test_model_base_url_and_extra_body_are_part_of_the_key(call, server, make_request, tmp_path):
+def test_model_and_extra_body_are_part_of_the_key_but_the_server_url_is_not(
+    call, server, make_request, tmp_path
+):
     port_url = server.openai_base_url
     alias_url = port_url.replace("127.0.0.1", "localhost")
     request = make_request()
     for spec, options in [
         (f"openai:m@{port_url}", {}),
         (f"openai:other-model@{port_url}", {}),
-        (f"openai:m@{alias_url}", {}),
         (f"openai:m@{port_url}", {"extra_body": {"top_k": 5}}),
         (f"openai:m@{port_url}", {"thinking_style": "none"}),
     ]:
         response = call(create_backend(spec, cache_dir=tmp_path, **options), request)
         assert response.cached is False, (spec, options)
-    assert len(server.requests) == 5
+    assert len(server.requests) == 4
+    # The same model reached under another host name, or through several endpoints, answers the
+    # same request the same way: a resumed campaign against a moved server pays nothing again.
+    for spec in (f"openai:m@{alias_url}", f"openai:m@{alias_url},{port_url}"):
+        assert call(create_backend(spec, cache_dir=tmp_path), request).cached is True, spec
+    assert len(server.requests) == 4
+
+
+def test_a_cache_round_asks_again_and_keeps_both_answers(call, server, make_request, tmp_path):
+    backend = create_backend(f"openai:m@{server.openai_base_url}", cache_dir=tmp_path)
+    assert call(backend, make_request()).cached is False
+    assert call(backend, make_request(metadata={"cache_round": 1})).cached is False
+    assert call(backend, make_request(metadata={"cache_round": 1})).cached is True
+    assert call(backend, make_request()).cached is True
+    assert len(server.requests) == 2
+    assert server.requests[0].body == server.requests[1].body  # the round is never sent
+    with pytest.raises(ValueError, match="cache_round"):
+        cache_key(make_request(metadata={"cache_round": "x"}), backend="openai", model="m")
 
 
 def test_hints_and_metadata_do_not_change_the_key(call, server, make_request, tmp_path):

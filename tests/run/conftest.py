@@ -33,6 +33,16 @@ def model_server() -> Iterator[LoopbackServer]:
 
 
 @pytest.fixture(scope="session")
-def frame_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One cache for all runner tests, so each clip is decoded once per session."""
-    return tmp_path_factory.mktemp("expvid_cache")
+def _session_frames(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("expvid_frames")
+
+
+@pytest.fixture
+def frame_cache_dir(tmp_path: Path, _session_frames: Path) -> Path:
+    """A cache directory whose frame cache is shared by all runner tests (each clip is decoded once
+    per session) and whose response cache is this test's own: responses are keyed by model and
+    request, not by server URL, so a shared one would answer this test's requests from another's."""
+    cache = tmp_path / "expvid_cache"
+    cache.mkdir()
+    (cache / "frames").symlink_to(_session_frames, target_is_directory=True)
+    return cache

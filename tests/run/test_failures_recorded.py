@@ -114,7 +114,8 @@ def test_rescore_with_an_llm_judge_and_a_judge_that_talks_nonsense(sample_dir, t
         scores = asyncio.run(
             rescore_run(
                 out,
-                judge=JudgeChoice(spec=f"openai:phi-3-mini@{nonsense.openai_base_url}"),
+                # Another model (the cache answers the same model and request from any server).
+                judge=JudgeChoice(spec=f"openai:phi-3-mini-broken@{nonsense.openai_base_url}"),
                 show_progress=False,
             )
         )

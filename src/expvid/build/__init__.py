@@ -7,6 +7,14 @@ paper sections and leakage audits (see docs/build.md). `expvid build` is its com
 
 from expvid.build.accounting import Ledger, Price, parse_price
 from expvid.build.config import BuildConfig, CurationSettings
-from expvid.build.pipeline import build_candidates
+from expvid.build.pipeline import build_candidates, estimate_candidates
 
-__all__ = ["BuildConfig", "CurationSettings", "Ledger", "Price", "build_candidates", "parse_price"]
+__all__ = [
+    "BuildConfig",
+    "CurationSettings",
+    "Ledger",
+    "Price",
+    "build_candidates",
+    "estimate_candidates",
+    "parse_price",
+]

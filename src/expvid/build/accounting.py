@@ -76,23 +76,28 @@ class Ledger:
     prices: dict[str, Price] = field(default_factory=dict)
     models: dict[str, str] = field(default_factory=dict)
     stages: dict[tuple[str, str], StageCounts] = field(default_factory=lambda: defaultdict(StageCounts))
+    #: The same counts by build phase (curation, level1, level2, level3, blind_audit), all roles.
+    phases: dict[str, StageCounts] = field(default_factory=lambda: defaultdict(StageCounts))
 
     def counts(self, role: str, stage: str) -> StageCounts:
         return self.stages[(role, stage)]
 
-    def record_response(self, role: str, stage: str, response: GenerateResponse) -> None:
-        counts = self.counts(role, stage)
+    def phase(self, phase: str) -> StageCounts:
+        return self.phases[phase]
+
+    def record_response(self, role: str, stage: str, response: GenerateResponse, *, phase: str = "") -> None:
         usage = response.usage
         prompt, completion = usage.prompt_tokens or 0, usage.completion_tokens or 0
-        if response.cached:
-            counts.cache_hits += 1
-            counts.cached_prompt_tokens += prompt
-            counts.cached_completion_tokens += completion
-        else:
-            counts.requests += 1
-            counts.prompt_tokens += prompt
-            counts.completion_tokens += completion
-            counts.reasoning_tokens += usage.reasoning_tokens or 0
+        for counts in (self.counts(role, stage), self.phase(phase or stage)):
+            if response.cached:
+                counts.cache_hits += 1
+                counts.cached_prompt_tokens += prompt
+                counts.cached_completion_tokens += completion
+            else:
+                counts.requests += 1
+                counts.prompt_tokens += prompt
+                counts.completion_tokens += completion
+                counts.reasoning_tokens += usage.reasoning_tokens or 0
 
     def totals(self, role: str | None = None) -> StageCounts:
         total = StageCounts()

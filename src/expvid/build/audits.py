@@ -1,18 +1,32 @@
 """Vision-centric audits of drafted items (ExpVid 3.3: items must not be answerable without the video).
 
-- Blind answerability: each item is asked, WITHOUT the video, with the evaluation prompt of appendix F.4
-  (`expvid.suites.expvid_prompts.build_prompt`, the text `expvid eval` sends) to a text-only model,
-  `samples` times (seeds 0..n-1, temperature 1 by default, so the samples differ and each is cached).
-  Replies are read with the evaluator's own extraction and scored with its metric (letters and step
-  numbers exact, Jaccard for sequences, the offline blank judge for blanks); an unreadable reply scores
-  0. An item is flagged `blind_answerable` when its mean blind score exceeds chance by `margin`.
-  Chance: 1/options for MCQs, 1/steps for step prediction, |answer|/steps for sequence generation
-  (what answering "all steps" scores), 0 for blanks.
-- ASR leakage: for MCQs with text options, the MiniLM embedding of the narration (`asr_caption`) is
-  compared with each option; the item is flagged `asr_leakage` when the correct option is the most
-  similar one (the narration alone would point at the answer).
-- Answer in the question: the correct option's text written in the question (`answer_in_question`).
-- Option length: the correct option is the unique longest and at least 1.25x the next (`length_bias`).
+Each audit is calibrated on two scripted builds of the sample, one drafted clean and one drafted to
+leak in known ways (`tests/build/test_build_calibration.py`), which reports every audit's hit rate on
+both; thresholds below were chosen there and are asserted to still separate the two.
+
+- Blind answerability (`blind_answerable`): each item is asked WITHOUT the video, with the evaluation
+  prompt of appendix F.4 (`expvid.suites.expvid_prompts.build_prompt`), `samples` times (seeds 0..n-1,
+  temperature 1), read with the evaluator's extraction and scored with its metric; flagged when the
+  mean beats chance by `margin`. Chance: 1/options; 1/steps for step prediction; |answer|/steps for
+  sequence generation; 0 for blanks.
+- Narration leakage (`asr_leakage`): can the item be answered from the narration without the video?
+  Every Level-1 answer is narrated by construction (it was extracted from the narration), so "the
+  correct option resembles the narration" says nothing. The question is whether the narration reaches
+  the model: for a choice item, whether the question as shown repeats words of the clip's narration
+  that single out the correct option (the share of the correct option's identifying words among them,
+  minus the best distractor's share, at least `ASR_LEAK_MARGIN`); for a blank item, whether an answer
+  is spoken verbatim in the narration of its video (Level-3 videos keep their sound, and the
+  `--with-asr` ablation shows the narration).
+- Answer in the question (`answer_in_question`): the correct option's words, in order, in the question;
+  for blanks, an answer in the question AS SHOWN (after the `Title:` and `Discipline:` lines).
+- Option length (`length_bias`): the correct option is the unique longest and at least 1.25x the next.
+- Ordering shortcut (`ordering_shortcut`): the correct step order is recoverable from the option set
+  alone (it is the options' Kendall medoid, or every step's mean position over the options gives it).
+- Implausible distractors (`implausible_distractor`): a distractor made only of everyday words that
+  the collection never uses (out-of-domain: "garden hose" for a cell-culture step), reported with the
+  blind audit's evidence (how often the text-only model chose it). MiniLM similarity to the domain was
+  tried first and does not separate these on the calibration set ("garden hose" scores as close to
+  "laboratory equipment" as "incubation tray").
 - Position balance and option-length bias per task go into the report (letter counts, a chi-square
   test against uniform for the four-option tasks, how often the correct option is the longest).
 """
@@ -21,13 +35,17 @@ from __future__ import annotations
 
 import asyncio
 import math
+import re
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 from expvid.build.context import BuildContext
+from expvid.build.drafts import Problem
 from expvid.build.llm import DraftFailure
-from expvid.build.schemas import norm_text
+from expvid.build.ordering import shortcuts
+from expvid.build.words import STOPWORDS, contains_phrase, content_lemmas, lemma, words
 from expvid.models.types import Message, TextPart
 from expvid.schema import AnswerType, Item
 from expvid.scoring import extract_answer
@@ -38,6 +56,12 @@ from expvid.suites.expvid_prompts import build_prompt
 LENGTH_RATIO = 1.25
 BLIND_STAGE = "blind_audit"
 BLIND_PROMPT_ID = "expvid_f4_eval_prompt"
+#: `asr_leakage` for choice items: the correct option's share of narration words in the question minus
+#: the best distractor's. Chosen on the calibration builds: clean items score 0 or below, items whose
+#: question quotes the narration score 0.5 to 1; 0.5 separates them.
+ASR_LEAK_MARGIN = 0.5
+#: Tasks whose options are names or phrases (not numbers, not step lists) for the implausibility test.
+PHRASE_TASKS = ("materials", "tools", "operation")
 
 
 @dataclass
@@ -45,6 +69,8 @@ class AuditResult:
     flags: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # item id -> flags
     blind: dict[str, dict[str, Any]] = field(default_factory=dict)  # item id -> scores
     notes: list[str] = field(default_factory=list)
+    #: Blind samples that failed: failed units (retried by the next run).
+    problems: list[Problem] = field(default_factory=list)
 
     def flag(self, item_id: str, kind: str, detail: str, score: float | None = None) -> None:
         entry: dict[str, Any] = {"kind": kind, "detail": detail}
@@ -70,37 +96,49 @@ async def blind_audit(context: BuildContext, items: list[Item], result: AuditRes
     if client is None or samples == 0:
         result.notes.append("blind audit off")
         return
-    from expvid.scoring.judges.offline_blank import OfflineBlankJudge
-
-    judge = OfflineBlankJudge() if any(i.answer_type is AnswerType.BLANKS for i in items) else None
+    judge = _blank_judge() if any(i.answer_type is AnswerType.BLANKS for i in items) else None
+    context.progress.add(BLIND_STAGE, len(items) * samples)
 
     async def ask(item: Item, seed: int) -> str | None:
         messages = [Message(role="user", content=[TextPart(text=build_prompt(item))])]
         try:
             async with context.calls:
-                drafted = await client.ask(
-                    messages,
-                    lambda text: text,
-                    prompt_id=BLIND_PROMPT_ID,
-                    prompt_sha256="",
-                    stage=BLIND_STAGE,
-                    seed=seed,
-                    temperature=context.config.blind_temperature,
-                )
+                with context.clock.running(BLIND_STAGE):
+                    drafted = await client.ask(
+                        messages,
+                        lambda text: text,
+                        prompt_id=BLIND_PROMPT_ID,
+                        prompt_sha256="",
+                        stage=BLIND_STAGE,
+                        seed=seed,
+                        temperature=context.config.blind_temperature,
+                        phase=BLIND_STAGE,
+                    )
         except DraftFailure as failure:
-            result.notes.append(f"{item.id}: blind sample {seed} failed: {failure.message}")
+            result.problems.append(
+                Problem(
+                    video_id=str(item.meta.get("video_id") or "") or None,
+                    stage=BLIND_STAGE,
+                    message=f"{item.id}: blind sample {seed} failed: {failure.message}",
+                    transient=failure.transient,
+                    failed=True,
+                )
+            )
             return None
+        finally:
+            context.progress.advance(BLIND_STAGE)
         return drafted.value
 
     replies = await asyncio.gather(*(ask(item, seed) for item in items for seed in range(samples)))
     for index, item in enumerate(items):
-        answers = replies[index * samples : (index + 1) * samples]
-        scores = await asyncio.to_thread(_score_blind, item, [a for a in answers if a is not None], judge)
+        answers = [a for a in replies[index * samples : (index + 1) * samples] if a is not None]
+        scores = await asyncio.to_thread(_score_blind, item, answers, judge)
         if not scores:
             continue
         mean = sum(scores) / len(scores)
         chance = chance_level(item)
-        result.blind[item.id] = {"scores": scores, "mean": mean, "chance": chance}
+        chosen = [_letter(item, a) for a in answers] if item.answer_type is AnswerType.CHOICE else []
+        result.blind[item.id] = {"scores": scores, "mean": mean, "chance": chance, "chosen": chosen}
         if mean > chance + context.config.blind_margin:
             result.flag(
                 item.id,
@@ -109,6 +147,19 @@ async def blind_audit(context: BuildContext, items: list[Item], result: AuditRes
                 f"(chance {chance:.2f})",
                 mean,
             )
+
+
+@cache
+def _blank_judge() -> Any:
+    """The evaluator's offline blank judge, loaded once per process (its model takes seconds to load)."""
+    from expvid.scoring.judges.offline_blank import OfflineBlankJudge
+
+    return OfflineBlankJudge()
+
+
+def _letter(item: Item, reply: str) -> str | None:
+    extraction = extract_answer(reply, item)
+    return str(extraction.value) if extraction.ok else None
 
 
 def _score_blind(item: Item, replies: list[str], judge: Any) -> list[float]:
@@ -134,41 +185,166 @@ def _text_options(item: Item) -> bool:
     return bool(item.options) and not all(text.strip().isdigit() for text in (item.options or {}).values())
 
 
-def asr_leakage(items: list[Item], result: AuditResult, embedder: Any) -> None:
-    """Flag MCQs whose correct option is the one most similar to the narration (MiniLM cosine)."""
-    candidates = [
-        i
-        for i in items
-        if i.answer_type is AnswerType.CHOICE and _text_options(i) and (i.context or "").strip()
-    ]
-    pairs = [(i.context or "", text) for i in candidates for text in (i.options or {}).values()]
-    similarities = embedder.similarity(pairs) if pairs else []
-    cursor = 0
-    for item in candidates:
-        letters = list(item.options or {})
-        values = similarities[cursor : cursor + len(letters)]
-        cursor += len(letters)
-        ranked = sorted(zip(values, letters, strict=True), reverse=True)
-        best_value, best_letter = ranked[0]
-        if best_letter == item.answer:
-            runner_up = ranked[1][0]
+def _support(option: str, cue: set[str]) -> float:
+    words = content_lemmas(option)
+    return len(words & cue) / len(words) if words else 0.0
+
+
+def asr_leakage_score(item: Item) -> tuple[float, set[str]]:
+    """For a choice item: (the correct option's share of the narration words the question repeats,
+    minus the best distractor's share; those words). 0 when the question repeats nothing."""
+    narration = content_lemmas(item.context or "")
+    cue = content_lemmas(item.question) & narration
+    options = item.options or {}
+    if not cue or not options:
+        return 0.0, cue
+    correct = _support(options[str(item.answer)], cue)
+    others = [_support(text, cue) for letter, text in options.items() if letter != item.answer]
+    return correct - max(others, default=0.0), cue
+
+
+def asr_leakage(items: list[Item], result: AuditResult) -> None:
+    """Flag items answerable from the narration without the video (see the module docstring)."""
+    for item in items:
+        narration = (item.context or "").strip()
+        if not narration:
+            continue
+        if item.answer_type is AnswerType.CHOICE and _text_options(item):
+            score, cue = asr_leakage_score(item)
+            if score >= ASR_LEAK_MARGIN:
+                result.flag(
+                    item.id,
+                    "asr_leakage",
+                    f"the question repeats the narration ({', '.join(sorted(cue))}), and those words point "
+                    f"at the correct option (margin {score:.2f} over the best distractor)",
+                    score,
+                )
+        elif item.answer_type is AnswerType.BLANKS:
+            spoken = [a for a in _blanks(item) if len(a.strip()) >= 3 and contains_phrase(narration, a)]
+            if spoken:
+                result.flag(
+                    item.id,
+                    "asr_leakage",
+                    "blank answer(s) spoken in the video's narration: " + ", ".join(f'"{a}"' for a in spoken),
+                    len(spoken) / max(1, len(_blanks(item))),
+                )
+
+
+def _blanks(item: Item) -> list[str]:
+    answer = item.answer
+    return [str(a) for a in answer] if isinstance(answer, list) else [str(answer)]
+
+
+def ordering_shortcuts(items: list[Item], result: AuditResult) -> None:
+    """Flag step-ordering items whose correct order can be read from the option set alone."""
+    for item in items:
+        if item.task != "sequence_ordering" or not item.options:
+            continue
+        orders = _orders(item)
+        if orders is None:
+            result.notes.append(f"{item.id}: options are not numbered lists of the same steps")
+            continue
+        correct, distractors = orders
+        found = shortcuts(correct, distractors)
+        if found:
+            result.flag(item.id, "ordering_shortcut", "a text-only solver can answer: " + "; ".join(found))
+
+
+_NUMBERED = re.compile(r"^\s*\d+\s*[.)]\s*", re.MULTILINE)
+
+
+def _orders(item: Item) -> tuple[tuple[int, ...], list[tuple[int, ...]]] | None:
+    options = item.options or {}
+
+    def steps(text: str) -> list[str]:
+        return [line.strip() for line in _NUMBERED.split(text) if line.strip()]
+
+    truth = steps(options[str(item.answer)])
+    index = {text: i for i, text in enumerate(truth)}
+    if len(index) != len(truth):
+        return None
+    distractors = []
+    for letter, text in options.items():
+        if letter == item.answer:
+            continue
+        pieces = steps(text)
+        if sorted(pieces) != sorted(truth):
+            return None
+        distractors.append(tuple(index[p] for p in pieces))
+    return tuple(range(len(truth))), distractors
+
+
+def everyday_words() -> frozenset[str]:
+    """Words common enough to be whole tokens of a general-English vocabulary (the WordPiece vocabulary
+    of the bundled MiniLM model). Specialised terms ("hemocytometer", "trypsin") are split into pieces
+    there, so they are not in this set; empty when the model package is not installed."""
+    try:
+        from expvid.scoring.judges.embeddings import default_model_path
+
+        text = (default_model_path() / "vocab.txt").read_text(encoding="utf-8")
+    except (ImportError, OSError, RuntimeError):
+        return frozenset()
+    return frozenset(w for w in text.split() if w.isalpha() and len(w) >= 3)
+
+
+def implausible_distractors(
+    items: list[Item], result: AuditResult, domain: set[str], everyday: frozenset[str]
+) -> None:
+    """Flag distractors made of out-of-domain words, with the blind audit's evidence.
+
+    A distractor is implausible when every identifying word of it is absent from the domain (the
+    lemmas of every transcript, paper and title of the collection, and of every correct option of
+    the build) AND is an everyday English word: "garden hose", "claw hammer". A specialised term the
+    collection never mentions ("hemocytometer") is not an everyday word and is left alone: it is the
+    kind of distractor experts want.
+    """
+    if not everyday:
+        result.notes.append("implausible-distractor audit skipped: no general-English word list")
+        return
+    for item in items:
+        if item.task not in PHRASE_TASKS or not item.options:
+            continue
+        blind = result.blind.get(item.id)
+        for letter, text in item.options.items():
+            if letter == item.answer:
+                continue
+            foreign = [w for w in words(text) if len(w) >= 3 and not w.isdigit() and w not in STOPWORDS]
+            if not foreign or any(lemma(w) in domain or w not in everyday for w in foreign):
+                continue
+            evidence = "no blind audit"
+            if blind is not None and blind.get("chosen"):
+                chosen = blind["chosen"]
+                evidence = (
+                    f"the text-only model chose it in {chosen.count(letter)} of {len(chosen)} sample(s) and "
+                    f"answered correctly in {chosen.count(str(item.answer))}"
+                )
             result.flag(
                 item.id,
-                "asr_leakage",
-                f"the correct option is the one most similar to the narration (cosine {best_value:.2f}, "
-                f"next {runner_up:.2f})",
-                best_value,
+                "implausible_distractor",
+                f'option {letter} "{text}" uses words found nowhere in the collection\'s transcripts, papers '
+                f"or answers ({', '.join(foreign)}); {evidence}",
             )
 
 
 def text_checks(items: list[Item], result: AuditResult) -> None:
-    """Answer written in the question; correct option much longer than every other."""
+    """Answer written in the question (blanks: as shown, title included); correct option much longer
+    than every other."""
     for item in items:
+        if item.answer_type is AnswerType.BLANKS:
+            written = [a for a in _blanks(item) if len(a.strip()) >= 3 and contains_phrase(item.question, a)]
+            if written:
+                result.flag(
+                    item.id,
+                    "answer_in_question",
+                    "blank answer(s) written in the question as shown: "
+                    + ", ".join(f'"{a}"' for a in written),
+                )
+            continue
         if item.answer_type is not AnswerType.CHOICE or not _text_options(item):
             continue
         options = item.options or {}
         correct = options[str(item.answer)]
-        if len(correct.strip()) >= 4 and norm_text(correct) in norm_text(item.question):
+        if len(correct.strip()) >= 4 and contains_phrase(item.question, correct):
             result.flag(
                 item.id, "answer_in_question", f'the correct option "{correct}" is written in the question'
             )

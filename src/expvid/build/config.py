@@ -68,6 +68,23 @@ class BuildConfig(BaseModel):
     blind_temperature: float = 1.0
     blind_margin: float = 0.25
     asr_audit: bool = True
+    #: Step ordering: rebuild the model's distractors when the option set gives the answer away
+    #: (`ordering.py`); off keeps the model's distractors (and the audit flags them).
+    repair_ordering: bool = True
+    #: Implausible-distractor audit (MiniLM similarity of each distractor to the experiment's domain).
+    domain_audit: bool = True
+    #: Level 2: the model's context window (tokens). G.2.1 gets the transcript in windows that fit it
+    #: with the prompt and `max_tokens` of reply (`windows.py`).
+    context_tokens: int = Field(default=32768, ge=2048)
+    #: Parallel worker processes for clip cutting (one source video per process, one decode pass each);
+    #: None = the usable cores.
+    jobs: int | None = Field(default=None, ge=1)
+    #: Failed units are asked again (a fresh request) on a re-run; False replays their cached replies.
+    retry_failed: bool = True
+    #: Stages to draft again from scratch with fresh requests (`retries.REDO_STAGES`).
+    redo: tuple[str, ...] = ()
+    #: Stop after curation (write curation.csv for a human review); the next run continues from it.
+    review: bool = False
     #: Clip encoding.
     preset: str = "veryfast"
     crf: int = 23
@@ -89,7 +106,8 @@ class BuildConfig(BaseModel):
         relevant = self.model_dump(
             mode="json",
             exclude={"sources", "out", "llm", "vlm", "backend_options", "prices", "concurrency", "blind_llm",
-                     "blind_samples", "blind_temperature", "blind_margin", "asr_audit", "levels"},
+                     "blind_samples", "blind_temperature", "blind_margin", "asr_audit", "levels",
+                     "domain_audit", "jobs", "retry_failed", "redo", "review"},
         )  # fmt: skip
         payload = json.dumps([relevant, *parts], sort_keys=True, default=str)
         return hashlib.sha256(payload.encode()).hexdigest()[:20]

@@ -1,8 +1,11 @@
-"""Shared state of one build run: settings, model clients, the ledger, the state directory, and clip cutting.
+"""Shared state of one build run: settings, model clients, the ledger, the state directory, progress,
+and clip cutting.
 
-Experiments are loaded once (transcript parsed, video probed) and handed to every stage. Clip cutting
-is CPU-bound, so it runs in worker threads (PyAV releases the GIL while coding), at most one per core,
-and each clip is cut once even when several items share it.
+Experiments are loaded once (transcript parsed, video probed) and handed to every stage. Stages only
+say which clips they need (`ClipSpec`); once an experiment's stages are done, `cut_experiment` cuts
+all of its missing clips from ONE ordered decode pass of its source video (`expvid.media.clip_pass`),
+in a pool of `jobs` worker processes (one video per process), while model calls for the other
+experiments go on in this process's event loop.
 """
 
 from __future__ import annotations
@@ -10,17 +13,23 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import time
+from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from multiprocessing import get_context
 from pathlib import Path
+from typing import Any
 
 from expvid.build.accounting import Ledger
 from expvid.build.config import BuildConfig
 from expvid.build.drafts import ClipSpec
 from expvid.build.llm import LLMClient
+from expvid.build.progress import NO_PROGRESS, PhaseClock, ProgressSink
 from expvid.build.sources import SourceExperiment
 from expvid.build.state import BuildState
 from expvid.build.timeline import Boundaries
-from expvid.media.clips import cut_clip
+from expvid.media.clip_pass import ClipJob, cut_clips
+from expvid.media.errors import MediaError
 from expvid.media.info import VideoInfo
 from expvid.media.transcript_model import Transcript
 
@@ -40,7 +49,8 @@ class LoadedExperiment:
 
     @property
     def duration(self) -> float | None:
-        return None if self.info is None else self.info.duration
+        """The probed duration, else `duration` from meta.json (curation without the video on disk)."""
+        return self.source.meta_duration if self.info is None else self.info.duration
 
     @property
     def video_end(self) -> float:
@@ -76,6 +86,49 @@ class LoadedExperiment:
         return Boundaries(self.transcript.cues, tolerance=tolerance)
 
 
+def usable_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not on Linux
+        return os.cpu_count() or 1
+
+
+@dataclass
+class CutStats:
+    """Clip cutting of this run: per video, the seconds spent in the worker and the frames decoded."""
+
+    jobs: int = 1
+    videos: int = 0
+    clips_cut: int = 0
+    clips_reused: int = 0
+    worker_seconds: float = 0.0
+    decoded_frames: int = 0
+    video_frames: int = 0
+    per_video: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+def _warm() -> int:
+    """Run once in each worker at start-up: the imports happen while the model calls go on."""
+    import av  # noqa: F401
+
+    return os.getpid()
+
+
+def cut_video(source: str, jobs: list[ClipJob], preset: str, crf: int) -> dict[str, Any]:
+    """Worker-process entry point: every clip of one video from one decode pass (picklable, top level)."""
+    started = time.perf_counter()
+    try:
+        results, stats = cut_clips(source, jobs, preset=preset, crf=crf, threads=1)
+    except MediaError as error:  # returned, not raised: media errors do not survive pickling
+        return {"error": str(error)}
+    return {
+        "seconds": time.perf_counter() - started,
+        "decoded_frames": stats.decoded_frames,
+        "seeks": stats.seeks,
+        "clips": len(results),
+    }
+
+
 class BuildContext:
     def __init__(
         self,
@@ -86,6 +139,7 @@ class BuildContext:
         blind: LLMClient | None,
         ledger: Ledger,
         state: BuildState,
+        progress: ProgressSink = NO_PROGRESS,
     ) -> None:
         self.config = config
         self.llm = llm
@@ -94,44 +148,107 @@ class BuildContext:
         self.ledger = ledger
         self.state = state
         self.out = config.out
+        self.progress = progress
+        self.clock = PhaseClock()
         self.calls = asyncio.Semaphore(config.concurrency)
-        self._clip_slots = asyncio.Semaphore(max(1, os.cpu_count() or 1))
-        self._clip_locks: dict[str, asyncio.Lock] = {}
-        self.clips_cut = 0
-        self.clips_reused = 0
+        self.cut_stats = CutStats(jobs=config.jobs or usable_cores())
+        self._executor: Executor | None = None
 
-    async def cut(self, experiment: LoadedExperiment, spec: ClipSpec) -> Path:
-        """Make sure the clip exists under the candidate directory; returns its path."""
-        target = self.out / spec.path
-        lock = self._clip_locks.setdefault(spec.path, asyncio.Lock())
+    @property
+    def clips_cut(self) -> int:
+        return self.cut_stats.clips_cut
+
+    @property
+    def clips_reused(self) -> int:
+        return self.cut_stats.clips_reused
+
+    def start_pool(self, videos: int) -> None:
+        """Start the workers now (at most one per video to cut), so that their start-up overlaps the
+        model calls instead of delaying the first cut."""
+        self.cut_stats.jobs = max(1, min(self.cut_stats.jobs, videos))
+        pool = self._pool()
+        if isinstance(pool, ProcessPoolExecutor):
+            for _ in range(self.cut_stats.jobs):
+                pool.submit(_warm)
+
+    def _pool(self) -> Executor:
+        if self._executor is None:
+            jobs = self.cut_stats.jobs
+            # One process per video; spawn, not fork: this process has threads and open connections.
+            self._executor = (
+                ThreadPoolExecutor(max_workers=1)
+                if jobs == 1
+                else ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn"))
+            )
+        return self._executor
+
+    def close(self) -> None:
+        if self._executor is not None:
+            self._executor.shutdown(wait=True, cancel_futures=True)
+            self._executor = None
+
+    def _marker(self, spec: ClipSpec) -> Path | None:
         # Level-3 files have a fixed name, so whether the file matches the spec is kept in a marker.
-        marker = self.state.root / "clips" / f"{spec.video_id}.level3" if spec.level == 3 else None
-        async with lock:
-            if target.is_file() and (marker is None or _read(marker) == spec.key):
-                self.clips_reused += 1
-                return target
-            source = experiment.source.video
-            assert source is not None
-            async with self._clip_slots:
-                if spec.whole:
-                    await asyncio.to_thread(link_or_copy, source, target)
-                else:
-                    await asyncio.to_thread(
-                        cut_clip,
-                        source,
-                        target,
-                        start=spec.start,
-                        end=spec.end,
-                        remove=spec.remove,
-                        preset=self.config.preset,
-                        crf=self.config.crf,
-                        threads=1,
-                    )
-            if marker is not None:
-                marker.parent.mkdir(parents=True, exist_ok=True)
-                marker.write_text(spec.key, encoding="utf-8")
-            self.clips_cut += 1
-        return target
+        return self.state.root / "clips" / f"{spec.video_id}.level3" if spec.level == 3 else None
+
+    def _present(self, spec: ClipSpec) -> bool:
+        marker = self._marker(spec)
+        return (self.out / spec.path).is_file() and (marker is None or _read(marker) == spec.key)
+
+    async def cut_experiment(self, experiment: LoadedExperiment, specs: set[ClipSpec]) -> str | None:
+        """Make sure every clip of `specs` exists under the candidate directory.
+
+        Missing clips are cut together from one decode pass of the source (in a worker process);
+        whole-video Level-3 files are hard-linked. Returns None, or what went wrong (the clips that
+        exist are kept; the missing ones are cut again by the next run).
+        """
+        source = experiment.source.video
+        assert source is not None
+        missing = sorted((s for s in specs if not self._present(s)), key=lambda s: (s.start, s.end, s.path))
+        self.cut_stats.clips_reused += len(specs) - len(missing)
+        whole = [s for s in missing if s.whole]
+        cut = [s for s in missing if not s.whole]
+        for spec in whole:
+            await asyncio.to_thread(link_or_copy, source, self.out / spec.path)
+            self._mark(spec)
+        self.cut_stats.clips_cut += len(whole)
+        if not cut:
+            return None
+        self.progress.add("clips", len(cut))
+        jobs = [ClipJob(str(self.out / s.path), s.start, s.end, tuple(s.remove)) for s in cut]
+        with self.clock.running("clips"):
+            loop = asyncio.get_running_loop()
+            try:
+                done = await loop.run_in_executor(
+                    self._pool(), cut_video, str(source), jobs, self.config.preset, self.config.crf
+                )
+            finally:
+                self.progress.advance("clips", len(cut))
+        if "error" in done:
+            return f"media: {done['error']}"
+        for spec in cut:
+            self._mark(spec)
+        stats = self.cut_stats
+        stats.videos += 1
+        stats.clips_cut += done["clips"]
+        stats.worker_seconds += done["seconds"]
+        stats.decoded_frames += done["decoded_frames"]
+        frames = experiment.info.num_frames if experiment.info is not None else 0
+        stats.video_frames += frames
+        stats.per_video[experiment.video_id] = {
+            "clips": done["clips"],
+            "seconds": round(done["seconds"], 3),
+            "decoded_frames": done["decoded_frames"],
+            "video_frames": frames,
+            "decode_passes": round(done["decoded_frames"] / frames, 3) if frames else None,
+        }
+        return None
+
+    def _mark(self, spec: ClipSpec) -> None:
+        marker = self._marker(spec)
+        if marker is not None:
+            marker.parent.mkdir(parents=True, exist_ok=True)
+            marker.write_text(spec.key, encoding="utf-8")
 
 
 def _read(path: Path) -> str | None:

@@ -6,7 +6,11 @@
 3. Kept only when the duration lies in the collection's interquartile range (25th-75th percentile of
    the durations of every experiment whose video could be probed; by construction that keeps about
    half of a collection), or inside explicit bounds when given.
-4. Ranked by mean score within each discipline (ties by id); the top K are kept.
+4. A person's review (`curation.csv`, `review.py`) excludes experiments or keeps them anyway; the
+   duration rule is computed before reviews apply, so they never move it.
+5. Ranked by mean score within each discipline (ties by id); the top K are kept. An experiment kept
+   without its video on disk (curation needs only the transcript and a duration) is listed as
+   `needs_video` and drafted once the video is there.
 
 Every rejected experiment gets every reason that applies (not only the first), and the report shows
 measured evidence beside the LLM's scores: the longest stretch without narration and where the
@@ -27,6 +31,7 @@ from expvid.build.context import BuildContext, LoadedExperiment
 from expvid.build.drafts import StageOutput
 from expvid.build.llm import DraftFailure, json_parser
 from expvid.build.prompts import load_prompt
+from expvid.build.review import Review
 from expvid.build.schemas import TranscriptScores
 from expvid.build.timeline import format_time, timestamped_lines
 
@@ -44,6 +49,10 @@ class CurationEntry(BaseModel):
     measured: dict[str, float] = Field(default_factory=dict)
     rank: int | None = None
     kept: bool = False
+    #: Kept by the rules, but its video is not on disk: drafted once it is.
+    needs_video: bool = False
+    review: str = ""
+    note: str = ""
     reasons: list[str] = Field(default_factory=list)
     drafts: list[dict[str, Any]] = Field(default_factory=list)
 
@@ -59,8 +68,16 @@ class CurationReport(BaseModel):
     def kept(self) -> list[str]:
         return [e.video_id for e in self.entries if e.kept]
 
+    @property
+    def videos_needed(self) -> list[str]:
+        return [e.video_id for e in self.entries if e.needs_video]
+
+    def by_id(self) -> dict[str, CurationEntry]:
+        return {e.video_id: e for e in self.entries}
+
     def entry(self, video_id: str) -> CurationEntry:
-        return next(e for e in self.entries if e.video_id == video_id)
+        """One experiment's entry (for a few look-ups; loops use `by_id`)."""
+        return self.by_id()[video_id]
 
 
 def measured_evidence(experiment: LoadedExperiment) -> dict[str, float]:
@@ -72,9 +89,8 @@ def measured_evidence(experiment: LoadedExperiment) -> dict[str, float]:
     evidence = {"longest_gap_s": round(max(gaps), 3), "transcript_end_s": round(experiment.transcript.end, 3)}
     if experiment.duration is not None:
         evidence["video_duration_s"] = round(experiment.duration, 3)
-        evidence["tail_without_narration_s"] = round(
-            max(0.0, experiment.video_end - experiment.transcript.end), 3
-        )
+        end = experiment.video_end if experiment.info is not None else experiment.duration
+        evidence["tail_without_narration_s"] = round(max(0.0, end - experiment.transcript.end), 3)
     return evidence
 
 
@@ -84,6 +100,7 @@ async def score_transcript(context: BuildContext, experiment: LoadedExperiment) 
     fingerprint = context.config.fingerprint(STAGE, prompt.sha256, experiment.stamp, context.llm.model)
     saved = context.state.load(experiment.video_id, STAGE, fingerprint)
     if saved is not None:
+        context.progress.advance(STAGE)
         return saved
     output = StageOutput(video_id=experiment.video_id, stage=STAGE, fingerprint=fingerprint)
     transcript = experiment.transcript
@@ -97,15 +114,19 @@ async def score_transcript(context: BuildContext, experiment: LoadedExperiment) 
     }
     try:
         async with context.calls:
-            drafted = await context.llm.ask_prompt(
-                "transcript_quality", values, json_parser(TranscriptScores)
-            )
+            with context.clock.running(STAGE):
+                drafted = await context.llm.ask_prompt(
+                    "transcript_quality", values, json_parser(TranscriptScores)
+                )
     except DraftFailure as failure:
-        output.problem(f"transcript scoring failed: {failure.message}", transient=failure.transient)
+        output.problem(
+            f"transcript scoring failed: {failure.message}", transient=failure.transient, failed=True
+        )
     else:
         scores = drafted.value
         output.notes = {"scores": scores.criteria(), "comment": scores.comment, "draft": drafted.provenance()}
     context.state.save(output)
+    context.progress.advance(STAGE)
     return output
 
 
@@ -124,10 +145,14 @@ def _bounds(
 
 
 def decide(
-    settings: CurationSettings, experiments: list[LoadedExperiment], scored: dict[str, StageOutput]
+    settings: CurationSettings,
+    experiments: list[LoadedExperiment],
+    scored: dict[str, StageOutput],
+    reviews: dict[str, Review] | None = None,
 ) -> CurationReport:
-    """Apply the 3.1 rules to the scores; every experiment gets kept=True or its reasons."""
-    bounds, rule = _bounds(experiments, settings)
+    """Apply the 3.1 rules to the scores and the reviews; every experiment gets kept=True or its reasons."""
+    reviews = reviews or {}
+    bounds, rule = _bounds(experiments, settings)  # before any review: reviews never move the IQR
     report = CurationReport(duration_bounds=bounds, duration_rule=rule, settings=settings.model_dump())
     if bounds is not None and settings.min_duration is None and settings.max_duration is None:
         n = sum(e.duration is not None for e in experiments)
@@ -137,17 +162,22 @@ def decide(
                 "give --min-duration/--max-duration for a small collection"
             )
     passing: dict[str, list[CurationEntry]] = defaultdict(list)
+    forced: list[CurationEntry] = []
     for experiment in experiments:
         source = experiment.source
+        review = reviews.get(experiment.video_id, Review(""))
         entry = CurationEntry(
             video_id=experiment.video_id,
             title=source.title,
             discipline=source.discipline,
             duration=None if experiment.duration is None else round(experiment.duration, 3),
             measured=measured_evidence(experiment),
+            review=review.decision,
+            note=review.note,
         )
         report.entries.append(entry)
         entry.reasons.extend(experiment.problems)
+        blocking = bool(experiment.problems)
         output = scored.get(experiment.video_id)
         if output is not None:
             entry.reasons.extend(p.message for p in output.problems)
@@ -166,7 +196,11 @@ def decide(
             entry.reasons.append("transcript was not scored")
         if bounds is not None and entry.duration is not None and not bounds[0] <= entry.duration <= bounds[1]:
             entry.reasons.append(f"duration {entry.duration:.1f} s outside {rule}")
-        if not entry.reasons:
+        if review.decision == "exclude":
+            entry.reasons.append("excluded by review" + (f" ({review.note})" if review.note else ""))
+        elif review.decision == "keep" and not blocking:
+            forced.append(entry)
+        elif not entry.reasons:
             passing[entry.discipline].append(entry)
     for discipline, entries in passing.items():
         entries.sort(key=lambda e: (-(e.mean or 0.0), e.video_id))
@@ -176,6 +210,19 @@ def decide(
                 entry.kept = True
             else:
                 entry.reasons.append(f"rank {rank} in {discipline} is beyond the top {settings.top_k}")
+    for entry in forced:
+        overridden = "; ".join(entry.reasons)
+        entry.reasons = []
+        entry.kept = True
+        entry.note = entry.note or (
+            f"kept by review despite: {overridden}" if overridden else "kept by review"
+        )
+    videos = {e.video_id: e.source.video for e in experiments}
+    for entry in report.entries:
+        if entry.kept and videos.get(entry.video_id) is None:
+            entry.kept = False
+            entry.needs_video = True
+            entry.reasons.append("kept, but its video is not on disk: add it to the folder and run again")
     return report
 
 
@@ -199,6 +246,10 @@ def curation_markdown(report: CurationReport) -> str:
             for k in ("continuity", "alignment", "clarity", "integrity", "focus")
         ]
         decision = "kept" if e.kept else "rejected: " + "; ".join(e.reasons)
+        if e.needs_video:
+            decision = "kept, needs its video"
+        if e.review:
+            decision += f" (review: {e.review}{'; ' + e.note if e.note else ''})"
         duration = f"{e.duration:.1f}" if e.duration is not None else "-"
         mean = f"{e.mean:.2f}" if e.mean is not None else "-"
         lines.append(

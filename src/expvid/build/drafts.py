@@ -129,6 +129,9 @@ class Problem(BaseModel):
     stage: str
     message: str
     transient: bool = False
+    #: A unit (a model call, a clip) that produced nothing usable: the stage is not saved, the next run
+    #: retries it (with a fresh request, see `retries.py`), and `expvid build` exits non-zero.
+    failed: bool = False
 
 
 class StageOutput(BaseModel):
@@ -150,12 +153,15 @@ class StageOutput(BaseModel):
         reasons = self.dropped.setdefault(task, {})
         reasons[reason] = reasons.get(reason, 0) + count
 
-    def problem(self, message: str, *, transient: bool = False) -> None:
+    def problem(self, message: str, *, transient: bool = False, failed: bool = False) -> None:
         self.problems.append(
-            Problem(video_id=self.video_id, stage=self.stage, message=message, transient=transient)
+            Problem(
+                video_id=self.video_id, stage=self.stage, message=message, transient=transient, failed=failed
+            )
         )
 
     @property
     def complete(self) -> bool:
-        """False when a backend failure may have cost items: such a stage is re-run next time."""
-        return not any(p.transient for p in self.problems)
+        """False when a unit failed (a backend error, no usable reply, a clip that could not be cut):
+        such a stage is not saved and is re-run next time (its answered calls come from the cache)."""
+        return not any(p.transient or p.failed for p in self.problems)

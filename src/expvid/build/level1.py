@@ -9,8 +9,11 @@ Per experiment:
    (G.1.5; `{"question": null}` means no quantity), and operation alignment scoring (G.1.6).
 4. Targets are normalised; under-specified ones (a generic word such as "solution" or "tube", the
    exclusions of G.1.1) and ones the narration never mentions (G.1.3: "Do not hallucinate") are
-   dropped; up to `targets_per_sentence` per kind get an MCQ (G.1.2 materials, G.1.4 tools), whose
-   correct option must be the target and whose distractors must not be it.
+   dropped (whole words or their inflections, never prefixes: `words.py`); up to
+   `targets_per_sentence` per kind get an MCQ (G.1.2 materials, G.1.4 tools), whose correct option
+   must be the target and whose distractors must not be it, nor anything the same clip's narration
+   mentions (it is used in the step too, so it may well be visible: the item would be ambiguous).
+   The quantity MCQ's distractors must not be quantities spoken in the clip either.
 5. The operation MCQ (G.1.7) is drafted only for units with an operation; with a VLM also only when the
    action is visible and the alignment score is at least `min_alignment` (default 3).
 6. Duplicates within an experiment (the same tool, material or operation asked twice; the same
@@ -37,6 +40,7 @@ from expvid.build.schemas import (
     ToolList,
     norm_text,
 )
+from expvid.build.words import contains_phrase, mentioned_in
 from expvid.media.errors import MediaError
 from expvid.media.sampler import sample_video
 from expvid.media.sentences import Sentence, segment_sentences
@@ -81,21 +85,17 @@ def under_specified(target: str) -> bool:
 
 
 def mentioned(target: str, narration: str) -> bool:
-    """True when a content word of the target (its first five letters) starts a word of the narration."""
-    spoken = [w.casefold() for w in _WORD.findall(narration)]
-    for word in _WORD.findall(target):
-        stem = word.casefold()[:5]
-        if len(word) >= 3 and any(w.startswith(stem) for w in spoken):
-            return True
-    return False
+    """Every identifying word of the target is spoken in the narration (as the word or an inflection)."""
+    return mentioned_in(target, narration)
 
 
 def _contains_words(haystack: str, needle: str) -> bool:
     return re.search(rf"(?<!\w){re.escape(needle)}(?!\w)", haystack) is not None
 
 
-def target_check(target: str, kind: str) -> Any:
-    """G.1.2 / G.1.4 replies must keep the target as the correct option and out of the distractors."""
+def target_check(target: str, kind: str, narration: str = "") -> Any:
+    """G.1.2 / G.1.4 replies must keep the target as the correct option and out of the distractors,
+    and no distractor may be something this clip's narration mentions (an ambiguous item)."""
     wanted = norm_text(target)
 
     def check(mcq: FourOptionMCQ) -> FourOptionMCQ:
@@ -107,9 +107,23 @@ def target_check(target: str, kind: str) -> Any:
         for text in mcq.distractors:
             if _contains_words(norm_text(text), wanted):
                 raise InvalidReply(f'the distractor "{text}" contains the target {kind} "{target}"')
+        spoken_distractors(mcq, narration, mentioned_in)
         return mcq
 
     return check
+
+
+def spoken_distractors(mcq: FourOptionMCQ, narration: str, spoken: Any) -> None:
+    """`InvalidReply` when a distractor is mentioned in the clip's own narration."""
+    if not narration:
+        return
+    for text in mcq.distractors:
+        if spoken(text, narration):
+            raise InvalidReply(
+                f'the distractor "{text}" is mentioned in this clip\'s narration, so it is used in this '
+                "step too and the question would have two right answers; choose distractors that this "
+                "step does not use"
+            )
 
 
 def parse_caption(text: str | None) -> str:
@@ -135,8 +149,11 @@ async def run_level1(context: BuildContext, experiment: LoadedExperiment) -> Sta
     output = StageOutput(video_id=experiment.video_id, stage=STAGE, fingerprint=key)
     config = context.config
     assert experiment.transcript is not None
-    sentences = segment_sentences(
-        experiment.transcript, min_words=config.sentence_min_words, max_duration=config.sentence_max_seconds
+    sentences = await asyncio.to_thread(
+        segment_sentences,
+        experiment.transcript,
+        min_words=config.sentence_min_words,
+        max_duration=config.sentence_max_seconds,
     )
     units: list[tuple[int, Sentence]] = []
     for index, sentence in enumerate(sentences):
@@ -148,11 +165,18 @@ async def run_level1(context: BuildContext, experiment: LoadedExperiment) -> Sta
             units.append((index, sentence))
     output.notes["sentences"] = len(sentences)
     output.notes["units"] = len(units)
-    per_unit = await asyncio.gather(*(_draft_sentence(context, experiment, i, s, output) for i, s in units))
-    items = _deduplicate([item for unit in per_unit for item in unit], output)
+    context.progress.add(STAGE, len(units))
+
+    async def unit(index: int, sentence: Sentence) -> list[DraftItem]:
+        with context.clock.running(STAGE):
+            drafted = await _draft_sentence(context, experiment, index, sentence, output)
+        context.progress.advance(STAGE)
+        return drafted
+
+    per_unit = await asyncio.gather(*(unit(i, s) for i, s in units))
+    items = _deduplicate([item for drafted in per_unit for item in drafted], output)
     for sequence, item in enumerate(items):
         item.order = (item.clip.start, sequence)
-    await asyncio.gather(*(context.cut(experiment, spec) for spec in {item.clip for item in items}))
     output.items = items
     context.state.save(output)
     return output
@@ -163,7 +187,7 @@ async def _ask(context: BuildContext, output: StageOutput, call: Awaitable[Draft
         async with context.calls:
             return await call
     except DraftFailure as failure:
-        output.problem(f"{failure.prompt_id}: {failure.message}", transient=failure.transient)
+        output.problem(f"{failure.prompt_id}: {failure.message}", transient=failure.transient, failed=True)
         return None
 
 
@@ -228,7 +252,9 @@ async def _draft_sentence(
         _ask(context, output, llm.ask_prompt("g1_1_material_extraction", values, json_parser(MaterialList))),
         _ask(context, output, llm.ask_prompt("g1_3_tool_extraction", values, json_parser(ToolList))),
         _ask(
-            context, output, llm.ask_prompt("g1_5_quantity_mcq", values, json_parser(QuantityMCQ, _quantity))
+            context,
+            output,
+            llm.ask_prompt("g1_5_quantity_mcq", values, json_parser(QuantityMCQ, _quantity_in(narration))),
         ),
         _ask(
             context,
@@ -264,7 +290,7 @@ async def _draft_sentence(
             mcq_values = {"asr_caption": narration, f"target_{kind}": target, "question_template": question}
             jobs.append(
                 _mcq_item(
-                    context, output, task, prompt_id, mcq_values, target_check(target, kind),
+                    context, output, task, prompt_id, mcq_values, target_check(target, kind, narration),
                     [*lead, extracted.provenance()], base, {"target": target, "sentence": index},
                 )
             )  # fmt: skip
@@ -291,6 +317,18 @@ def _quantity(reply: QuantityMCQ) -> FourOptionMCQ | None:
         return reply.mcq()
     except ValueError as error:
         raise InvalidReply(f"the quantity MCQ is not valid: {error}") from None
+
+
+def _quantity_in(narration: str) -> Any:
+    """The quantity MCQ, with no distractor that is itself a quantity spoken in the clip."""
+
+    def check(reply: QuantityMCQ) -> FourOptionMCQ | None:
+        mcq = _quantity(reply)
+        if mcq is not None:
+            spoken_distractors(mcq, narration, contains_phrase)
+        return mcq
+
+    return check
 
 
 def _operation_passes(alignment: OperationAlignment, context: BuildContext, output: StageOutput) -> bool:

@@ -1,7 +1,8 @@
 """Level 2 (ExpVid 3.1 and 3.3, appendix G.2): stage segments, atomic steps and four procedural tasks.
 
 Per experiment:
-1. Stage segmentation (G.2.1) of the whole timestamped transcript. Times are checked against the
+1. Stage segmentation (G.2.1) of the whole timestamped transcript, or of windows of it that fit the
+   model's context when it is long (`windows.py`; segments merged in time order). Times are checked against the
    transcript (`timeline.Boundaries`: snapped within the tolerance, else the segment is rejected),
    then each segment must last 20-60 s and must not overlap an earlier one. A reply whose segments
    are ALL rejected counts as invalid and is re-asked with the reasons.
@@ -14,7 +15,9 @@ Per experiment:
    - Step ordering (>= 3 steps, G.2.3): every option of the reply is read back into a permutation of
      the segment's steps; the correct option must be the true order and the three others distinct
      wrong permutations of the SAME steps, or the reply is re-asked. Options are then written from the
-     canonical step texts ("1. ...\\n2. ...").
+     canonical step texts ("1. ...\\n2. ..."). When a text-only solver could read the correct order
+     from the option set (the correct order is the options' Kendall medoid, `ordering.py`), the
+     distractors are rebuilt into a set without that shortcut (kept: the model's single-swap one).
    - Sequence generation (>= 2 steps): the full step list in the question; the answer is the
      segment's global step numbers (strings, as the release writes them).
    - Completeness verification (3-10 steps): a random (seeded) NON-final timed step is cut out of the
@@ -36,9 +39,11 @@ from typing import Any
 from expvid.build.context import BuildContext, LoadedExperiment
 from expvid.build.drafts import ClipSpec, DraftItem, SegmentRecord, SegmentStep, StageOutput
 from expvid.build.llm import Drafted, DraftFailure, InvalidReply, json_parser
+from expvid.build.ordering import rebuild, shortcuts
 from expvid.build.prompts import load_prompt
 from expvid.build.schemas import OrderingMCQ, SegmentDraft, SegmentList, StepList, norm_text
 from expvid.build.timeline import Boundaries, format_time, parse_time, timestamped_lines
+from expvid.build.windows import estimate_tokens, transcript_budget, transcript_windows
 from expvid.schema import OPTION_LETTERS
 
 STAGE = "level2"
@@ -242,21 +247,18 @@ async def run_level2(context: BuildContext, experiment: LoadedExperiment) -> Sta
     bounds = experiment.boundaries(config.timestamp_tolerance)
     transcript = experiment.transcript
     assert transcript is not None
-    try:
-        async with context.calls:
-            segmentation = await context.llm.ask_prompt(
-                "g2_1_clip_segmentation",
-                {"asr_caption": timestamped_lines(transcript.cues)},
-                segmentation_parser(bounds, config.segment_min_seconds, config.segment_max_seconds),
-            )
-    except DraftFailure as failure:
-        output.problem(f"segmentation: {failure.message}", transient=failure.transient)
+    context.progress.add(STAGE, 1)
+    with context.clock.running(STAGE):
+        segmented = await _segment(context, experiment, output)
+    context.progress.advance(STAGE)
+    if segmented is None:
         context.state.save(output)
         return output
-    accepted, rejected = segmentation.value
+    accepted, rejected, segmentation_drafts = segmented
     for reason in rejected:
         output.drop("segments", "rejected segment")
         output.notes.setdefault("rejected_segments", []).append(reason)
+    context.progress.add(STAGE, len(accepted))
     extracted = await asyncio.gather(*(_steps(context, bounds, s, output) for s in accepted))
     segments = [
         (s, steps, drafted)
@@ -274,17 +276,75 @@ async def run_level2(context: BuildContext, experiment: LoadedExperiment) -> Sta
         first_number += len(steps)
         plan = SegmentPlan(
             experiment, bounds, segment, steps, numbers, full_list, f"{experiment.video_id}/seg_{index}",
-            [segmentation.provenance(), drafted.provenance()], rng.random(), config.max_pad,
+            [*segmentation_drafts, drafted.provenance()], rng.random(), config.max_pad,
         )  # fmt: skip
         output.segments.append(plan.record())
         jobs.append(_segment_items(context, plan, output))
     items = [item for batch in await asyncio.gather(*jobs) for item in batch]
     for sequence, item in enumerate(items):
         item.order = (item.clip.start, sequence)
-    await asyncio.gather(*(context.cut(experiment, spec) for spec in {i.clip for i in items}))
     output.items = items
     context.state.save(output)
     return output
+
+
+async def _segment(
+    context: BuildContext, experiment: LoadedExperiment, output: StageOutput
+) -> tuple[list[AcceptedSegment], list[str], list[dict[str, Any]]] | None:
+    """G.2.1 over the transcript, in windows when it does not fit the context; None when nothing came
+    back (the failure is recorded). Segments of all windows are merged and checked for overlap."""
+    config = context.config
+    transcript = experiment.transcript
+    assert transcript is not None
+    empty_prompt = load_prompt("g2_1_clip_segmentation").fill(asr_caption="")
+    budget = transcript_budget(
+        config.context_tokens, config.max_tokens, estimate_tokens("".join(t or "" for t in empty_prompt))
+    )
+    windows = transcript_windows(transcript.cues, budget)
+    if len(windows) > 1:
+        output.notes["transcript_windows"] = [
+            f"{format_time(w[0].start)}-{format_time(w[-1].end)} ({len(w)} cues)" for w in windows
+        ]
+    accepted: list[AcceptedSegment] = []
+    rejected: list[str] = []
+    drafts: list[dict[str, Any]] = []
+    for number, window in enumerate(windows, start=1):
+        bounds = Boundaries(window, tolerance=config.timestamp_tolerance)
+        try:
+            async with context.calls:
+                segmentation = await context.llm.ask_prompt(
+                    "g2_1_clip_segmentation",
+                    {"asr_caption": timestamped_lines(window)},
+                    segmentation_parser(bounds, config.segment_min_seconds, config.segment_max_seconds),
+                )
+        except DraftFailure as failure:
+            where = f" (window {number} of {len(windows)})" if len(windows) > 1 else ""
+            output.problem(
+                f"segmentation{where}: {failure.message}", transient=failure.transient, failed=True
+            )
+            continue
+        kept, reasons = segmentation.value
+        accepted.extend(kept)
+        rejected.extend(reasons)
+        drafts.append(segmentation.provenance())
+    if not drafts:
+        return None
+    merged, overlapping = _no_overlap(sorted(accepted, key=lambda s: s.start))
+    return merged, rejected + overlapping, drafts
+
+
+def _no_overlap(segments: list[AcceptedSegment]) -> tuple[list[AcceptedSegment], list[str]]:
+    kept: list[AcceptedSegment] = []
+    rejected: list[str] = []
+    for candidate in segments:
+        if kept and candidate.start < kept[-1].end - 1e-6:
+            rejected.append(
+                f"segment {candidate.title!r} ({format_time(candidate.start)}-{format_time(candidate.end)}) "
+                "overlaps the segment before it"
+            )
+            continue
+        kept.append(candidate)
+    return kept, rejected
 
 
 async def _steps(
@@ -298,12 +358,17 @@ async def _steps(
     }
     try:
         async with context.calls:
-            drafted = await context.llm.ask_prompt("g2_2_step_extraction", values, json_parser(StepList))
+            with context.clock.running(STAGE):
+                drafted = await context.llm.ask_prompt("g2_2_step_extraction", values, json_parser(StepList))
     except DraftFailure as failure:
         output.problem(
-            f"step extraction for {segment.title!r}: {failure.message}", transient=failure.transient
+            f"step extraction for {segment.title!r}: {failure.message}",
+            transient=failure.transient,
+            failed=True,
         )
         return [], None
+    finally:
+        context.progress.advance(STAGE)
     steps, notes = check_steps(drafted.value, bounds, segment)
     output.notes.setdefault("step_notes", []).extend(notes)
     if not steps:
@@ -429,9 +494,19 @@ async def _ordering(
                 "g2_3_sequence_ordering_mcq", values, ordering_parser(texts)
             )
     except DraftFailure as failure:
-        output.problem(f"ordering MCQ for {plan.segment_id}: {failure.message}", transient=failure.transient)
+        output.problem(
+            f"ordering MCQ for {plan.segment_id}: {failure.message}", transient=failure.transient, failed=True
+        )
         return None
     question, wrong = drafted.value
+    identity = tuple(range(len(texts)))
+    meta: dict[str, Any] = {}
+    found = shortcuts(identity, wrong)
+    if found and context.config.repair_ordering:
+        rebuilt = rebuild(identity, wrong, random.Random(f"{context.config.seed}:{plan.segment_id}:ordering"))
+        if rebuilt is not None:
+            meta = {"llm_permutations": [list(o) for o in wrong], "distractors_rebuilt": "; ".join(found)}
+            wrong = rebuilt
     base = plan.base(
         "sequence_ordering",
         question or DEFAULT_ORDERING_QUESTION,
@@ -442,7 +517,7 @@ async def _ordering(
     return DraftItem(
         correct=numbered(texts),
         distractors=[numbered([texts[i] for i in order]) for order in wrong],
-        meta={"permutations": [list(order) for order in wrong]},
+        meta={"permutations": [list(order) for order in wrong], **meta},
         **base,
     )
 

@@ -114,13 +114,23 @@ async def run_level3(
 ) -> StageOutput:
     key = fingerprint(context, experiment, level2)
     saved = context.state.load(experiment.video_id, STAGE, key)
+    context.progress.add(STAGE, 1)
     if saved is not None:
+        context.progress.advance(STAGE)
         return saved
+    with context.clock.running(STAGE):
+        output = await _run(context, experiment, level2, key)
+    context.progress.advance(STAGE)
+    return output
+
+
+async def _run(
+    context: BuildContext, experiment: LoadedExperiment, level2: StageOutput | None, key: str
+) -> StageOutput:
     output = StageOutput(video_id=experiment.video_id, stage=STAGE, fingerprint=key)
     clip, note = level3_clip(context, experiment, level2)
     output.level3_clip = clip
     output.notes["trim"] = note
-    await context.cut(experiment, clip)
     source = experiment.source
     if source.paper is None:
         output.problem("no paper (paper.md or paper.pdf): no Level-3 questions")
@@ -165,7 +175,7 @@ async def _draft_questions(
         async with context.calls:
             drafted = await context.llm.ask_prompt("level3_blanks", values, blanks_check(drops))
     except DraftFailure as failure:
-        output.problem(f"{failure.prompt_id}: {failure.message}", transient=failure.transient)
+        output.problem(f"{failure.prompt_id}: {failure.message}", transient=failure.transient, failed=True)
         return []
     for task, reasons in drops.items():
         for reason, count in reasons.items():

@@ -8,9 +8,12 @@ permutation - is answered with the reply itself and a message saying what was wr
 attempt is a different request, so the response cache (keyed by the full request) replays a whole
 retry sequence on a re-run without asking the model again.
 
-Backend failures (HTTP errors after the backend's own retries) are `DraftFailure(transient=True)`:
-the stage is not marked finished, so the next run tries again; an invalid reply is not transient
-(re-running would replay the same cached replies).
+Backend failures (HTTP errors after the backend's own retries) are `DraftFailure(transient=True)`,
+invalid replies after every re-ask `DraftFailure(transient=False)`. Either way the unit failed: the
+stage is not saved, the failure is written down (`retries.RetryBook`), and the next run asks that
+unit afresh in a new cache round instead of replaying its cached bad replies. Every call names its
+build `phase` (curation, level1, level2, level3, blind_audit) for `--redo` and the report's per-stage
+counts.
 """
 
 from __future__ import annotations
@@ -27,7 +30,8 @@ from pydantic import BaseModel, ValidationError
 from expvid.build.accounting import Ledger
 from expvid.build.jsontext import MalformedReply, extract_json
 from expvid.build.prompts import load_prompt, retry_feedback
-from expvid.models.cache import request_fingerprint
+from expvid.build.retries import RetryBook
+from expvid.models.cache import CACHE_ROUND, cache_round, request_fingerprint
 from expvid.models.types import (
     BackendError,
     GenerateRequest,
@@ -125,6 +129,7 @@ class LLMClient:
         max_attempts: int = 3,
         temperature: float = 0.0,
         max_tokens: int = 8192,
+        retries: RetryBook | None = None,
     ) -> None:
         if max_attempts < 1:
             raise ValueError("max_attempts must be at least 1")
@@ -134,6 +139,7 @@ class LLMClient:
         self.max_attempts = max_attempts
         self.temperature = temperature
         self.max_tokens = max_tokens
+        self.retries = retries
         ledger.models[role] = backend.name
         self._in_flight: dict[str, asyncio.Future[GenerateResponse]] = {}
 
@@ -151,6 +157,7 @@ class LLMClient:
         images: Sequence[ImagePart] = (),
         seed: int | None = None,
         temperature: float | None = None,
+        phase: str = "",
     ) -> Drafted[T]:
         """Fill template `prompt_id` with `values` (images go before the text) and ask until `parse` accepts."""
         prompt = load_prompt(prompt_id)
@@ -167,6 +174,7 @@ class LLMClient:
             stage=stage or prompt_id,
             seed=seed,
             temperature=temperature,
+            phase=phase,
         )
 
     async def ask(
@@ -179,9 +187,14 @@ class LLMClient:
         stage: str,
         seed: int | None = None,
         temperature: float | None = None,
+        phase: str = "",
     ) -> Drafted[T]:
+        phase = phase or phase_of(prompt_id)
         counts = self.ledger.counts(self.role, stage)
+        phase_counts = self.ledger.phase(phase)
         conversation = list(messages)
+        unit: str | None = None
+        round_ = 0
         for attempt in range(1, self.max_attempts + 1):
             request = GenerateRequest(
                 messages=conversation,
@@ -190,19 +203,30 @@ class LLMClient:
                 seed=seed,
                 metadata={"stage": stage, "prompt_id": prompt_id, "attempt": attempt},
             )
+            if unit is None:
+                unit = request_key(request)
+                if self.retries is not None:
+                    round_ = self.retries.round_for(phase, unit)
+            if round_:
+                request.metadata[CACHE_ROUND] = round_
             try:
                 response = await self._generate(request)
             except BackendError as error:
                 counts.failures += 1
+                phase_counts.failures += 1
+                self._record_failure(phase, unit, round_)
                 raise DraftFailure(stage, prompt_id, f"request failed: {error}", transient=True) from None
-            self.ledger.record_response(self.role, stage, response)
+            self.ledger.record_response(self.role, stage, response, phase=phase)
             try:
                 value = parse(response.text)
             except (MalformedReply, InvalidReply, ValidationError) as error:
                 counts.invalid_replies += 1
+                phase_counts.invalid_replies += 1
                 problem = describe_problem(error)
                 if attempt == self.max_attempts:
                     counts.failures += 1
+                    phase_counts.failures += 1
+                    self._record_failure(phase, unit, round_)
                     raise DraftFailure(
                         stage,
                         prompt_id,
@@ -211,6 +235,7 @@ class LLMClient:
                         replies=attempt,
                     ) from None
                 counts.retries += 1
+                phase_counts.retries += 1
                 conversation = [*messages, *_feedback(response.text, problem, attempt + 1, self.max_attempts)]
                 continue
             return Drafted(
@@ -225,6 +250,10 @@ class LLMClient:
             )
         raise AssertionError("unreachable")  # pragma: no cover
 
+    def _record_failure(self, phase: str, unit: str | None, round_: int) -> None:
+        if self.retries is not None and unit is not None:
+            self.retries.record_failure(phase, unit, round_)
+
     async def _generate(self, request: GenerateRequest) -> GenerateResponse:
         """One model call; an identical request already in flight is awaited instead of sent again.
 
@@ -232,7 +261,7 @@ class LLMClient:
         same moment (the same sentence in two videos, two blind samples of identical items) would
         both reach the model; the second one here gets the first one's reply, counted as cached.
         """
-        key = hashlib.sha256(compact_json(request_fingerprint(request)).encode()).hexdigest()
+        key = request_key(request)
         pending = self._in_flight.get(key)
         if pending is not None:
             response = await asyncio.shield(pending)
@@ -253,6 +282,30 @@ class LLMClient:
             return response
         finally:
             del self._in_flight[key]
+
+
+#: Build phase of each prompt (for `--redo` and the per-stage counts of the report).
+PHASES = {
+    "transcript_quality": "curation",
+    "visual_caption": "level1",
+    "findings_summary": "level3",
+    "level3_blanks": "level3",
+    "expvid_f4_eval_prompt": "blind_audit",
+}
+
+
+def phase_of(prompt_id: str) -> str:
+    if prompt_id.startswith("g1_"):
+        return "level1"
+    if prompt_id.startswith("g2_"):
+        return "level2"
+    return PHASES.get(prompt_id, prompt_id)
+
+
+def request_key(request: GenerateRequest) -> str:
+    """Identity of a request as the cache sees it (content and round; not where it is sent)."""
+    payload = [request_fingerprint(request), cache_round(request)]
+    return hashlib.sha256(compact_json(payload).encode()).hexdigest()
 
 
 def _feedback(reply: str | None, problem: str, attempt: int, attempts: int) -> list[Message]:

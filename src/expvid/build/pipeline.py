@@ -1,11 +1,14 @@
 """`build_candidates(config)`: sources in, candidate directory out (ExpVid sections 3.1-3.3, appendix G).
 
-Order: discover and load experiments -> score transcripts -> curation decision -> per kept
-experiment, Level 1 and Level 2 side by side, then Level 3 (its trimming needs Level 2's steps) ->
-letters, ids and records -> audits -> files and reports. Every model call goes through `LLMClient`
-(validated, re-asked when invalid, cached by full request, counted). A failure is recorded where it
-happens and skipped; only bad arguments (no sources, an output folder that is not ours, an unknown
-model spec) stop a build before it starts.
+Order: discover and load experiments -> score transcripts -> curation decision (with the human
+review of `curation.csv`; `review=True` stops here) -> per kept experiment, Level 1 and Level 2 side
+by side, then Level 3 (its trimming needs Level 2's steps), then all of its clips from one decode pass
+in a worker process -> letters, ids and records -> audits -> files and reports. Every model call goes
+through `LLMClient` (validated, re-asked when invalid, cached by request and model, counted). A
+failure is recorded where it happens and skipped, and the report lists every failed unit
+(`failed_units`; the command exits non-zero, and the next run asks exactly those again); only bad
+arguments (no sources, an output folder that is not ours, an unknown model spec) stop a build before
+it starts.
 """
 
 from __future__ import annotations
@@ -20,24 +23,33 @@ from typing import Any
 
 from expvid.build.accounting import Ledger
 from expvid.build.audits import (
+    PHRASE_TASKS,
     AuditResult,
     asr_leakage,
     balance_report,
     blind_audit,
+    everyday_words,
+    implausible_distractors,
+    ordering_shortcuts,
     position_flags,
     text_checks,
 )
 from expvid.build.config import BuildConfig
 from expvid.build.context import BuildContext, LoadedExperiment, link_or_copy
 from expvid.build.curation import CurationReport, curation_markdown, decide, score_transcript
-from expvid.build.drafts import Problem, StageOutput
+from expvid.build.drafts import ClipSpec, Problem, StageOutput
+from expvid.build.estimate import record_usage
 from expvid.build.level1 import run_level1
 from expvid.build.level2 import run_level2
 from expvid.build.level3 import run_level3
 from expvid.build.llm import LLMClient
-from expvid.build.report import flags_section, items_section, markdown_report
+from expvid.build.progress import NO_PROGRESS, ProgressSink
+from expvid.build.report import flags_section, items_section, markdown_report, phases_section
+from expvid.build.retries import RetryBook
+from expvid.build.review import CSV_NAME, read_reviews, write_review_csv
 from expvid.build.sources import SourceExperiment, discover_sources
 from expvid.build.state import STATE_DIR, BuildState, write_atomic
+from expvid.build.words import content_lemmas
 from expvid.build.writer import finalize, write_candidates
 from expvid.media.errors import MediaError
 from expvid.media.sampler import probe
@@ -47,7 +59,7 @@ from expvid.schema import DataError
 
 Log = Callable[[str], None]
 #: Stage notes worth a reviewer's attention (why segments or step times were not used, missing sections).
-NOTE_KEYS = ("rejected_segments", "step_notes", "missing_sections")
+NOTE_KEYS = ("rejected_segments", "step_notes", "missing_sections", "transcript_windows")
 
 
 def _check_out(out: Path) -> None:
@@ -77,6 +89,25 @@ def _load(source: SourceExperiment) -> LoadedExperiment:
     return experiment
 
 
+async def estimate_candidates(config: BuildConfig) -> dict[str, Any]:
+    """`--dry-run`: read and probe the sources, plan every stage, estimate calls, tokens and cost.
+    No model is asked and nothing is written (see `estimate.py`)."""
+    from expvid.build.estimate import estimate_build
+
+    _check_out(config.out.expanduser())
+    sources = discover_sources(config.sources)
+    experiments = list(await asyncio.gather(*(asyncio.to_thread(_load, s) for s in sources)))
+    return await estimate_build(config, experiments)
+
+
+def effective_prices(config: BuildConfig) -> dict[str, Any]:
+    """The price table with the blind role priced like the drafting model when it IS that model."""
+    prices = dict(config.prices)
+    if "blind" not in prices and "llm" in prices and (config.blind_llm in (None, config.llm)):
+        prices["blind"] = prices["llm"]
+    return prices
+
+
 def _backends(config: BuildConfig, state: BuildState) -> dict[str, ModelBackend]:
     options = {"concurrency": config.concurrency, **config.backend_options, "cache_dir": state.cache_dir}
     backends = {"llm": create_backend(config.llm, **options)}
@@ -87,8 +118,14 @@ def _backends(config: BuildConfig, state: BuildState) -> dict[str, ModelBackend]
     return backends
 
 
-async def build_candidates(config: BuildConfig, *, log: Log | None = None) -> dict[str, Any]:
-    """Run the whole pipeline; returns the build report (also written to `out/build_report.json`)."""
+async def build_candidates(
+    config: BuildConfig, *, log: Log | None = None, progress: ProgressSink = NO_PROGRESS
+) -> dict[str, Any]:
+    """Run the whole pipeline; returns the build report (also written to `out/build_report.json`).
+
+    With `config.review` it stops after curation and returns the curation part of the report
+    (`report["stopped_after"] == "curation"`).
+    """
     say = log or (lambda _message: None)
     started = time.monotonic()
     out = config.out.expanduser()
@@ -96,7 +133,10 @@ async def build_candidates(config: BuildConfig, *, log: Log | None = None) -> di
     sources = discover_sources(config.sources)
     out.mkdir(parents=True, exist_ok=True)
     state = BuildState(out)
-    ledger = Ledger(prices=dict(config.prices))
+    retries = RetryBook(state.root, retry_failed=config.retry_failed)
+    retries.redo(list(config.redo))
+    state.epochs = retries.epochs
+    ledger = Ledger(prices=effective_prices(config))
     backends = _backends(config, state)
 
     def client(backend: ModelBackend, role: str) -> LLMClient:
@@ -107,15 +147,21 @@ async def build_candidates(config: BuildConfig, *, log: Log | None = None) -> di
             max_attempts=config.max_attempts,
             temperature=config.temperature,
             max_tokens=config.max_tokens,
+            retries=retries,
         )
 
     llm = client(backends["llm"], "llm")
     vlm = client(backends["vlm"], "vlm") if "vlm" in backends else None
     blind = client(backends.get("blind", backends["llm"]), "blind") if config.blind_samples else None
-    context = BuildContext(config, llm=llm, vlm=vlm, blind=blind, ledger=ledger, state=state)
+    context = BuildContext(
+        config, llm=llm, vlm=vlm, blind=blind, ledger=ledger, state=state, progress=progress
+    )
+    if config.redo:
+        say(f"redo: {', '.join(config.redo)} drafted again with fresh requests")
     try:
         return await _run(context, sources, say, started)
     finally:
+        context.close()
         for backend in backends.values():
             await backend.aclose()
 
@@ -127,6 +173,7 @@ async def _run(
     experiments = list(await asyncio.gather(*(asyncio.to_thread(_load, s) for s in sources)))
     say(f"{len(experiments)} experiment(s) found in {config.sources}")
     usable = [e for e in experiments if not e.problems]
+    context.progress.add("curation", len(usable))
     scored = dict(
         zip(
             [e.video_id for e in usable],
@@ -134,9 +181,22 @@ async def _run(
             strict=True,
         )
     )
-    curation = decide(config.curation, experiments, scored)
-    kept = [e for e in experiments if e.video_id in set(curation.kept)]
-    say(f"curation: kept {len(kept)}, rejected {len(experiments) - len(kept)}")
+    review_path = out / CSV_NAME
+    reviews = read_reviews(review_path)
+    curation = decide(config.curation, experiments, scored, reviews)
+    write_review_csv(review_path, curation, reviews)
+    write_atomic(out / "curation_report.json", curation.model_dump_json(indent=1) + "\n")
+    write_atomic(out / "curation_report.md", curation_markdown(curation))
+    kept_ids = set(curation.kept)
+    kept = [e for e in experiments if e.video_id in kept_ids]
+    say(
+        f"curation: kept {len(kept)}, rejected {len(experiments) - len(kept) - len(curation.videos_needed)}"
+        + (f", {len(curation.videos_needed)} kept but without a video" if curation.videos_needed else "")
+    )
+    if config.review:
+        return _stopped_after_curation(context, curation, scored, started, review_path)
+    if kept:
+        context.start_pool(len(kept))
     for experiment in kept:
         assert experiment.source.video is not None
         await asyncio.to_thread(
@@ -145,6 +205,41 @@ async def _run(
     outputs = await asyncio.gather(*(_experiment(context, e, say) for e in kept))
     stage_outputs = [o for per in outputs for o in per]
     return await _finish(context, experiments, kept, curation, scored, stage_outputs, started)
+
+
+def _stopped_after_curation(
+    context: BuildContext,
+    curation: CurationReport,
+    scored: dict[str, StageOutput],
+    started: float,
+    review_path: Path,
+) -> dict[str, Any]:
+    """`--review`: the curation part of the report, for people to review `curation.csv`."""
+    problems = [p for o in scored.values() for p in o.problems]
+    report: dict[str, Any] = {
+        "format": 1,
+        "stopped_after": "curation",
+        "review_file": str(review_path),
+        "seconds": round(time.monotonic() - started, 2),
+        **context.ledger.as_dict(),
+        "curation": _curation_section(curation),
+        "phases": phases_section(context),
+        "problems": [p.model_dump() for p in problems],
+        "failed_units": [p.model_dump() for p in problems if p.failed or p.transient],
+    }
+    write_atomic(context.out / "build_report.json", json.dumps(report, indent=1, ensure_ascii=False) + "\n")
+    return report
+
+
+def _curation_section(curation: CurationReport) -> dict[str, Any]:
+    return {
+        "kept": curation.kept,
+        "rejected": {e.video_id: e.reasons for e in curation.entries if not e.kept and not e.needs_video},
+        "videos_needed": curation.videos_needed,
+        "reviewed": {e.video_id: e.review for e in curation.entries if e.review},
+        "duration_rule": curation.duration_rule,
+        "warnings": curation.warnings,
+    }
 
 
 def _add_run(state: BuildState, report: dict[str, Any]) -> None:
@@ -178,14 +273,61 @@ def link_or_copy_if_missing(source: Path, target: Path) -> None:
         link_or_copy(source, target)
 
 
+def _domain_audit(
+    experiments: list[LoadedExperiment], outputs: list[StageOutput], items: list[Any], audit: AuditResult
+) -> None:
+    """The collection's vocabulary: every transcript (kept or not), paper, title and correct answer."""
+    domain: set[str] = set()
+    for experiment in experiments:
+        texts = [experiment.source.title, experiment.source.discipline]
+        if experiment.transcript is not None:
+            texts += [cue.text for cue in experiment.transcript.cues]
+        domain |= content_lemmas(" ".join(texts), generic=True)
+    for output in outputs:
+        domain |= content_lemmas(output.paper_markdown or "", generic=True)
+    for item in items:
+        if item.options and item.answer_type.value == "choice":
+            domain |= content_lemmas(item.options[str(item.answer)], generic=True)
+    implausible_distractors(items, audit, domain, everyday_words())
+
+
+def clips_section(context: BuildContext) -> dict[str, Any]:
+    """Clip cutting: worker processes, one decode pass per video, and the speed-up they gave.
+
+    The speed-up is measured in this run: the seconds the workers spent cutting (what one process
+    would have needed, one video after the other) over the wall time of the cutting phase.
+    """
+    stats = context.cut_stats
+    wall = context.clock.seconds().get("clips", 0.0)
+    return {
+        "jobs": stats.jobs,
+        "videos": stats.videos,
+        "clips_cut": stats.clips_cut,
+        "clips_reused": stats.clips_reused,
+        "worker_seconds": round(stats.worker_seconds, 3),
+        "wall_seconds": wall,
+        "speedup": round(stats.worker_seconds / wall, 2) if wall > 0 and stats.videos else None,
+        "decoded_frames": stats.decoded_frames,
+        "video_frames": stats.video_frames,
+        "decode_passes": round(stats.decoded_frames / stats.video_frames, 3) if stats.video_frames else None,
+        "per_video": stats.per_video,
+    }
+
+
 async def _guard(stage: str, experiment: LoadedExperiment, run: Awaitable[StageOutput]) -> StageOutput:
-    """A media failure (unreadable frames while cutting) costs the stage, not the build."""
+    """A media failure (unreadable frames while captioning) costs the stage, not the build."""
     try:
         return await run
     except MediaError as error:
         output = StageOutput(video_id=experiment.video_id, stage=stage)
-        output.problem(f"media: {error}")
+        output.problem(f"media: {error}", failed=True)
         return output
+
+
+def clip_specs(outputs: list[StageOutput]) -> set[ClipSpec]:
+    specs = {item.clip for o in outputs for item in o.items}
+    specs |= {o.level3_clip for o in outputs if o.level3_clip is not None}
+    return specs
 
 
 async def _experiment(context: BuildContext, experiment: LoadedExperiment, say: Log) -> list[StageOutput]:
@@ -199,6 +341,13 @@ async def _experiment(context: BuildContext, experiment: LoadedExperiment, say: 
     if 3 in levels:
         level2 = next((o for o in outputs if o.stage == "level2"), None)
         outputs.append(await _guard("level3", experiment, run_level3(context, experiment, level2)))
+    problem = await context.cut_experiment(experiment, clip_specs(outputs))
+    if problem is not None:
+        # The drafts are kept (their stages are saved); items whose clip is missing are left out of
+        # this run's files (`_finish`) and the next run cuts the missing clips again.
+        clips = StageOutput(video_id=experiment.video_id, stage="clips")
+        clips.problem(problem, failed=True)
+        outputs.append(clips)
     counts = Counter(item.task for o in outputs for item in o.items)
     say(f"{experiment.video_id}: {sum(counts.values())} draft item(s)")
     return outputs
@@ -214,26 +363,30 @@ async def _finish(
     started: float,
 ) -> dict[str, Any]:
     config, out = context.config, context.out
-    drafts = [item for o in outputs for item in o.items]
+    present = {spec.path for spec in clip_specs(outputs) if (out / spec.path).is_file()}
+    drafts = [item for o in outputs for item in o.items if item.clip.path in present]
     finals = finalize(drafts, [e.video_id for e in kept], config.seed)
     items = [f.item for f in finals]
     audit = AuditResult()
     text_checks(items, audit)
     balance = balance_report(items)
     position_flags(items, balance, audit)
-    if config.asr_audit and items:
-        from expvid.scoring.judges.embeddings import MiniLMEmbedder
-
-        await asyncio.to_thread(asr_leakage, items, audit, MiniLMEmbedder())
+    ordering_shortcuts(items, audit)
+    if config.asr_audit:
+        asr_leakage(items, audit)
     await blind_audit(context, items, audit)
+    if config.domain_audit and any(i.task in PHRASE_TASKS for i in items):
+        await asyncio.to_thread(_domain_audit, experiments, outputs, items, audit)
 
     by_id = {e.video_id: e for e in kept}
+    entries = curation.by_id()
     level3 = {o.video_id: o for o in outputs if o.stage == "level3"}
     experiment_rows = []
     for experiment in kept:
-        entry = curation.entry(experiment.video_id)
+        entry = entries[experiment.video_id]
         l3 = level3.get(experiment.video_id)
         full = l3.level3_clip.path if l3 is not None and l3.level3_clip is not None else None
+        full = full if full in present else None
         row: dict[str, Any] = {
             "video_id": experiment.video_id,
             "title": experiment.source.title,
@@ -255,9 +408,6 @@ async def _finish(
         papers=papers,
         source_videos={vid: e.source_video_path for vid, e in by_id.items()},
     )
-    write_atomic(out / "curation_report.json", curation.model_dump_json(indent=1) + "\n")
-    write_atomic(out / "curation_report.md", curation_markdown(curation))
-
     dropped: dict[str, dict[str, int]] = {}
     for output in outputs:
         for task, reasons in output.dropped.items():
@@ -265,6 +415,7 @@ async def _finish(
                 dropped.setdefault(task, {}).setdefault(reason, 0)
                 dropped[task][reason] += count
     problems: list[Problem] = [p for o in [*scored.values(), *outputs] for p in o.problems]
+    problems += audit.problems
     per_task = Counter(f.draft.task for f in finals)
     report: dict[str, Any] = {
         "format": 1,
@@ -278,12 +429,7 @@ async def _finish(
         },
         "settings": config.model_dump(mode="json", exclude={"sources", "out", "backend_options", "prices"}),
         **context.ledger.as_dict(),
-        "curation": {
-            "kept": curation.kept,
-            "rejected": {e.video_id: e.reasons for e in curation.entries if not e.kept},
-            "duration_rule": curation.duration_rule,
-            "warnings": curation.warnings,
-        },
+        "curation": _curation_section(curation),
         "items": items_section(per_task, dropped),
         "total_items": len(finals),
         "flags": flags_section(audit.flags),
@@ -296,7 +442,10 @@ async def _finish(
             "clips_cut": context.clips_cut,
             "clips_reused": context.clips_reused,
         },
+        "phases": phases_section(context),
+        "clips": clips_section(context),
         "problems": [p.model_dump() for p in problems],
+        "failed_units": [p.model_dump() for p in problems if p.failed or p.transient],
         "notes": {
             f"{o.video_id}/{o.stage}": {k: o.notes[k] for k in NOTE_KEYS if o.notes.get(k)}
             for o in outputs
@@ -305,6 +454,7 @@ async def _finish(
         "audit_notes": audit.notes,
     }
     _add_run(context.state, report)
+    record_usage(context.state.root, report["calls"]["by_stage"])
     write_atomic(out / "build_report.json", json.dumps(report, indent=1, ensure_ascii=False) + "\n")
     write_atomic(out / "build_report.md", markdown_report(report))
     return report

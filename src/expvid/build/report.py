@@ -9,9 +9,35 @@ per task; every problem skipped along the way (experiment, stage, message).
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from dataclasses import asdict
+from typing import TYPE_CHECKING, Any
 
+from expvid.build.progress import PHASES
 from expvid.suites.expvid_suite import EXPVID_TASKS
+
+if TYPE_CHECKING:
+    from expvid.build.context import BuildContext
+
+
+def phases_section(context: BuildContext) -> dict[str, dict[str, Any]]:
+    """Per build phase: wall time (first start to last end), model calls and tokens (all roles)."""
+    seconds = context.clock.seconds()
+    names = [p for p in PHASES if p in seconds or p in context.ledger.phases]
+    names += sorted(set(seconds) | set(context.ledger.phases) - set(names))
+    section: dict[str, dict[str, Any]] = {}
+    for name in dict.fromkeys(names):
+        counts = asdict(context.ledger.phases[name]) if name in context.ledger.phases else {}
+        section[name] = {
+            "wall_seconds": seconds.get(name),
+            "calls_sent": counts.get("requests", 0),
+            "cache_hits": counts.get("cache_hits", 0),
+            "prompt_tokens": counts.get("prompt_tokens", 0),
+            "completion_tokens": counts.get("completion_tokens", 0),
+            "cached_prompt_tokens": counts.get("cached_prompt_tokens", 0),
+            "cached_completion_tokens": counts.get("cached_completion_tokens", 0),
+            "failures": counts.get("failures", 0),
+        }
+    return section
 
 
 def items_section(
@@ -102,7 +128,31 @@ def markdown_report(report: dict[str, Any]) -> str:
                 f"mean length ratio {entry['mean_length_ratio']}"
             )
         lines.append(f"- {task} (n={entry['n']}): " + "; ".join(parts))
-    lines += ["", "## Stages", ""]
+    lines += [
+        "",
+        "## Stages",
+        "",
+        "| stage | wall (s) | calls sent | from cache | tokens in | tokens out | failures |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for name, phase in report.get("phases", {}).items():
+        wall = "-" if phase["wall_seconds"] is None else f"{phase['wall_seconds']:.1f}"
+        lines.append(
+            f"| {name} | {wall} | {phase['calls_sent']} | {phase['cache_hits']} | "
+            f"{phase['prompt_tokens'] + phase['cached_prompt_tokens']} | "
+            f"{phase['completion_tokens'] + phase['cached_completion_tokens']} | {phase['failures']} |"
+        )
+    clips = report.get("clips")
+    if clips:
+        speedup = "-" if clips["speedup"] is None else f"{clips['speedup']:.2f}x"
+        passes = "-" if clips["decode_passes"] is None else f"{clips['decode_passes']:.2f}"
+        lines += [
+            "",
+            f"- clips: {clips['clips_cut']} cut from {clips['videos']} video(s) with {clips['jobs']} worker "
+            f"process(es), one decode pass per video ({passes} frames decoded per frame of video); "
+            f"{clips['worker_seconds']:.1f} s of cutting in {clips['wall_seconds']:.1f} s of wall time: "
+            f"speed-up {speedup}",
+        ]
     stages = report["stages"]
     lines.append(
         f"- stage outputs reused from the state directory: {stages['reused']}; computed: {stages['computed']}; "
@@ -110,6 +160,11 @@ def markdown_report(report: dict[str, Any]) -> str:
     )
     for video_id, note in report.get("level3_video", {}).items():
         lines.append(f"- Level-3 video {video_id}: {note}")
+    failed = report.get("failed_units", [])
+    if failed:
+        lines += ["", f"## Failed units ({len(failed)}): asked again by the next run", ""]
+        for p in failed:
+            lines.append(f"- {p.get('video_id') or '-'} / {p['stage']}: {p['message']}")
     problems = report["problems"]
     lines += ["", f"## Problems ({len(problems)})", ""]
     for p in problems:

@@ -5,7 +5,12 @@ One folder per experiment (the sample generator's `sources/` is one such folder)
 - a video: `video.mp4` (or .mkv, .mov, .webm, .avi; or the only video file in the folder);
 - a timestamped transcript: `transcript.srt` / `.vtt` / `.json` (or the only such file);
 - a paper: `paper.md` or `paper.pdf` (Markdown preferred when both exist);
-- `meta.json`: `{"id", "title", "discipline"}` (optional `duration`; the video is probed anyway).
+- `meta.json`: `{"id", "title", "discipline"}` and optional `duration` (seconds).
+
+Curation only needs the transcript and a duration: a folder with a `duration` in `meta.json` and no
+video yet is scored like the others (the paper scores tens of thousands of transcripts and keeps a few
+hundred videos), and only the experiments curation keeps need their videos on disk. When the video is
+there, its probed duration wins over `meta.json`.
 
 A folder missing a piece is still listed, with the problem, so curation can report why it was
 rejected instead of the experiment silently vanishing. Only a missing sources folder, or two folders
@@ -35,11 +40,13 @@ class SourceExperiment:
     transcript: Path | None
     paper: Path | None
     problems: tuple[str, ...] = ()
+    #: `duration` from meta.json (seconds), used when the video is not on disk (yet).
+    meta_duration: float | None = None
 
     @property
     def usable(self) -> bool:
-        """Has what curation and Levels 1-2 need (the paper is only needed for Level 3)."""
-        return self.video is not None and self.transcript is not None and not self.problems
+        """Has what curation needs (the video is needed once curation keeps the experiment)."""
+        return self.transcript is not None and not self.problems
 
 
 def _pick(folder: Path, stem: str, suffixes: tuple[str, ...], exclude: tuple[str, ...] = ()) -> Path | None:
@@ -73,6 +80,12 @@ def _read_meta(folder: Path) -> tuple[dict[str, object], list[str]]:
     return data, problems
 
 
+def _duration(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        return None
+    return float(value)
+
+
 def discover_sources(root: Path | str) -> list[SourceExperiment]:
     """Every experiment folder under `root`, sorted by video id."""
     base = Path(root).expanduser()
@@ -91,8 +104,13 @@ def discover_sources(root: Path | str) -> list[SourceExperiment]:
         video = _pick(folder, "video", VIDEO_SUFFIXES)
         transcript = _pick(folder, "transcript", TRANSCRIPT_SUFFIXES, exclude=("meta.json",))
         paper = _pick(folder, "paper", PAPER_SUFFIXES)
-        if video is None:
-            problems.append(f"{folder}: no video file (video.mp4, .mkv, .mov, .webm, .avi)")
+        meta_duration = _duration(meta.get("duration"))
+        if "duration" in meta and meta_duration is None:
+            problems.append(f"{folder / 'meta.json'}: 'duration' must be a positive number of seconds")
+        if video is None and meta_duration is None:
+            problems.append(
+                f"{folder}: no video file (video.mp4, .mkv, .mov, .webm, .avi) and no 'duration' in meta.json"
+            )
         if transcript is None:
             problems.append(f"{folder}: no transcript (transcript.srt, .vtt or .json)")
         if video_id in experiments:
@@ -108,6 +126,7 @@ def discover_sources(root: Path | str) -> list[SourceExperiment]:
             transcript=transcript,
             paper=paper,
             problems=tuple(problems),
+            meta_duration=meta_duration,
         )
     if not experiments:
         raise DataError(f"{base}: no experiment folders found")

@@ -35,6 +35,14 @@ class BuildState:
         self.root.mkdir(parents=True, exist_ok=True)
         self.reused = 0
         self.saved = 0
+        #: `--redo` epochs per stage (`retries.RetryBook`): a stage saved in an earlier epoch is redone.
+        self.epochs: dict[str, int] = {}
+
+    def _stamp(self, stage: str, fingerprint: str) -> str:
+        epoch = self.epochs.get(stage, 0)
+        if not epoch or not fingerprint or fingerprint.endswith(f"@{epoch}"):
+            return fingerprint
+        return f"{fingerprint}@{epoch}"
 
     @property
     def cache_dir(self) -> Path:
@@ -51,7 +59,7 @@ class BuildState:
             output = StageOutput.model_validate_json(path.read_text(encoding="utf-8"))
         except (OSError, ValidationError, ValueError):
             return None
-        if output.fingerprint != fingerprint or output.video_id != video_id:
+        if output.fingerprint != self._stamp(stage, fingerprint) or output.video_id != video_id:
             return None
         self.reused += 1
         return output
@@ -59,6 +67,7 @@ class BuildState:
     def save(self, output: StageOutput) -> None:
         if not output.complete:
             return
+        output.fingerprint = self._stamp(output.stage, output.fingerprint)  # later stages hash this one
         write_atomic(self._path(output.video_id, output.stage), output.model_dump_json())
         self.saved += 1
 

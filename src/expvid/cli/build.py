@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from pydantic import ValidationError
+from rich.console import Console
 
 from expvid.cli.errors import friendly_errors, require_http_urls
 from expvid.run.terminal import message_console
@@ -51,7 +54,17 @@ def build_command(
         ),
     ] = 3,
     no_asr_audit: Annotated[
-        bool, typer.Option("--no-asr-audit", help="Skip the MiniLM ASR-leakage audit.")
+        bool, typer.Option("--no-asr-audit", help="Skip the narration-leakage audit.")
+    ] = False,
+    no_domain_audit: Annotated[
+        bool, typer.Option("--no-domain-audit", help="Skip the out-of-domain distractor audit.")
+    ] = False,
+    no_ordering_repair: Annotated[
+        bool,
+        typer.Option(
+            "--no-ordering-repair",
+            help="Keep the model's step-ordering distractors even when the option set gives the order away.",
+        ),
     ] = False,
     top_k: Annotated[
         int, typer.Option("--top-k", min=1, help="Experiments kept per discipline (paper: 30).")
@@ -93,10 +106,50 @@ def build_command(
     preset: Annotated[str, typer.Option("--preset", help="x264 preset for clips.")] = "veryfast",
     levels: Annotated[str, typer.Option("--levels", help="Levels to draft, e.g. 1,2,3 or 2.")] = "1,2,3",
     seed: Annotated[int, typer.Option("--seed")] = 0,
+    context_tokens: Annotated[
+        int,
+        typer.Option(
+            "--context-tokens",
+            min=2048,
+            help="The model's context window; long transcripts are split to fit.",
+        ),
+    ] = 32768,
+    jobs: Annotated[
+        int | None,
+        typer.Option("--jobs", min=1, help="Worker processes cutting clips (default: the usable cores)."),
+    ] = None,
+    redo: Annotated[
+        str | None,
+        typer.Option(
+            "--redo",
+            help="Draft these stages again with fresh requests: curation, level1, level2, level3, blind_audit.",
+        ),
+    ] = None,
+    redo_failed: Annotated[
+        bool,
+        typer.Option(
+            "--redo-failed/--keep-failed",
+            help="Ask failed units again (default), or replay their cached replies at no cost.",
+        ),
+    ] = True,
+    review: Annotated[
+        bool,
+        typer.Option(
+            "--review", help="Stop after curation: edit curation.csv, then run again without --review."
+        ),
+    ] = False,
+    dry_run: Annotated[
+        bool,
+        typer.Option("--dry-run", help="Plan and estimate calls, tokens and cost per stage; ask no model."),
+    ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress messages.")] = False,
 ) -> None:
-    """Curate experiments and draft Level-1/2/3 candidate items with leakage audits (ExpVid 3.1-3.3, G)."""
-    from expvid.build import BuildConfig, CurationSettings, build_candidates, parse_price
+    """Curate experiments and draft Level-1/2/3 candidate items with leakage audits (ExpVid 3.1-3.3, G).
+
+    Exits 1 when units failed (listed in build_report.md; the next run asks exactly those again).
+    """
+    from expvid.build import BuildConfig, CurationSettings, build_candidates, estimate_candidates, parse_price
+    from expvid.build.retries import REDO_STAGES
 
     prices = {}
     for text in price or []:
@@ -112,6 +165,12 @@ def build_command(
             f"expected comma-separated level numbers, got {levels!r}", param_hint="--levels"
         ) from None
     require_http_urls("--base-url", base_url)
+    redo_stages = tuple(part.strip() for part in (redo or "").split(",") if part.strip())
+    unknown = [stage for stage in redo_stages if stage not in REDO_STAGES]
+    if unknown:
+        raise typer.BadParameter(
+            f"unknown stage(s) {', '.join(unknown)}; stages: {', '.join(REDO_STAGES)}", param_hint="--redo"
+        )
     backend_options: dict[str, object] = {}
     if base_url:
         backend_options["base_url"] = base_url
@@ -133,6 +192,13 @@ def build_command(
             vlm_frames=vlm_frames,
             min_alignment=min_alignment,
             asr_audit=not no_asr_audit,
+            domain_audit=not no_domain_audit,
+            repair_ordering=not no_ordering_repair,
+            context_tokens=context_tokens,
+            jobs=jobs,
+            redo=redo_stages,
+            retry_failed=redo_failed,
+            review=review,
             curation=CurationSettings(top_k=top_k, min_duration=min_duration, max_duration=max_duration),
             trim_slides=trim_slides,
             level3_questions=level3_questions,
@@ -155,8 +221,23 @@ def build_command(
         if not quiet:
             console.print(message, markup=False)
 
-    with friendly_errors():
-        report = asyncio.run(build_candidates(config, log=log))
+    if dry_run:
+        from expvid.build.estimate import estimate_markdown
+
+        with friendly_errors():
+            estimate = asyncio.run(estimate_candidates(config))
+        typer.echo(estimate_markdown(estimate), nl=False)
+        return
+    with friendly_errors(), build_progress(console, enabled=not quiet) as progress:
+        report = asyncio.run(build_candidates(config, log=log, progress=progress))
+    if report.get("stopped_after") == "curation":
+        kept = report["curation"]["kept"]
+        console.print(
+            f"stopped after curation for review: {len(kept)} experiment(s) kept. Edit the 'review' column of "
+            f"{report['review_file']} (keep / exclude), then run the same command without --review.",
+            highlight=False,
+        )
+        return
     calls, cost = report["calls"], report["cost"]
     spent = "unknown" if cost["this_run"] is None else f"${cost['this_run']:.4f}"
     summary = ", ".join(f"{task} {entry['kept']}" for task, entry in report["items"].items() if entry["kept"])
@@ -167,3 +248,75 @@ def build_command(
         f"{len(report['problems'])} problem(s): see {out / 'build_report.md'}",
         markup=False,
     )
+    needed = report["curation"].get("videos_needed") or []
+    if needed:
+        console.print(
+            f"kept without a video on disk (add them, run again): {', '.join(needed)}", highlight=False
+        )
+    failed = report.get("failed_units") or []
+    if failed:
+        console.print(
+            f"{len(failed)} unit(s) failed; everything else is written. Run the same command again to retry "
+            "exactly those (see 'Failed units' in build_report.md).",
+            highlight=False,
+        )
+        raise typer.Exit(code=1)
+
+
+class _RichProgress:
+    """Progress bars per build stage (count, rate, ETA) on stderr; a stage's bar appears with its first unit."""
+
+    def __init__(self, progress: Any) -> None:
+        self.progress = progress
+        self.tasks: dict[str, Any] = {}
+
+    def _task(self, phase: str) -> Any:
+        if phase not in self.tasks:
+            self.tasks[phase] = self.progress.add_task(phase, total=0)
+        return self.tasks[phase]
+
+    def add(self, phase: str, total: int) -> None:
+        task = self._task(phase)
+        current = self.progress.tasks[self.tasks[phase]].total or 0
+        self.progress.update(task, total=current + total)
+
+    def advance(self, phase: str, done: int = 1) -> None:
+        self.progress.advance(self._task(phase), done)
+
+
+@contextmanager
+def build_progress(console: Console, *, enabled: bool) -> Iterator[Any]:
+    """Rich progress bars (stage, bar, done/total, units per second, elapsed, ETA), or nothing."""
+    from expvid.build.progress import NO_PROGRESS
+
+    if not enabled:
+        yield NO_PROGRESS
+        return
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        ProgressColumn,
+        Task,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+    from rich.text import Text
+
+    class RateColumn(ProgressColumn):
+        def render(self, task: Task) -> Text:
+            speed = task.finished_speed or task.speed
+            return Text("-/s" if speed is None else f"{speed:.1f}/s")
+
+    columns = (
+        TextColumn("{task.description:<11}"),
+        BarColumn(bar_width=None),
+        MofNCompleteColumn(),
+        RateColumn(),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, console=console, refresh_per_second=4) as progress:
+        yield _RichProgress(progress)

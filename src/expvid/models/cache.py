@@ -1,9 +1,20 @@
 """On-disk response cache: the same full request never costs a second model call.
 
-The key is a hash of EVERYTHING that can change the answer (backend kind, model, base URL, messages
-with image content hashes, sampling settings, thinking, extra body, wire options), so a changed
-prompt, a different frame or a new temperature is a miss, never a stale hit. `hints` and `metadata`
-are not sent to the model and are left out.
+The key is a hash of EVERYTHING that can change the answer (backend kind, model, messages with image
+content hashes, sampling settings, thinking, extra body, wire options), so a changed prompt, a different
+frame or a new temperature is a miss, never a stale hit. `hints` and `metadata` are not sent to the
+model and are left out, with one exception: `metadata["cache_round"]` (see below).
+
+The server URL is NOT part of the key: the same model answers the same request the same way whether it
+is reached on another host, another port, or through several endpoints at once, and a campaign that
+resumes a killed run against a restarted server (new port) or adds a second endpoint must not pay again
+for what was already answered. Backend kind and model stay in the key, so another model or another API
+family is always a miss.
+
+`metadata["cache_round"]` (a positive integer) asks for a FRESH answer to a request that was already
+answered: it joins the key without being sent, so the request reaches the model again and its reply
+is stored beside the old one. `expvid build` uses it to retry a unit whose cached reply was unusable
+(a refusal, invalid JSON after every re-ask) and for `--redo`; round 0 (absent) is the plain key.
 
 Storage is one sqlite file in WAL mode: readers never block the writer, several processes (parallel
 runs sharing a cache) are safe, and a crash loses at most the response being written. sqlite calls
@@ -26,7 +37,10 @@ from expvid.models.types import GenerateRequest, GenerateResponse, ImagePart, Te
 
 CACHE_FILE_NAME = "responses.sqlite3"
 #: Bump when the meaning of a key changes so old entries can never be served for new requests.
-KEY_VERSION = 1
+#: Version 2 dropped the server URL from the key (version-1 entries are simply never hit again).
+KEY_VERSION = 2
+#: The metadata entry that joins the key (a retry round; see the module docstring).
+CACHE_ROUND = "cache_round"
 
 
 def request_fingerprint(request: GenerateRequest) -> dict[str, Any]:
@@ -54,20 +68,34 @@ def cache_key(
     *,
     backend: str,
     model: str,
-    base_url: str | None,
+    base_url: str | None = None,
     extra: dict[str, Any] | None = None,
 ) -> str:
-    """sha256 of the canonical JSON of the full request; `extra` holds body additions and wire options."""
-    payload = {
+    """sha256 of the canonical JSON of the full request; `extra` holds body additions and wire options.
+
+    `base_url` is accepted (callers know it) and deliberately ignored: see the module docstring.
+    """
+    del base_url  # where the model was reached does not change its answer
+    payload: dict[str, Any] = {
         "v": KEY_VERSION,
         "backend": backend,
         "model": model,
-        "base_url": base_url,
         "request": request_fingerprint(request),
         "extra": extra or {},
     }
+    round_ = cache_round(request)
+    if round_:
+        payload["round"] = round_
     canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def cache_round(request: GenerateRequest) -> int:
+    """The request's retry round (0 when absent); a malformed value is a programming error."""
+    value = request.metadata.get(CACHE_ROUND, 0)
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise ValueError(f"metadata[{CACHE_ROUND!r}] must be a non-negative integer, got {value!r}")
+    return value
 
 
 class ResponseCache:
