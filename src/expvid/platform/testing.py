@@ -113,7 +113,9 @@ class LiveServer:
         self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         self._socket.bind(("127.0.0.1", 0))
         self.port = int(self._socket.getsockname()[1])
-        config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_keep_alive=30)  # type: ignore[arg-type]
+        config = uvicorn.Config(  # proxy headers are the app's business (trusted proxies only)
+            app, log_level="warning", lifespan="on", timeout_keep_alive=30, proxy_headers=False  # type: ignore[arg-type]
+        )
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(
             target=self.server.run, kwargs={"sockets": [self._socket]}, daemon=True
