@@ -213,6 +213,7 @@ def test_stale_tab_conflict_and_step_editor(browser: object, env: Env, server: L
     generation = env.item_id("sequence_generation/0")
     alice.goto(f"/items/{generation}")
     alice.click("tr.step-row >> nth=0 >> [data-add-step]")
+    alice.locator("tr.step-row").nth(0).locator("input[name=step_end]").fill("1.6")
     new_row = alice.locator("tr.step-row").nth(1)
     new_row.locator("textarea[name=step_text]").fill("Tilt the plate to drain")
     new_row.locator("input[name=step_start]").fill("1.6")

@@ -27,7 +27,7 @@ def test_concurrent_reviewers_lose_and_duplicate_nothing(env: Env, tmp_path: Pat
         result = run_load(live.url, [(n, password_of(n)) for n in names], duration_s=2.5, race_every=4)
     assert result.errors == [], result.summary()
     races = [s for s in result.saves if s.race]
-    assert races and len(result.acknowledged) > 3 * REVIEWERS
+    assert races and len(result.acknowledged) > 3 * REVIEWERS, result.summary()
     checked = verify(env.database, result)
     assert checked.lost == [] and checked.duplicated == []
     # Of two tabs saving from the same decision version, never both were acknowledged.

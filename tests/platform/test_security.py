@@ -16,6 +16,7 @@ from platform_http import Browserless, csrf_from
 from sqlalchemy import func, select
 
 from expvid.platform import create_app
+from expvid.platform.config import ThrottlePolicy
 from expvid.platform.db.models import Assignment, AuditEvent, Decision, Item, User, WebSession
 
 WRITE_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
@@ -201,7 +202,9 @@ def _login(client: httpx.Client, username: str, password: str, client_ip: str | 
 def test_failed_sign_ins_slow_down_their_client_and_never_lock_out_the_owner(env: Env) -> None:
     """Five wrong passwords from one client delay that client only; alice signs in from her own
     computer at once. Behind the proxy, clients are told apart by the configured header."""
-    settings = env.settings.model_copy(update={"proxy_header": "X-Forwarded-For"})
+    # Delays long enough to still be running when the dashboard is read, however slow the machine.
+    slow = ThrottlePolicy(base_delay_seconds=300, max_delay_seconds=600)
+    settings = env.settings.model_copy(update={"proxy_header": "X-Forwarded-For", "throttle": slow})
     with LiveServer(create_app(settings, database=env.database)) as live, httpx.Client(
         base_url=live.url, follow_redirects=False
     ) as client:
