@@ -43,7 +43,10 @@ def write_routes(server: LiveServer) -> list[tuple[str, str]]:
 
 
 def concrete(path: str, item_id: int) -> str:
-    return path.replace("{item_id}", str(item_id)).replace("{video_id}", "E1").replace("{username}", "bob")
+    return (
+        path.replace("{item_id}", str(item_id)).replace("{video_id}", "E1").replace("{username}", "bob")
+        .replace("{token_id}", "1")
+    )  # fmt: skip
 
 
 def snapshot(env: Env) -> tuple[int, ...]:
@@ -72,8 +75,9 @@ def clients(env: Env, server: LiveServer) -> Iterator[dict[str, Browserless]]:
 def test_every_write_route_is_covered(server: LiveServer) -> None:
     routes = {path for path, _ in write_routes(server)}
     assert {"/items/{item_id}/decision", "/api/items/{item_id}/decision", "/adjudicate/{item_id}", "/admin/users",
-            "/login", "/logout"} <= routes  # fmt: skip
-    assert len(routes) >= 12
+            "/login", "/logout", "/account/tokens", "/account/tokens/{token_id}/revoke",
+            "/admin/items/{item_id}/annotators", "/admin/short-items/annotators"} <= routes  # fmt: skip
+    assert len(routes) >= 16
 
 
 def test_writes_without_a_session_are_refused(env: Env, server: LiveServer) -> None:
@@ -133,6 +137,9 @@ def test_writes_with_the_wrong_role_are_refused(env: Env, clients: dict[str, Bro
                                                       "new_answers": "x", "new_justification": "adjudicators do not write"}),
         dave.form_post("/experiments/E1/questions", {"task": "scientific_discovery", "new_question": "A ____.",
                                                      "new_answers": "x", "new_justification": "not my experiment"}),
+        alice.form_post(f"/admin/items/{env.item_id('tools/2')}/annotators", {"username": "alice"}),
+        carol.form_post("/admin/short-items/annotators", {"username": "carol", "discipline": "Chemistry"}),
+        alice.form_post("/admin/users/bob/tokens/revoke", {}),
     ]  # fmt: skip
     for response in refused:
         assert response.status_code in (403, 404), (response.request.url, response.status_code)

@@ -7,12 +7,12 @@ from collections import defaultdict
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
-from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from expvid.platform.db.models import Item, User
 from expvid.platform.security.throttle import clients_delayed, throttle_report
 from expvid.platform.services.access import discipline_matches
-from expvid.platform.services.assignment import short_items
+from expvid.platform.services.assignment import eligible_annotators, short_items
 from expvid.platform.services.reports import PAPER_MINUTES, STATES, activity, agreement_report, progress
 from expvid.platform.web.charts import agreement_chart, progress_chart, throughput_chart
 from expvid.platform.web.deps import ViewerDep, database_of, settings_of
@@ -21,15 +21,21 @@ from expvid.platform.web.render import page
 router = APIRouter()
 
 
-def _staffing(short: list[Item], annotators: list[User]) -> list[dict[str, object]]:
-    """Per discipline: items short of annotators, and who could be added (matching ones first)."""
+def _staffing(db: Session, short: list[Item]) -> list[dict[str, object]]:
+    """Per discipline: items short of annotators, and who could be added to at least one of them
+    (annotators of that discipline first; never someone already on the item or its author)."""
     by_discipline: dict[str, list[Item]] = defaultdict(list)
     for item in short:
         by_discipline[item.discipline].append(item)
     rows = []
     for discipline, items in sorted(by_discipline.items()):
-        matching = [u.username for u in annotators if discipline_matches(u.disciplines or [], discipline)]
-        others = [u.username for u in annotators if u.username not in matching]
+        candidates: dict[str, User] = {}
+        for item in items:
+            for user in eligible_annotators(db, item):
+                candidates.setdefault(user.username, user)
+        ordered = sorted(candidates.values(), key=lambda u: u.username)
+        matching = [u.username for u in ordered if discipline_matches(u.disciplines or [], discipline)]
+        others = [u.username for u in ordered if u.username not in matching]
         rows.append(
             {"discipline": discipline, "items": items, "missing": sum(i.short_of_annotators for i in items),
              "matching": matching, "others": others}
@@ -46,12 +52,7 @@ def dashboard(request: Request, current: ViewerDep) -> Response:
         agreement = agreement_report(db)
         timeline = activity(db)
         admin = current.actor.role == "admin"
-        short = short_items(db) if admin else []
-        annotators = list(
-            db.scalars(
-                select(User).where(User.role == "annotator", User.active.is_(True)).order_by(User.username)
-            )
-        )
+        staffing = _staffing(db, short_items(db)) if admin else []
         guessed = throttle_report(db, policy) if admin else []
         delayed_clients = clients_delayed(db, policy) if admin else []
     return page(
@@ -64,7 +65,7 @@ def dashboard(request: Request, current: ViewerDep) -> Response:
                 "throughput": throughput_chart(report.annotators),
                 "agreement": agreement_chart(agreement.by_task),
             },
-            "staffing": _staffing(short, annotators), "guessed": guessed, "delayed_clients": delayed_clients,
+            "staffing": staffing, "guessed": guessed, "delayed_clients": delayed_clients,
             "throttle_free": policy.free_failures_per_pair,
             "notice": request.query_params.get("notice"),
         },
