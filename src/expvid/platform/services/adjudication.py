@@ -221,8 +221,8 @@ def adjudication_view(db: Session, actor: Actor, item_id: int) -> AdjudicationVi
         label = None if endorsed is None else label_of[endorsed]
         cards.append(JudgementCard("", stance, label, decision.justification))
     cards = _shuffled(cards, f"judgements:{item.key}:{item.version}")
-    for position, card in enumerate(cards):
-        card.label = chr(ord("A") + position)
+    for position, judgement in enumerate(cards):
+        judgement.label = chr(ord("A") + position)
     return AdjudicationView(item_version=item.version, versions=versions, judgements=cards)
 
 

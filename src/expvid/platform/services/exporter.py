@@ -227,10 +227,10 @@ class _Export:
                 raise ExportError(f"video {source} is missing; cannot export")
             folder = self.release / "videos" / f"level_{level}" / _safe_component(video_id)
             try:
-                copy = clean_copy(source, folder)
+                copied = clean_copy(source, folder)
             except CleanCopyError as error:
                 raise ExportError(str(error)) from None
-            self.placed[key] = copy.relative_to(self.release).as_posix()
+            self.placed[key] = copied.relative_to(self.release).as_posix()
         return self.placed[key]
 
     def run(self, *, public: bool) -> None:

@@ -193,8 +193,12 @@ def activity(db: Session, *, now: datetime | None = None, max_bins: int = 60) ->
     its final state. Bins start at the first decision or settlement.
     """
     now = now or utc_now()
-    decided = list(db.scalars(select(Decision.created_at)))
-    settled = list(db.execute(select(Item.settled_at, Item.state).where(Item.settled_at.is_not(None))))
+    decided: list[datetime] = list(db.scalars(select(Decision.created_at)))
+    settled: list[tuple[datetime, str]] = [
+        (at, state)
+        for at, state in db.execute(select(Item.settled_at, Item.state).where(Item.settled_at.is_not(None)))
+        if at is not None
+    ]
     total_items = db.scalar(select(func.count()).select_from(Item)) or 0
     times = decided + [t for t, _ in settled]
     if not times:

@@ -52,7 +52,7 @@ def _like(text: str) -> str:
     return f"%{escaped}%"
 
 
-def filtered(filters: ItemFilters) -> Select[tuple[Item]]:
+def filtered(filters: ItemFilters) -> Select[Item]:
     query = select(Item)
     if filters.q:
         pattern = _like(filters.q.strip())

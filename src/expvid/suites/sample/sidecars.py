@@ -103,12 +103,12 @@ def write_sidecars(root: Path, experiments: Sequence[PlannedExperiment], plan: R
             if not keys:
                 continue
             start, end = _seconds(timeline.stages[stage - 1], timeline.fps)
-            clip = segment_clip(experiment.video_id, stage)
+            segment_path = segment_clip(experiment.video_id, stage)
             segments.append(
                 {
                     "segment_id": f"{experiment.video_id}/stage_{stage}",
                     "video_id": experiment.video_id,
-                    "clip": clip if clip in clips else None,
+                    "clip": segment_path if segment_path in clips else None,
                     "start": start,
                     "end": end,
                     "title": script.stages[stage - 1].name,
