@@ -27,7 +27,9 @@ def _create(client: Browserless, name: str, **extra: str) -> str:
 
 
 def _bearer(server: LiveServer, token: str) -> httpx.Client:
-    return httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {token}"}, follow_redirects=False)
+    return httpx.Client(
+        base_url=server.url, headers={"Authorization": f"Bearer {token}"}, follow_redirects=False
+    )
 
 
 def test_a_token_drives_the_json_api_as_its_user(env: Env, server: LiveServer) -> None:
@@ -43,7 +45,12 @@ def test_a_token_drives_the_json_api_as_its_user(env: Env, server: LiveServer) -
         item_id = env.item_id("tools/0")
         with _bearer(server, token) as script:
             me = script.get("/api/me").json()
-            assert (me["username"], me["role"], me["via_token"], me["csrf_token"]) == ("alice", "annotator", True, None)
+            assert (me["username"], me["role"], me["via_token"], me["csrf_token"]) == (
+                "alice",
+                "annotator",
+                True,
+                None,
+            )
             version = script.get(f"/api/items/{item_id}").json()["version"]
             saved = script.post(f"/api/items/{item_id}/decision",
                                 json={"verdict": "approve", "justification": "seen at 0:02", "item_version": version})  # fmt: skip

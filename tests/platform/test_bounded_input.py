@@ -84,7 +84,9 @@ def test_each_text_field_has_a_limit_in_the_server_and_the_form(env: Env, server
         steps_item = env.item_id("sequence_generation/1")
         rows = [{"ref": 5, "text": "s" * (limits.step_text + 1), "start": 3.0, "end": 4.0}]
         problems = alice.decide(steps_item, "edit", "long step", steps=rows).json()["problems"]
-        assert problems == [f"step row 1 has {limits.step_text + 1:,} characters; at most {limits.step_text:,} are allowed"]
+        assert problems == [
+            f"step row 1 has {limits.step_text + 1:,} characters; at most {limits.step_text:,} are allowed"
+        ]
         rows = [{"ref": None, "text": f"step {i}"} for i in range(limits.steps + 1)]
         problems = alice.decide(steps_item, "edit", "many steps", steps=rows).json()["problems"]
         assert problems == [f"the step list has {limits.steps + 1} rows; at most {limits.steps} are allowed"]
@@ -148,7 +150,11 @@ def test_malformed_values_are_422_or_404_never_500(env: Env, server: LiveServer)
             (alice.client.get(f"/items/{item_id}", params={"draft": "z" * 100}), 422, "draft"),
         ]  # fmt: skip
         for response, status, fragment in cases:
-            assert response.status_code == status, (response.request.url, response.status_code, response.text[-300:])
+            assert response.status_code == status, (
+                response.request.url,
+                response.status_code,
+                response.text[-300:],
+            )
             assert fragment in response.text, (response.request.url, response.text[-300:])
         # A malformed version in the adjudication *form* is kept on the page with its message.
         form = carol.form_post(f"/adjudicate/{conflict}", {"outcome": "rejected", "justification": "typed carefully",

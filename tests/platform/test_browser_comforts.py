@@ -36,10 +36,14 @@ def _wait_clamped(page: object) -> None:
 
 def _decisions(env: Env, key: str) -> list[Decision]:
     with env.database.read() as db:
-        return list(db.scalars(select(Decision).where(Decision.item_id == env.item_id(key)).order_by(Decision.id)))
+        return list(
+            db.scalars(select(Decision).where(Decision.item_id == env.item_id(key)).order_by(Decision.id))
+        )
 
 
-def test_the_whole_decision_loop_runs_from_the_keyboard(browser: object, env: Env, server: LiveServer) -> None:
+def test_the_whole_decision_loop_runs_from_the_keyboard(
+    browser: object, env: Env, server: LiveServer
+) -> None:
     alice = sign_in(browser, server, "alice")
     materials = env.item_id("materials/0")
     alice.goto(f"/items/{materials}")
@@ -51,11 +55,15 @@ def test_the_whole_decision_loop_runs_from_the_keyboard(browser: object, env: En
 
     start = _player_time(alice)  # 2.0: the clip's window in the 10 fps source video
     alice.keyboard.press(".")
-    alice.wait_for_function(f"() => Math.abs(document.querySelector('#player').currentTime - {start + 0.1}) < 0.02")
+    alice.wait_for_function(
+        f"() => Math.abs(document.querySelector('#player').currentTime - {start + 0.1}) < 0.02"
+    )
     alice.keyboard.press(",")
     alice.wait_for_function(f"() => Math.abs(document.querySelector('#player').currentTime - {start}) < 0.02")
     alice.keyboard.press("ArrowRight")
-    alice.wait_for_function(f"() => Math.abs(document.querySelector('#player').currentTime - {start + 1}) < 0.02")
+    alice.wait_for_function(
+        f"() => Math.abs(document.querySelector('#player').currentTime - {start + 1}) < 0.02"
+    )
     alice.keyboard.press("0")
     alice.wait_for_function(f"() => Math.abs(document.querySelector('#player').currentTime - {start}) < 0.02")
     alice.keyboard.press(" ")
@@ -176,11 +184,16 @@ def test_adjudicating_a_step_list_shows_its_questions_and_keeps_own_edits(
     for i in range(2):
         derived = versions.nth(i).locator(".derived-question")
         assert derived.count() == 4
-        assert versions.nth(i).locator(".derived-question[data-item='sequence_ordering/0'] .opts li").count() == 4
+        assert (
+            versions.nth(i).locator(".derived-question[data-item='sequence_ordering/0'] .opts li").count()
+            == 4
+        )
     edited = carol.locator("[data-testid=version]:has(textarea[name=step_text]:text('1 mL PBS'))")
     edited.locator("textarea[name=step_text]").nth(1).fill("Rinse the well twice with 1 mL warm PBS")
     edited.locator("[data-preview]").click()
-    carol.wait_for_function("() => [...document.querySelectorAll('[data-testid=preview]')].some(p => p.textContent.includes('warm PBS'))")
+    carol.wait_for_function(
+        "() => [...document.querySelectorAll('[data-testid=preview]')].some(p => p.textContent.includes('warm PBS'))"
+    )
     carol.keyboard.press("2" if edited.get_attribute("data-version") == "2" else "1")
     assert carol.evaluate("() => document.activeElement.name") == "justification"
     carol.keyboard.type("the label says warm PBS")
@@ -221,9 +234,22 @@ def test_admin_filters_charts_and_staffing(browser: object, env: Env, server: Li
     root.goto("/dashboard")
     for chart in ("chart-progress", "chart-throughput", "chart-agreement"):
         assert root.locator(f"svg[data-testid={chart}]").is_visible(), chart
-    assert root.locator("svg[data-testid=chart-progress] circle[data-series=verified]").last.get_attribute("data-value") == "1"
-    assert root.locator("svg[data-testid=chart-throughput] rect[data-annotator=alice]").get_attribute("data-value") == "1"
-    assert root.locator("svg[data-testid=chart-agreement] rect[data-task=tools]").get_attribute("data-value") == "100.0"
+    assert (
+        root.locator("svg[data-testid=chart-progress] circle[data-series=verified]").last.get_attribute(
+            "data-value"
+        )
+        == "1"
+    )
+    assert (
+        root.locator("svg[data-testid=chart-throughput] rect[data-annotator=alice]").get_attribute(
+            "data-value"
+        )
+        == "1"
+    )
+    assert (
+        root.locator("svg[data-testid=chart-agreement] rect[data-task=tools]").get_attribute("data-value")
+        == "100.0"
+    )
     assert "Every open item has its annotators" in root.inner_text("[data-testid=short-of-annotators]")
     root.context.close()  # type: ignore[attr-defined]
 
@@ -247,13 +273,17 @@ def test_the_sample_shows_the_step_editor_and_the_paper_on_a_first_try(
 ) -> None:
     server, database = sample_server
     with database.read() as db:
-        level2 = db.scalar(select(Item.id).where(Item.task == "video_verification").order_by(Item.id).limit(1))
+        level2 = db.scalar(
+            select(Item.id).where(Item.task == "video_verification").order_by(Item.id).limit(1)
+        )
         level3 = db.scalar(select(Item.id).where(Item.level == 3).order_by(Item.id).limit(1))
     annotator = sign_in(browser, server, "ann1")
     annotator.goto(f"/items/{level2}")
     assert annotator.locator("[data-testid=steps] tr.step-row").count() >= 3
     _wait_clamped(annotator)  # the source video, clamped to the clip's window...
-    assert "skips what was cut from the clip" in annotator.inner_text("[data-testid=window]")  # ...minus the removed step
+    assert "skips what was cut from the clip" in annotator.inner_text(
+        "[data-testid=window]"
+    )  # ...minus the removed step
     annotator.wait_for_selector(".timeline svg .tl-step", state="attached")
     assert annotator.locator(".timeline .tl-removed").count() == 1
     annotator.goto(f"/items/{level3}")

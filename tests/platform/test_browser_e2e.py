@@ -20,6 +20,7 @@ from expvid.suites.expvid_suite import load_expvid
 
 __all__ = ["browser", "no_page_errors"]  # fixtures used by this module
 
+
 def test_review_conflict_adjudication_export(
     browser: object, env: Env, server: LiveServer, tmp_path: Path
 ) -> None:

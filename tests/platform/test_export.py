@@ -117,9 +117,19 @@ def test_the_team_layout_keeps_every_sidecar_in_one_directory(env: Env, tmp_path
     report = export_verified(env.database, out, public=False, with_reviewers=True)
     assert report.internal is None and not (tmp_path / "team-INTERNAL-do-not-publish").exists()
     names = {p.name for p in out.iterdir()}
-    assert {"annotations", "videos", "provenance.jsonl", "segments.jsonl", "papers", "agreement.json"} <= names
+    assert {
+        "annotations",
+        "videos",
+        "provenance.jsonl",
+        "segments.jsonl",
+        "papers",
+        "agreement.json",
+    } <= names
     provenance = {p["item"]: p for p in _jsonl(out / "provenance.jsonl")}
-    assert sorted(j["annotator"] for j in provenance["tools/0"]["verification"]["judgements"]) == ["alice", "bob"]
+    assert sorted(j["annotator"] for j in provenance["tools/0"]["verification"]["judgements"]) == [
+        "alice",
+        "bob",
+    ]
     segment = _jsonl(out / "segments.jsonl")[0]
     assert segment["clip"] is not None and (out / segment["clip"]).is_file()
     assert load_expvid(out, strict=True).problems == []

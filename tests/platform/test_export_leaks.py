@@ -51,10 +51,18 @@ ALLOWED_CONTAINER_TAGS = {"major_brand", "minor_version", "compatible_brands"}
 ALLOWED_STREAM_TAGS = {"language", "handler_name", "vendor_id"}
 
 
-def _tagged_video(target: Path, first_frame: int, frames: int, tags: dict[str, str], stream_tags: dict[str, str]) -> None:
+def _tagged_video(
+    target: Path, first_frame: int, frames: int, tags: dict[str, str], stream_tags: dict[str, str]
+) -> None:
     """A coded synthetic clip whose container and stream carry `tags` (as editors and ffmpeg write them)."""
     plain = target.with_suffix(".plain.mp4")
-    write_video(plain, (scene_frame(first_frame + i, 96, 64) for i in range(frames)), fps=10, gop=10, preset="ultrafast")
+    write_video(
+        plain,
+        (scene_frame(first_frame + i, 96, 64) for i in range(frames)),
+        fps=10,
+        gop=10,
+        preset="ultrafast",
+    )
     with av.open(str(plain)) as src, av.open(str(target), "w") as dst:
         dst.metadata.update(tags)
         out = dst.add_stream_from_template(src.streams.video[0])
@@ -117,7 +125,13 @@ def _forbidden(candidates: Path, db_url: str, tmp_path: Path) -> list[str]:
         names += [path.name, path.stem]
     names += ["removed_step", "answer_", "next_is_step"]
     url = make_url(db_url)
-    places = [str(candidates), str(candidates.resolve()), str(tmp_path), tempfile.gettempdir(), socket.gethostname()]
+    places = [
+        str(candidates),
+        str(candidates.resolve()),
+        str(tmp_path),
+        tempfile.gettempdir(),
+        socket.gethostname(),
+    ]
     if url.database:
         places += [url.database, Path(url.database).name]
     host = url.query.get("host")
@@ -177,7 +191,9 @@ def test_the_public_export_holds_no_original_name_local_path_or_database(
             assert needle.encode() not in data, (relative, needle)
         if path.suffix in (".json", ".jsonl"):
             text_ = data.decode()
-            documents = [json.loads(text_)] if path.suffix == ".json" else [json.loads(x) for x in text_.splitlines()]
+            documents = (
+                [json.loads(text_)] if path.suffix == ".json" else [json.loads(x) for x in text_.splitlines()]
+            )
             for text in (t for document in documents for t in _strings(document)):
                 assert not any(needle in text for needle in forbidden), (relative, text)
                 assert not text.startswith("/"), (relative, text)  # no absolute path at all
@@ -190,7 +206,10 @@ def test_the_public_export_holds_no_original_name_local_path_or_database(
             assert [s.type for s in container.streams] == ["video"]
 
     # The pictures are untouched: frame for frame the same coded frames as the clip the item named.
-    records = [json.loads(line) for line in (out / "annotations/level2/video_verification.jsonl").read_text().splitlines()]
+    records = [
+        json.loads(line)
+        for line in (out / "annotations/level2/video_verification.jsonl").read_text().splitlines()
+    ]
     assert _frame_codes(out / records[0]["video_path"]) == _frame_codes(candidates / LEAKY["verif"])
     # `expvid eval` needs nothing else: the loader reads the public folder alone.
     dataset = load_expvid(out, strict=True)
@@ -200,15 +219,27 @@ def test_the_public_export_holds_no_original_name_local_path_or_database(
 
     # The internal folder keeps the trail, with reviewers under pseudonyms by default.
     internal = report.internal
-    assert internal is not None and (internal / "README.txt").read_text().startswith("This folder is the INTERNAL")
+    assert internal is not None and (internal / "README.txt").read_text().startswith(
+        "This folder is the INTERNAL"
+    )
     trail = {p["item"]: p for p in map(json.loads, (internal / "provenance.jsonl").read_text().splitlines())}
     verif = trail["video_verification/0"]
-    assert verif["original_video_path"] == LEAKY["verif"] and verif["public_video_path"] == records[0]["video_path"]
-    assert trail["materials/0"]["extra_record_fields"]["source_file"].endswith("vitronectin_solution_answer_A.mp4")
+    assert (
+        verif["original_video_path"] == LEAKY["verif"]
+        and verif["public_video_path"] == records[0]["video_path"]
+    )
+    assert trail["materials/0"]["extra_record_fields"]["source_file"].endswith(
+        "vitronectin_solution_answer_A.mp4"
+    )
     annotators = {j["annotator"] for p in trail.values() for j in p["verification"]["judgements"]}
     assert annotators == {"annotator-1", "annotator-2"}
     assert "alice" not in (internal / "agreement.json").read_text()
-    assert {p.name for p in internal.iterdir()} >= {"segments.jsonl", "experiments.jsonl", "papers", "verification.json"}
+    assert {p.name for p in internal.iterdir()} >= {
+        "segments.jsonl",
+        "experiments.jsonl",
+        "papers",
+        "verification.json",
+    }
 
 
 def test_reviewers_are_named_only_on_request_and_a_failed_export_leaves_nothing(

@@ -198,7 +198,9 @@ def test_review_is_blind_until_the_item_is_settled(env: Env, clients: dict[str, 
     assert secret in page and "alice" not in page and "bob" not in page
 
 
-def _login(client: httpx.Client, username: str, password: str, client_ip: str | None = None) -> httpx.Response:
+def _login(
+    client: httpx.Client, username: str, password: str, client_ip: str | None = None
+) -> httpx.Response:
     headers = {"X-Forwarded-For": client_ip} if client_ip else {}
     token = csrf_from(client.get("/login").text)
     return client.post(
@@ -212,9 +214,10 @@ def test_failed_sign_ins_slow_down_their_client_and_never_lock_out_the_owner(env
     # Delays long enough to still be running when the dashboard is read, however slow the machine.
     slow = ThrottlePolicy(base_delay_seconds=300, max_delay_seconds=600)
     settings = env.settings.model_copy(update={"proxy_header": "X-Forwarded-For", "throttle": slow})
-    with LiveServer(create_app(settings, database=env.database)) as live, httpx.Client(
-        base_url=live.url, follow_redirects=False
-    ) as client:
+    with (
+        LiveServer(create_app(settings, database=env.database)) as live,
+        httpx.Client(base_url=live.url, follow_redirects=False) as client,
+    ):
         attacker, owner = "203.0.113.66", "198.51.100.7"
         for _ in range(5):
             assert _login(client, "alice", "wrong-password", attacker).status_code == 401
@@ -228,9 +231,10 @@ def test_failed_sign_ins_slow_down_their_client_and_never_lock_out_the_owner(env
         client.cookies.clear()
         # The header is the client's address only from a trusted proxy: from anywhere else it is ignored.
         untrusted = settings.model_copy(update={"trusted_proxies": ["10.255.0.1"]})
-        with LiveServer(create_app(untrusted, database=env.database)) as direct, httpx.Client(
-            base_url=direct.url, follow_redirects=False
-        ) as other:
+        with (
+            LiveServer(create_app(untrusted, database=env.database)) as direct,
+            httpx.Client(base_url=direct.url, follow_redirects=False) as other,
+        ):
             for forged in ("192.0.2.1", "192.0.2.2", "192.0.2.3", "192.0.2.4", "192.0.2.5"):
                 assert _login(other, "carol", "wrong-password", forged).status_code == 401
             assert _login(other, "carol", password_of("carol"), "192.0.2.99").status_code == 429
@@ -243,7 +247,9 @@ def test_failed_sign_ins_slow_down_their_client_and_never_lock_out_the_owner(env
             admin.close()
     section = dashboard[dashboard.index('data-testid="sign-in-security"') :]
     alice_row = section[section.index('data-account="alice"') :].split("</tr>")[0]
-    assert "<td>5</td><td>1</td>" in alice_row and attacker in alice_row  # 5 failures, 1 client, still waiting
+    assert (
+        "<td>5</td><td>1</td>" in alice_row and attacker in alice_row
+    )  # 5 failures, 1 client, still waiting
     assert 'data-account="carol"' in section
 
 

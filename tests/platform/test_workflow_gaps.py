@@ -27,7 +27,9 @@ def _segment_rows(env: Env, key: str = "E1/seg_1") -> list[StepRow]:
         return rows_from_steps(segment_steps(segment))
 
 
-def test_items_short_of_annotators_are_flagged_listed_and_staffed_by_an_admin(env: Env, server: LiveServer) -> None:
+def test_items_short_of_annotators_are_flagged_listed_and_staffed_by_an_admin(
+    env: Env, server: LiveServer
+) -> None:
     chemistry = env.item("tools/2")  # only dave reviews Chemistry
     assert (chemistry.state, chemistry.short_of_annotators) == ("pending", 1)
     with env.database.read() as db:
@@ -43,10 +45,14 @@ def test_items_short_of_annotators_are_flagged_listed_and_staffed_by_an_admin(en
         dashboard = root.client.get("/dashboard").text
         section = dashboard[dashboard.index('data-testid="short-of-annotators"') :]
         assert 'data-discipline="Chemistry"' in section and "tools/2" in section
-        assert '<optgroup label="reviews Chemistry"><option>dave</option>' not in section  # dave is on it already
+        assert (
+            '<optgroup label="reviews Chemistry"><option>dave</option>' not in section
+        )  # dave is on it already
         page = root.client.get(f"/items/{chemistry.id}").text
         assert "short of 1 annotator(s)" in page and "<option>alice</option>" in page
-        added = root.form_post("/admin/short-items/annotators", {"username": "alice", "discipline": "Chemistry"})
+        added = root.form_post(
+            "/admin/short-items/annotators", {"username": "alice", "discipline": "Chemistry"}
+        )
         assert added.status_code == 303 and "alice%20added" in added.headers["location"]
     finally:
         root.close()
@@ -54,7 +60,9 @@ def test_items_short_of_annotators_are_flagged_listed_and_staffed_by_an_admin(en
     assert (staffed.state, staffed.short_of_annotators) == ("in_review", 0)
     with env.database.read() as db:
         event = db.scalars(
-            select(AuditEvent).where(AuditEvent.item_id == staffed.id, AuditEvent.action == "assignment.created")
+            select(AuditEvent).where(
+                AuditEvent.item_id == staffed.id, AuditEvent.action == "assignment.created"
+            )
         ).all()[-1]
     assert event.after == {"user": "alice", "slot": 2, "added_by_admin": True, "outside_disciplines": True}
     assert decide(env, "alice", "tools/2", "approve").item_state == "in_review"
@@ -77,11 +85,16 @@ def test_a_correction_that_leaves_the_question_impossible_is_kept_with_a_rejecti
         decide(env, "alice", "sequence_ordering/0", "edit", rows=rows)
     assert caught.value.code == "cannot_rebuild" and "choose \u201cReject\u201d" in caught.value.problems[0]
     decide(env, "alice", "sequence_ordering/0", "reject", rows=rows, justification="step 4 is not shown")
-    result = decide(env, "bob", "sequence_ordering/0", "reject", rows=list(rows), justification="no rinse visible")
+    result = decide(
+        env, "bob", "sequence_ordering/0", "reject", rows=list(rows), justification="no rinse visible"
+    )
     assert result.item_state == "rejected"
     # The agreed correction reached the segment's other questions (the rejected one is left alone).
     assert env.item("sequence_generation/0").answer == ["3", "5"]
-    assert env.item("sequence_ordering/0").question == "What is the correct sequence of steps shown in the video?"
+    assert (
+        env.item("sequence_ordering/0").question
+        == "What is the correct sequence of steps shown in the video?"
+    )
     with env.database.read() as db:
         segment = db.scalar(select(Segment).where(Segment.segment_key == "E1/seg_1"))
     assert segment is not None and [s["number"] for s in segment.steps] == [3, 5]
@@ -90,7 +103,10 @@ def test_a_correction_that_leaves_the_question_impossible_is_kept_with_a_rejecti
 def test_rejections_with_different_corrections_go_to_an_adjudicator_who_chooses_one(env: Env) -> None:
     without_4 = [r for r in _segment_rows(env) if r.ref != 4]
     decide(env, "alice", "sequence_ordering/0", "reject", rows=without_4, justification="step 4 is not shown")
-    assert decide(env, "bob", "sequence_ordering/0", "reject", justification="distractors are odd").item_state == "conflict"
+    assert (
+        decide(env, "bob", "sequence_ordering/0", "reject", justification="distractors are odd").item_state
+        == "conflict"
+    )
     item = env.item("sequence_ordering/0")
     with env.database.read() as db:
         view = adjudication_view(db, env.actor("carol"), item.id)
@@ -99,7 +115,9 @@ def test_rejections_with_different_corrections_go_to_an_adjudicator_who_chooses_
     assert [r["ref"] for r in correction.rows] == [3, 5]
     assert any(j.version_label == correction.label for j in view.judgements)
     derived = {d.key: d for d in correction.derived}
-    assert derived["sequence_ordering/0"].content is None and "wrong ordering" in (derived["sequence_ordering/0"].problem or "")
+    assert derived["sequence_ordering/0"].content is None and "wrong ordering" in (
+        derived["sequence_ordering/0"].problem or ""
+    )
     assert derived["sequence_generation/0"].content is not None
     assert derived["sequence_generation/0"].content["answer"] == ["3", "5"]
     with env.database.write() as db:
@@ -124,24 +142,38 @@ def test_the_adjudicator_sees_derived_questions_and_own_edits_are_applied_and_re
     assert len(view.versions) == 2
     for version in view.versions:
         keys = [d.key for d in version.derived]
-        assert keys == ["sequence_ordering/0", "sequence_generation/0", "step_prediction/0", "video_verification/0"]
+        assert keys == [
+            "sequence_ordering/0",
+            "sequence_generation/0",
+            "step_prediction/0",
+            "video_verification/0",
+        ]
         ordering = next(d for d in version.derived if d.key == "sequence_ordering/0")
         assert ordering.content is not None and len(ordering.content["options"]) == 4
     edited = next(v for v in view.versions if "1 mL" in v.rows[1]["text"])
     ordering = next(d for d in edited.derived if d.key == "sequence_ordering/0")
-    assert ordering.content is not None and "1 mL PBS" in ordering.content["options"][ordering.content["answer"]]
+    assert (
+        ordering.content is not None and "1 mL PBS" in ordering.content["options"][ordering.content["answer"]]
+    )
 
     mine = [StepRow.from_dict(r) for r in edited.rows]
     mine[1] = StepRow(4, "Rinse the well twice with 1 mL warm PBS", 2.0, 3.0)
     with env.database.write() as db:
-        resolve(db, env.actor("carol"), item.id, Resolution("verified", "warm PBS is on the label", view.item_version, rows=mine))
+        resolve(
+            db,
+            env.actor("carol"),
+            item.id,
+            Resolution("verified", "warm PBS is on the label", view.item_version, rows=mine),
+        )
     settled = env.item("sequence_generation/0")
     assert settled.state == "verified" and "4. Rinse the well twice with 1 mL warm PBS" in settled.question
     with env.database.read() as db:
         call = db.scalar(select(Adjudication).where(Adjudication.item_id == item.id))
         experiment = db.scalar(select(Experiment).where(Experiment.video_id == "E1"))
         recorded = db.scalar(
-            select(AuditEvent).where(AuditEvent.item_id == item.id, AuditEvent.action == "adjudication.recorded")
+            select(AuditEvent).where(
+                AuditEvent.item_id == item.id, AuditEvent.action == "adjudication.recorded"
+            )
         )
     assert call is not None and call.own_edit is True and call.matched_decisions == []
     assert experiment is not None and experiment.full_steps[3] == "Rinse the well twice with 1 mL warm PBS"

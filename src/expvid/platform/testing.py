@@ -114,7 +114,11 @@ class LiveServer:
         self._socket.bind(("127.0.0.1", 0))
         self.port = int(self._socket.getsockname()[1])
         config = uvicorn.Config(  # proxy headers are the app's business (trusted proxies only)
-            app, log_level="warning", lifespan="on", timeout_keep_alive=30, proxy_headers=False  # type: ignore[arg-type]
+            app,
+            log_level="warning",
+            lifespan="on",
+            timeout_keep_alive=30,
+            proxy_headers=False,  # type: ignore[arg-type]
         )
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(

@@ -371,7 +371,9 @@ class _Export:
             assert experiment is not None  # foreign key
             clip = None
             if segment.clip and (self.roots[experiment.batch_id] / segment.clip).is_file():
-                clip = self.place(experiment.batch_id, segment.clip, 2, experiment.video_id, copy=not self.public)
+                clip = self.place(
+                    experiment.batch_id, segment.clip, 2, experiment.video_id, copy=not self.public
+                )
             rows.append(
                 {
                     "segment_id": segment.segment_key,

@@ -163,7 +163,9 @@ def time_problems(
                 end_w is not None and value > end_w + _TIME_EPS
             ):
                 span = f"{start_w or 0.0:g}-{end_w:g} s" if end_w is not None else f"from {start_w:g} s"
-                problems.append(f"{label}: the {name} time ({_seconds(value)}) lies outside the segment ({span})")
+                problems.append(
+                    f"{label}: the {name} time ({_seconds(value)}) lies outside the segment ({span})"
+                )
         if row.start is not None and row.end is not None and row.end <= row.start:
             problems.append(f"{label}: end time ({row.end}) must be after start time ({row.start})")
     timed = [(p, r) for p, r in enumerate(rows, start=1) if r.start is not None or r.end is not None]

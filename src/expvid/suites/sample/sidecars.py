@@ -51,6 +51,11 @@ def _source(clip: ClipSpec, timeline: Timeline) -> dict[str, Any]:
     return source
 
 
+def _step(number: int, text: str, timeline: Timeline) -> dict[str, Any]:
+    start, end = _seconds(timeline.steps[number - 1], timeline.fps)
+    return {"number": number, "text": text, "start": start, "end": end}
+
+
 def _paper(experiment: PlannedExperiment) -> str:
     script = experiment.script
     lines = [f"# {script.title}", "", "# Introduction", "", script.introduction, "", "# Results", ""]
@@ -112,11 +117,7 @@ def write_sidecars(root: Path, experiments: Sequence[PlannedExperiment], plan: R
                     "start": start,
                     "end": end,
                     "title": script.stages[stage - 1].name,
-                    "steps": [
-                        {"number": n, "text": full[n - 1],
-                         **dict(zip(("start", "end"), _seconds(timeline.steps[n - 1], timeline.fps), strict=True))}
-                        for n in numbers
-                    ],  # fmt: skip
+                    "steps": [_step(n, full[n - 1], timeline) for n in numbers],
                     "full_step_list": full,
                     "items": keys,
                 }
