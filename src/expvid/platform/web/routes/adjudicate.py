@@ -26,9 +26,10 @@ from expvid.platform.web.api_models import MAX_INT
 from expvid.platform.web.deps import Viewer, ViewerDep, WriterDep, database_of, settings_of
 from expvid.platform.web.drafts import drop_drafts, load_draft
 from expvid.platform.web.forms import _int, content_from_form, echo, rows_from_form
+from expvid.platform.web.media_info import frame_rate
 from expvid.platform.web.render import page
 from expvid.platform.web.routes.review import refused
-from expvid.platform.web.views import media_for, next_url, timeline_for
+from expvid.platform.web.views import media_file, media_for, next_url, timeline_for
 
 router = APIRouter()
 ItemId = Annotated[int, Path(ge=1, le=MAX_INT)]
@@ -52,6 +53,7 @@ def _context(db: Session, current: Viewer, item_id: int) -> dict[str, object]:
         "step_editor": uses_step_editor(item),
         "spec_kind": task_spec(item.task).kind,
         "next_url": next_url(db, current.actor, item),
+        "fps": frame_rate(path) if (path := media_file(db, item)) is not None else None,
     }
 
 

@@ -409,8 +409,10 @@ function onKey(event) {
     return;
   }
   if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
-    const form = (event.target.closest && event.target.closest("form")) || document.querySelector("form.review-form");
-    if (form && form.method === "post") {
+    const decisionForms = "form.review-form, form.version, form.author";
+    const inside = event.target.closest && event.target.closest("form");
+    const form = inside && inside.matches(decisionForms) ? inside : document.querySelector("form.review-form");
+    if (form && form.matches(decisionForms)) {
       event.preventDefault();
       form.requestSubmit();
     }
