@@ -160,7 +160,8 @@ def test_an_annotator_cannot_read_or_change_other_items_by_guessing_ids(
     before = snapshot(env)
     for item_id in others:
         for path in (f"/items/{item_id}", f"/api/items/{item_id}", f"/items/{item_id}/history",
-                     f"/api/items/{item_id}/history", f"/media/items/{item_id}/clip", f"/media/items/{item_id}/source"):  # fmt: skip
+                     f"/api/items/{item_id}/history", f"/media/items/{item_id}/clip", f"/media/items/{item_id}/source",
+                     f"/next/{item_id}"):  # fmt: skip
             assert alice.client.get(path).status_code == 404, path
         response = alice.api_post(
             f"/api/items/{item_id}/decision",

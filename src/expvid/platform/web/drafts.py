@@ -13,11 +13,14 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
+from fastapi import Request
+from fastapi.responses import RedirectResponse, Response
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from expvid.platform.db.models import FormDraft, utc_now
 from expvid.platform.security.tokens import new_token
+from expvid.platform.web.deps import Viewer, database_of
 
 KEEP = timedelta(days=1)
 
@@ -68,3 +71,12 @@ def load_draft(db: Session, session_id: int, path: str, token: str | None) -> Dr
 def drop_drafts(db: Session, session_id: int, path: str) -> None:
     """Forget this session's drafts of `path` (after a successful save)."""
     db.execute(delete(FormDraft).where(FormDraft.session_id == session_id, FormDraft.path == path[:255]))
+
+
+def refused(
+    request: Request, current: Viewer, path: str, data: dict[str, Any], problems: list[str], *, conflict: bool
+) -> Response:
+    """Keep what was typed and send the browser back to `path` to show it (303: a reload never re-posts)."""
+    with database_of(request).write() as db:
+        token = save_draft(db, current.session.session_id, path, data, problems, conflict=conflict)
+    return RedirectResponse(f"{path}?draft={token}", status_code=303)

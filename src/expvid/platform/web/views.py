@@ -67,14 +67,23 @@ def media_for(item: Item) -> dict[str, Any]:
     }
 
 
+#: (database URL, import batch id) -> the batch's root. A batch's root never changes once imported, and
+#: this is only used for the frame rate, so a page view saves the query.
+_BATCH_ROOTS: dict[tuple[str, int], str] = {}
+
+
 def media_file(db: Session, item: Item) -> Path | None:
     """The file the player loads for `item` (for its frame rate), if it is there."""
-    batch = db.get(ImportBatch, item.batch_id)
-    if batch is None:
-        return None
+    key = (str(db.get_bind().engine.url), item.batch_id)
+    root = _BATCH_ROOTS.get(key)
+    if root is None:
+        batch = db.get(ImportBatch, item.batch_id)
+        if batch is None:
+            return None
+        root = _BATCH_ROOTS.setdefault(key, batch.root)
     playing_source = item.source_video and item.window_start is not None and item.window_end is not None
     relative = item.source_video if playing_source else item.video_path
-    path = Path(batch.root) / (relative or "")
+    path = Path(root) / (relative or "")
     return path if relative and path.is_file() else None
 
 
@@ -164,7 +173,8 @@ def review_context(
         "fps": frame_rate(path) if path is not None else None,
         "timeline": timeline_for(item, media, segment),
         "staffing": staffing,
-        "next_url": next_url(db, actor, item),
+        # Resolved only when used (the "N" key): a page view does not pay for the query.
+        "next_url": f"/next/{item.id}",
         "decision": decision,
         "assignment": assignment,
         "editable": editable,
@@ -218,8 +228,8 @@ def next_url(db: Session, actor: Actor, item: Item) -> str | None:
                 Assignment.item_id != item.id,
             )
         )
-        following = db.scalar(query.where(Assignment.item_id > item.id).order_by(Assignment.item_id).limit(1))
-        following = following or db.scalar(query.order_by(Assignment.item_id).limit(1))
+        # The next open item after this one, wrapping around to the first: one query.
+        following = db.scalar(query.order_by(Assignment.item_id < item.id, Assignment.item_id).limit(1))
         return f"/items/{following}" if following else "/"
     if actor.role == "adjudicator":
         mine = [

@@ -24,12 +24,11 @@ from expvid.platform.services.review import uses_step_editor
 from expvid.platform.services.tasks import task_spec
 from expvid.platform.web.api_models import MAX_INT
 from expvid.platform.web.deps import Viewer, ViewerDep, WriterDep, database_of, settings_of
-from expvid.platform.web.drafts import drop_drafts, load_draft
+from expvid.platform.web.drafts import drop_drafts, load_draft, refused
 from expvid.platform.web.forms import _int, content_from_form, echo, rows_from_form
 from expvid.platform.web.media_info import frame_rate
 from expvid.platform.web.render import page
-from expvid.platform.web.routes.review import refused
-from expvid.platform.web.views import media_file, media_for, next_url, timeline_for
+from expvid.platform.web.views import media_file, media_for, timeline_for
 
 router = APIRouter()
 ItemId = Annotated[int, Path(ge=1, le=MAX_INT)]
@@ -52,7 +51,7 @@ def _context(db: Session, current: Viewer, item_id: int) -> dict[str, object]:
         "segment": segment,
         "step_editor": uses_step_editor(item),
         "spec_kind": task_spec(item.task).kind,
-        "next_url": next_url(db, current.actor, item),
+        "next_url": f"/next/{item.id}",
         "fps": frame_rate(path) if (path := media_file(db, item)) is not None else None,
     }
 

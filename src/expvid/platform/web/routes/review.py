@@ -24,10 +24,10 @@ from expvid.platform.services.review import mark_opened, submit_decision, uses_s
 from expvid.platform.services.settlement import segment_steps
 from expvid.platform.web.api_models import MAX_INT
 from expvid.platform.web.deps import Viewer, ViewerDep, WriterDep, database_of, settings_of
-from expvid.platform.web.drafts import drop_drafts, load_draft, save_draft
+from expvid.platform.web.drafts import drop_drafts, load_draft, refused
 from expvid.platform.web.forms import decision_from_form, echo
 from expvid.platform.web.render import page
-from expvid.platform.web.views import review_context, visible_history
+from expvid.platform.web.views import next_url, review_context, visible_history
 
 router = APIRouter()
 ItemId = Annotated[int, Path(ge=1, le=MAX_INT)]
@@ -96,21 +96,6 @@ def _next_item(db: Session, current: Viewer) -> int | None:
     )
 
 
-def refused(
-    request: Request,
-    current: Viewer,
-    path: str,
-    data: dict[str, object],
-    problems: list[str],
-    *,
-    conflict: bool,
-) -> Response:
-    """Keep what was typed and send the browser back to `path` to show it (303: reload never re-posts)."""
-    with database_of(request).write() as db:
-        token = save_draft(db, current.session.session_id, path, data, problems, conflict=conflict)
-    return RedirectResponse(f"{path}?draft={token}", status_code=303)
-
-
 @router.post("/items/{item_id}/decision", response_class=HTMLResponse)
 async def save_decision(item_id: ItemId, request: Request, current: WriterDep) -> Response:
     form = await request.form()
@@ -154,6 +139,15 @@ async def save_decision(item_id: ItemId, request: Request, current: WriterDep) -
         return RedirectResponse(target, status_code=303)
 
     return await run_in_threadpool(work)
+
+
+@router.get("/next/{item_id}")
+def next_item(item_id: ItemId, request: Request, current: ViewerDep) -> Response:
+    """The "next item" key: the reviewer's next open item after `item_id` (wrapping around)."""
+    with database_of(request).read() as db:
+        item = get_visible_item(db, current.actor, item_id)
+        target = next_url(db, current.actor, item) or "/items"
+    return RedirectResponse(target, status_code=303)
 
 
 @router.get("/items/{item_id}/history", response_class=HTMLResponse)
