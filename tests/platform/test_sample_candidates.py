@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -47,7 +48,7 @@ def test_sidecars_match_the_clips_the_truth_file_records(tmp_path: Path) -> None
         assert segment["full_step_list"] == [s["text"] for s in experiment["steps"]]
         times = [(s["start"], s["end"]) for s in segment["steps"]]
         assert segment["start"] == times[0][0] and segment["end"] == times[-1][1]
-        assert all(a[1] <= b[0] for a, b in zip(times, times[1:], strict=False))  # in order, no overlap
+        assert all(a[1] <= b[0] for a, b in itertools.pairwise(times))  # in order, no overlap
         for step in segment["steps"]:
             assert experiment["steps"][step["number"] - 1]["text"] == step["text"]
         for key in segment["items"]:  # the answers are step numbers of this very segment
@@ -59,7 +60,7 @@ def test_sidecars_match_the_clips_the_truth_file_records(tmp_path: Path) -> None
     for experiment in experiments:
         paper = (root / "papers" / f"{experiment['video_id']}.md").read_text(encoding="utf-8")
         assert "# Results" in paper and "# Discussion" in paper and "# Introduction" in paper
-    items, parsed, _, report = parse_directory(root)
+    _items, parsed, _, report = parse_directory(root)
     # Only the videos are missing (not rendered here); everything the sidecars say checks out.
     assert {p.message.split(":")[0] for p in report.problems} == {"video file not found"}
     assert len(parsed) == len(segments)  # (with videos, the round-trip test imports it without a warning)
