@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 
 from markupsafe import Markup, escape
 
@@ -44,7 +45,11 @@ def _nice_max(value: float) -> float:
 
 
 def progress_chart(activity: Activity) -> Markup:
-    """Cumulative decisions and settled items over time, with the number of items as the goal line."""
+    """Cumulative decisions and settled items over time, with the number of items as the goal line.
+
+    Points sit at the end of each bin (and a zero at the start of the first), so a single busy hour
+    still draws as a line from nothing to where the work stands.
+    """
     height, left, right, top, bottom = 220, 48, 140, 12, 28
     plot_w, plot_h = WIDTH - left - right, height - top - bottom
     n = len(activity.starts)
@@ -54,14 +59,15 @@ def progress_chart(activity: Activity) -> Markup:
             60, label, ['<text x="8" y="30" class="muted">No decisions yet.</text>'], "chart-progress"
         )
     series = [
-        Series("decisions", activity.cumulative(activity.decisions), COLORS["decisions"]),
-        Series("verified", activity.cumulative(activity.verified), COLORS["verified"]),
-        Series("rejected", activity.cumulative(activity.rejected), COLORS["rejected"]),
+        Series("decisions", [0, *activity.cumulative(activity.decisions)], COLORS["decisions"]),
+        Series("verified", [0, *activity.cumulative(activity.verified)], COLORS["verified"]),
+        Series("rejected", [0, *activity.cumulative(activity.rejected)], COLORS["rejected"]),
     ]
+    edges = [*activity.starts, activity.starts[-1] + timedelta(hours=activity.bin_hours)]
     top_value = _nice_max(max([activity.total_items, *(max(s.values) for s in series)]))
 
     def x(i: int) -> float:
-        return left + (plot_w * i / (n - 1) if n > 1 else plot_w / 2)
+        return left + plot_w * i / n
 
     def y(v: float) -> float:
         return top + plot_h * (1 - v / top_value)
@@ -79,17 +85,16 @@ def progress_chart(activity: Activity) -> Markup:
             f'stroke-dasharray="4 3"><title>{activity.total_items} items in all</title></line>'
         )
     unit = "%Y-%m-%d %H:00" if activity.bin_hours < 24 else "%Y-%m-%d"
-    first, last = activity.starts[0].strftime(unit), activity.starts[-1].strftime(unit)
-    body.append(f'<text x="{left}" y="{height - 8}" font-size="11">{escape(first)}</text>')
-    if n > 1:
-        body.append(
-            f'<text x="{left + plot_w}" y="{height - 8}" text-anchor="end" font-size="11">{escape(last)}</text>'
-        )
+    body.append(f'<text x="{left}" y="{height - 8}" font-size="11">{escape(edges[0].strftime(unit))}</text>')
+    body.append(
+        f'<text x="{left + plot_w}" y="{height - 8}" text-anchor="end" font-size="11">'
+        f"{escape(edges[-1].strftime(unit))}</text>"
+    )
     for row, s in enumerate(series):
         points = " ".join(f"{x(i):.1f},{y(v):.1f}" for i, v in enumerate(s.values))
         body.append(f'<polyline points="{points}" fill="none" stroke="{s.color}" stroke-width="2"/>')
-        for i, v in enumerate(s.values):
-            when = activity.starts[i].strftime(unit)
+        for i, v in enumerate(s.values[1:], start=1):
+            when = edges[i].strftime(unit)
             body.append(
                 f'<circle cx="{x(i):.1f}" cy="{y(v):.1f}" r="2.5" fill="{s.color}" data-series="{s.name}" '
                 f'data-value="{v:g}"><title>{escape(s.name)} by {escape(when)}: {v:g}</title></circle>'
