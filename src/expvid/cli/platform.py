@@ -21,7 +21,8 @@ platform_app = typer.Typer(
 )
 user_app = typer.Typer(no_args_is_help=True, help="Manage platform accounts.")
 platform_app.add_typer(user_app, name="user")
-console = Console()
+#: Sentences are not wrapped at the terminal width (they stay greppable); tables still fit it.
+console = Console(soft_wrap=True)
 
 DbOption = Annotated[
     str,
@@ -233,10 +234,15 @@ def status(db: DbOption) -> None:
             report, agreement = progress(session), agreement_report(session)
     finally:
         database.dispose()
-    table = Table(*(Column(h, overflow="fold") for h in ("discipline", "task", *STATES, "total")))
-    for row in report.by_group:
-        table.add_row(row["discipline"], row["task"], *(str(row[s]) for s in STATES), str(row["total"]))
-    console.print(table)
+    if console.width >= 100:
+        table = Table(*(Column(h, overflow="fold") for h in ("discipline", "task", *STATES, "total")))
+        for row in report.by_group:
+            table.add_row(row["discipline"], row["task"], *(str(row[s]) for s in STATES), str(row["total"]))
+        console.print(table)
+    else:  # a narrow terminal: one line per group, which folds readably
+        for row in report.by_group:
+            counts = ", ".join(f"{s} {row[s]}" for s in STATES if row[s])
+            console.print(f"{row['discipline']} / {row['task']}: {row['total']} ({counts})", highlight=False)
     console.print(f"items left: {report.items_left}")
     figures = Table("task", "items", "% agreement", "kappa", "AC1")
 
@@ -389,17 +395,26 @@ def token_list(
                 user_id = session.scalar(select(User.id).where(User.username == name))
                 if user_id is None:
                     raise _fail(f"no user {name!r}")
-            table = Table("id", "user", "name", "starts with", "access", "last used", "state")
-            for token, username in list_tokens(session, user_id):
-                state = "revoked" if token.revoked_at else "live"
-                table.add_row(
+            rows = [
+                (
                     str(token.id), username, token.name, token.prefix + "…",
                     "read" if token.read_only else "read/write",
-                    token.last_used_at.strftime("%Y-%m-%d %H:%M") if token.last_used_at else "never", state,
-                )  # fmt: skip
+                    token.last_used_at.strftime("%Y-%m-%d %H:%M") if token.last_used_at else "never",
+                    "revoked" if token.revoked_at else "live",
+                )
+                for token, username in list_tokens(session, user_id)
+            ]  # fmt: skip
     finally:
         database.dispose()
-    console.print(table)
+    headers = ("id", "user", "name", "starts with", "access", "last used", "state")
+    if console.width >= 100:
+        table = Table(*headers)
+        for row in rows:
+            table.add_row(*row)
+        console.print(table)
+    else:  # a narrow terminal: one line per token
+        for row in rows:
+            console.print(" · ".join(f"{h} {v}" for h, v in zip(headers, row, strict=True)), highlight=False)
 
 
 @token_app.command("revoke")
