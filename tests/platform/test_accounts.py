@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from platform_env import FAST_PASSWORDS, Env, password_of
-from sqlalchemy import select, update
+from sqlalchemy import select
 
 from expvid.platform.config import ThrottlePolicy
-from expvid.platform.db.models import LoginAttempt, User, WebSession, utc_now
+from expvid.platform.db.models import User, WebSession, utc_now
 from expvid.platform.security.passwords import Passwords
 from expvid.platform.security.sessions import lookup_session, start_session
-from expvid.platform.security.throttle import check_throttle, record_attempt
+from expvid.platform.security.throttle import check_throttle, record_attempt, throttle_report
 from expvid.platform.services.errors import SYSTEM
 from expvid.platform.services.users import authenticate, clean_disciplines, set_active
 
@@ -49,20 +49,45 @@ def test_sessions_expire_and_die_with_deactivation(env: Env) -> None:
         assert authenticate(db, passwords, "alice", password_of("alice")) is None
 
 
-def test_throttle_counts_failures_in_a_window(env: Env) -> None:
-    policy = ThrottlePolicy(window_seconds=60, max_failures_per_user=3, max_failures_per_ip=5)
+def test_throttle_delays_grow_per_account_and_client_and_never_lock_out(env: Env) -> None:
+    policy = ThrottlePolicy(
+        window_seconds=3600, free_failures_per_pair=3, free_failures_per_client=6,
+        base_delay_seconds=2, max_delay_seconds=60,
+    )  # fmt: skip
+    t0 = utc_now()
+
+    def at(seconds: float) -> datetime:
+        return t0 + timedelta(seconds=seconds)
+
     with env.database.write() as db:
-        for _ in range(3):
-            record_attempt(db, username="bob", ip="10.0.0.1", success=False)
-        verdict = check_throttle(db, policy, username="bob", ip="10.0.0.9")
-        assert not verdict.allowed and 0 < verdict.retry_after_s <= 61
-        assert check_throttle(db, policy, username="carol", ip="10.0.0.1").allowed
-        for name in ("u1", "u2"):
-            record_attempt(db, username=name, ip="10.0.0.1", success=False)
-        assert not check_throttle(db, policy, username="carol", ip="10.0.0.1").allowed  # per address
+        for i in range(3):
+            record_attempt(db, username="bob", ip="10.0.0.1", success=False, now=at(i * 0.1))
+        # Three free failures used: this client now waits 2 s after its last failure for bob.
+        waiting = check_throttle(db, policy, username="bob", ip="10.0.0.1", now=at(0.5))
+        assert (waiting.allowed, waiting.retry_after_s, waiting.scope) == (False, 2, "account")
+        assert check_throttle(db, policy, username="bob", ip="10.0.0.1", now=at(2.3)).allowed
+        # bob himself, from his own computer, is not slowed down at all (no lockout).
+        assert check_throttle(db, policy, username="bob", ip="10.0.0.9", now=at(0.5)).allowed
+        # Each further failure doubles the wait, up to the cap.
+        record_attempt(db, username="bob", ip="10.0.0.1", success=False, now=at(3))
+        assert check_throttle(db, policy, username="bob", ip="10.0.0.1", now=at(3)).retry_after_s == 4
+        for i in range(10):
+            record_attempt(db, username="bob", ip="10.0.0.1", success=False, now=at(10 + i))
+        assert check_throttle(db, policy, username="bob", ip="10.0.0.1", now=at(20)).retry_after_s == 60 - 1
+        # A success from that client ends its count for bob.
+        record_attempt(db, username="bob", ip="10.0.0.1", success=True, now=at(100))
+        assert check_throttle(db, policy, username="bob", ip="10.0.0.1", now=at(100.1)).allowed
+        # One client spraying passwords over many accounts is slowed down for every account.
+        for i, name in enumerate(["u1", "u2", "u3", "u4", "u5", "u6"]):
+            record_attempt(db, username=name, ip="10.0.0.7", success=False, now=at(200 + i))
+        spray = check_throttle(db, policy, username="carol", ip="10.0.0.7", now=at(205.5))
+        assert (spray.allowed, spray.scope) == (False, "client")
         # Failures older than the window no longer count.
-        db.execute(update(LoginAttempt).values(at=utc_now() - timedelta(seconds=120)))
-        assert check_throttle(db, policy, username="bob", ip="10.0.0.1").allowed
+        assert check_throttle(db, policy, username="u1", ip="10.0.0.7", now=at(4000)).allowed
+        report = throttle_report(db, policy, now=at(205.5))
+    bob = next(a for a in report if a.username == "bob")
+    assert (bob.exists, bob.failures, bob.clients, bob.delayed) == (True, 14, 1, [])
+    assert next(a for a in report if a.username == "u1").exists is False
 
 
 def test_disciplines_are_cleaned() -> None:

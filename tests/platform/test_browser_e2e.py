@@ -7,92 +7,18 @@ it, read the history, export, and load the export the way `expvid eval` does.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
+from platform_browser import browser, no_page_errors, sign_in
 from platform_env import Env, LiveServer, password_of
 from platform_http import Browserless
 
 from expvid.platform.services.exporter import export_verified
 from expvid.suites.expvid_suite import load_expvid
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]  # fmt: skip
-
-
-def _unavailable(reason: str) -> None:
-    """Skip, or fail when CI requires the browser tests (EXPVID_REQUIRE_BROWSER=1)."""
-    if os.environ.get("EXPVID_REQUIRE_BROWSER") == "1":
-        pytest.fail(reason + " and EXPVID_REQUIRE_BROWSER=1")
-    pytest.skip(reason)
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    """Module-scoped: Playwright's sync API keeps an event loop running in this thread while it is
-    open, and later test modules call asyncio.run()."""
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        _unavailable(
-            "the playwright package is not installed (pip install playwright; never `playwright install`)"
-        )
-    if not CHROMIUM.exists():
-        _unavailable(
-            f"{CHROMIUM} is missing (apt-get install chromium); browser tests need Debian's Chromium"
-        )
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True
-        )
-        yield chromium
-        chromium.close()
-
-
-#: JavaScript errors and console errors (CSP violations land there) seen by any page of a test.
-PAGE_ERRORS: list[str] = []
-
-
-@pytest.fixture(autouse=True)
-def no_page_errors() -> Iterator[None]:
-    PAGE_ERRORS.clear()
-    yield
-    assert PAGE_ERRORS == []
-
-
-#: Form answers that are part of the design (a refused save re-renders the form with 409 or 422).
-EXPECTED_STATUSES = ("status of 409", "status of 422")
-
-
-def _on_console(message: object) -> None:
-    text = str(message.text)  # type: ignore[attr-defined]
-    if message.type == "error" and not any(s in text for s in EXPECTED_STATUSES):  # type: ignore[attr-defined]
-        PAGE_ERRORS.append(f"console: {text}")
-
-
-def _watch(page: object) -> None:
-    page.on("pageerror", lambda error: PAGE_ERRORS.append(f"page error: {error}"))  # type: ignore[attr-defined]
-    page.on("console", _on_console)  # type: ignore[attr-defined]
-
-
-def sign_in(browser: object, server: LiveServer, username: str) -> object:
-    context = browser.new_context(base_url=server.url)  # type: ignore[attr-defined]
-    context.set_default_timeout(10_000)
-    context.on("page", _watch)
-    page = context.new_page()
-    page.goto("/login")
-    page.fill("#username", username)
-    page.fill("#password", password_of(username))
-    page.click("button[type=submit]")
-    page.wait_for_selector(f"[data-testid=who]:has-text('{username}')")
-    return page
+__all__ = ["browser", "no_page_errors"]  # fixtures used by this module
 
 
 def test_review_conflict_adjudication_export(
@@ -213,6 +139,7 @@ def test_stale_tab_conflict_and_step_editor(browser: object, env: Env, server: L
     generation = env.item_id("sequence_generation/0")
     alice.goto(f"/items/{generation}")
     alice.click("tr.step-row >> nth=0 >> [data-add-step]")
+    alice.locator("tr.step-row").nth(0).locator("input[name=step_end]").fill("1.6")
     new_row = alice.locator("tr.step-row").nth(1)
     new_row.locator("textarea[name=step_text]").fill("Tilt the plate to drain")
     new_row.locator("input[name=step_start]").fill("1.6")

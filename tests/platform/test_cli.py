@@ -55,10 +55,25 @@ def test_users_import_status_and_export(db_url: str, candidates: Path, tmp_path:
 
     export = tmp_path / "export"
     code, out = invoke("export", str(export), "--db", db_url)
-    assert code == 0 and "exported 0 verified item(s)" in out
-    assert json.loads((export / "verification.json").read_text())["total_items"] == 0
+    assert code == 0 and "exported 0 verified item(s)" in out and "do not publish" in out
+    assert json.loads((export / "dataset.json").read_text())["total_items"] == 0
+    internal = tmp_path / "export-INTERNAL-do-not-publish"
+    assert json.loads((internal / "verification.json").read_text())["total_items"] == 0
     code, out = invoke("export", str(export), "--db", db_url)
     assert code == 1 and "not empty" in out
+    code, out = invoke("export", str(tmp_path / "team"), "--no-public", "--db", db_url)
+    assert code == 0 and (tmp_path / "team" / "provenance.jsonl").is_file() and "names original files" in out
+
+    code, out = invoke("token", "create", "bob", "--name", "nightly sync", "--read-only", "--db", db_url)
+    assert code == 0, out
+    token = out.strip().splitlines()[-1]
+    assert token.startswith("evp_") and len(token) > 40
+    code, out = invoke("token", "list", "--db", db_url)
+    assert code == 0 and "nightly sync" in out and token not in out and token[:10] in out
+    code, out = invoke("token", "revoke", "1", "--db", db_url)
+    assert code == 0 and "revoked token 1" in out
+    code, out = invoke("token", "revoke", "99", "--db", db_url)
+    assert code == 1 and "not found" in out
 
     code, out = invoke("user", "list", "--db", db_url)
     assert code == 0 and "alice" in out and "bob" in out

@@ -19,7 +19,6 @@ from expvid.platform.services.level2 import StepRow, rows_from_steps
 from expvid.platform.services.review import DecisionInput, submit_decision
 from expvid.platform.services.settlement import segment_steps
 from expvid.suites.expvid_suite import load_expvid
-from expvid.suites.sample import make_sample
 
 
 def _jsonl(path: Path) -> list[dict]:  # type: ignore[type-arg]
@@ -49,19 +48,12 @@ def test_export_writes_only_verified_items_in_the_release_layout(env: Env, tmp_p
     out = tmp_path / "verified"
     report = export_verified(env.database, out)
     assert dict(report.items) == {"materials": 1, "tools": 1, "sequence_generation": 1}
+    assert sorted(p.name for p in out.iterdir()) == ["annotations", "dataset.json", "videos"]
 
     tools = _jsonl(out / "annotations" / "level1" / "tools.jsonl")
     assert len(tools) == 1 and tools[0]["id"] == 0 and tools[0]["options"] == EDITED_TOOLS.options
-    assert set(tools[0]) == {
-        "id",
-        "video_path",
-        "question",
-        "options",
-        "answer",
-        "asr_caption",
-        "video_id",
-        "category",
-    }
+    assert list(tools[0]) == ["id", "video_path", "question", "options", "answer", "asr_caption", "video_id",
+                              "category"]  # fmt: skip
     generation = _jsonl(out / "annotations" / "level2" / "sequence_generation.jsonl")
     assert (
         generation[0]["answer"] == ["3", "4", "5"]
@@ -76,28 +68,36 @@ def test_export_writes_only_verified_items_in_the_release_layout(env: Env, tmp_p
             assert (
                 name.startswith("clip_") and "removed" not in name and (out / record["video_path"]).is_file()
             )
+    manifest = json.loads((out / "dataset.json").read_text())
+    assert manifest["total_items"] == 3 and manifest["verification"]["settled_via"] == {"agreement": 3}
+    assert manifest["verification"]["agreement"]["by_task"]["tools"]["percent_agreement"] == 100.0
 
-    provenance = {p["item"]: p for p in _jsonl(out / "provenance.jsonl")}
+    internal = report.internal
+    assert internal is not None and internal.name == "verified-INTERNAL-do-not-publish"
+    provenance = {p["item"]: p for p in _jsonl(internal / "provenance.jsonl")}
     assert set(provenance) == {"materials/0", "tools/0", "sequence_generation/0"}
     trail = provenance["tools/0"]["verification"]
     assert trail["settled_via"] == "agreement" and trail["edited"] is True
-    assert sorted(j["annotator"] for j in trail["judgements"]) == ["alice", "bob"]
+    assert sorted(j["annotator"] for j in trail["judgements"]) == ["annotator-1", "annotator-2"]  # pseudonyms
+    assert provenance["tools/0"]["original_video_path"] == "videos/level_1/E1/clip_t.mp4"
+    assert provenance["tools/0"]["public_video_path"] == tools[0]["video_path"]
     assert provenance["materials/0"]["flags"][0]["kind"] == "blind_answerable"
-    segments = _jsonl(out / "segments.jsonl")
+    segments = _jsonl(internal / "segments.jsonl")
     assert (
         segments[0]["segment_id"] == "E1/seg_1"
         and segments[0]["steps"][1]["text"] == "Rinse the well twice with 1 mL PBS"
     )
     assert segments[0]["original_steps"][1]["text"] == "Rinse the well twice with PBS"
-    assert (out / "papers" / "E1.md").is_file()
-    agreement = json.loads((out / "agreement.json").read_text())
+    assert (internal / "papers" / "E1.md").is_file()
+    agreement = json.loads((internal / "agreement.json").read_text())
     assert (
         agreement["by_task"]["tools"]["n"] == 2
         and agreement["by_task"]["tools"]["percent_agreement"] == 100.0
     )
     assert agreement["by_task"]["experimental_conclusion"]["percent_agreement"] == 0.0
-    manifest = json.loads((out / "verification.json").read_text())
-    assert manifest["total_items"] == 3 and manifest["platform_states"]["conflict"] == 1
+    assert {tuple(p["annotators"]) for p in agreement["by_pair"]} == {("annotator-1", "annotator-2")}
+    verification = json.loads((internal / "verification.json").read_text())
+    assert verification["total_items"] == 3 and verification["platform_states"]["conflict"] == 1
 
     dataset = load_expvid(out, strict=True)
     assert dataset.problems == []
@@ -108,6 +108,31 @@ def test_export_writes_only_verified_items_in_the_release_layout(env: Env, tmp_p
         4,
         5,
     ]
+
+
+def test_the_team_layout_keeps_every_sidecar_in_one_directory(env: Env, tmp_path: Path) -> None:
+    """`--no-public`: the older single-directory layout, for moving work between platform instances."""
+    _settle(env)
+    out = tmp_path / "team"
+    report = export_verified(env.database, out, public=False, with_reviewers=True)
+    assert report.internal is None and not (tmp_path / "team-INTERNAL-do-not-publish").exists()
+    names = {p.name for p in out.iterdir()}
+    assert {
+        "annotations",
+        "videos",
+        "provenance.jsonl",
+        "segments.jsonl",
+        "papers",
+        "agreement.json",
+    } <= names
+    provenance = {p["item"]: p for p in _jsonl(out / "provenance.jsonl")}
+    assert sorted(j["annotator"] for j in provenance["tools/0"]["verification"]["judgements"]) == [
+        "alice",
+        "bob",
+    ]
+    segment = _jsonl(out / "segments.jsonl")[0]
+    assert segment["clip"] is not None and (out / segment["clip"]).is_file()
+    assert load_expvid(out, strict=True).problems == []
 
 
 def test_export_refuses_a_non_empty_directory_and_leaves_nothing_half_written(
@@ -121,6 +146,13 @@ def test_export_refuses_a_non_empty_directory_and_leaves_nothing_half_written(
     with pytest.raises(ExportError, match="not empty"):
         export_verified(env.database, out)
     assert (out / "keep.txt").read_text() == "mine"
+    trail = exports / "fresh-INTERNAL-do-not-publish"
+    trail.mkdir()
+    (trail / "old.txt").write_text("an earlier export's provenance")
+    with pytest.raises(ExportError, match="not empty"):
+        export_verified(env.database, exports / "fresh")  # the internal folder is checked too
+    trail.joinpath("old.txt").unlink()
+    trail.rmdir()
 
     # Media that went missing after import: the export fails and leaves no partial directory behind.
     moved = tmp_path / "moved"
@@ -133,22 +165,19 @@ def test_export_refuses_a_non_empty_directory_and_leaves_nothing_half_written(
     assert sorted(p.name for p in exports.iterdir()) == ["taken"]
 
 
-def test_the_sample_release_round_trips_through_review(db_url: str, tmp_path: Path) -> None:
-    """The bundled sample (the release's exact shapes and quirks) imports without a problem, and
-    items approved by both annotators come out byte-identical in content and loadable by eval."""
-    sample = tmp_path / "sample"
-    make_sample(sample, render_videos=False)
+def test_the_sample_release_round_trips_through_review(db_url: str, sample_dir: Path, tmp_path: Path) -> None:
+    """The bundled sample (the release's exact shapes and quirks, with its sidecars) imports without a
+    problem, and items approved by both annotators come out identical in content and loadable by eval."""
     originals: dict[str, dict] = {}  # type: ignore[type-arg]
-    for path in sorted((sample / "annotations").rglob("*.jsonl")):
+    for path in sorted((sample_dir / "annotations").rglob("*.jsonl")):
         for record in _jsonl(path):
-            (sample / record["video_path"]).parent.mkdir(parents=True, exist_ok=True)
-            (sample / record["video_path"]).write_bytes(b"\x00")  # media is not decoded by import or load
             originals[f"{path.stem}/{record['id']}"] = record
     database = Database(db_url)
     try:
         ids = add_users(database, {"ann1": ("annotator", []), "ann2": ("annotator", [])})
-        report = import_candidates(database, sample)
-        assert report.problems == [] and report.total_imported == len(originals)
+        report = import_candidates(database, sample_dir)
+        assert report.problems == [] and report.warnings == [] and report.total_imported == len(originals)
+        assert report.segments > 0 and report.experiments == 6
         with database.read() as db:
             items = [(i.id, i.key, i.version) for i in db.scalars(select(Item).order_by(Item.id))]
         with database.write() as db:
@@ -164,10 +193,9 @@ def test_the_sample_release_round_trips_through_review(db_url: str, tmp_path: Pa
         database.dispose()
     dataset = load_expvid(out, strict=True)
     assert len(dataset.items) == len(originals)
-    for record in (r for path in (out / "annotations").rglob("*.jsonl") for r in _jsonl(path)):
-        key = next(
-            k for k, o in originals.items() if o["question"] == record["question"] and o["id"] == record["id"]
-        )
-        original = originals[key]
-        for field in ("id", "question", "options", "answer", "asr_caption", "video_id", "category"):
-            assert record.get(field) == original.get(field), (key, field)
+    for path in (out / "annotations").rglob("*.jsonl"):
+        for record in _jsonl(path):
+            original = originals[f"{path.stem}/{record['id']}"]
+            for field in ("id", "question", "options", "answer", "asr_caption", "video_id", "category"):
+                assert record.get(field) == original.get(field), (path.stem, record["id"], field)
+            assert "removed_step" not in record["video_path"]

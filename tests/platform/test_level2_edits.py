@@ -62,6 +62,7 @@ def test_removing_an_unobserved_step_keeps_it_in_the_experiment() -> None:
 
 def test_adding_a_missing_operation_renumbers_what_follows() -> None:
     rows = rows_from_steps(SEGMENT)
+    rows[0] = StepRow(3, rows[0].text, 1.0, 1.5)
     rows.insert(1, StepRow(None, "Tilt the plate to drain", 1.5, 2.0))
     change = apply_step_edit(FULL_STEPS, SEGMENT, rows)
     assert change.full_steps[3] == "Tilt the plate to drain"
@@ -95,13 +96,32 @@ def test_an_existing_step_can_join_the_segment() -> None:
         ([StepRow(3, "a", 5.0, 4.0)], "must be after start"),
         ([StepRow(99, "a")], "not in the experiment's step list"),
         ([], "at least one step"),
-        ([StepRow(3, "a", 3.0, 4.0), StepRow(4, "b", 1.0, 2.0)], "starts (1.0) before row 1"),
+        ([StepRow(3, "a", 3.0, 4.0), StepRow(4, "b", 1.0, 2.0)], "rows 1 and 2 overlap"),
+        ([StepRow(3, "a", 1.0, 2.5), StepRow(4, "b", 2.0, 3.0)], "row 1 ends at 2.5 s, row 2 starts at 2 s"),
+        ([StepRow(3, "a", float("nan"), 2.0)], "start time is not a number"),
     ],
 )
 def test_bad_edits_are_explained(rows: list[StepRow], fragment: str) -> None:
     with pytest.raises(StepEditError) as caught:
         apply_step_edit(FULL_STEPS, SEGMENT, rows)
     assert any(fragment in p for p in caught.value.problems), caught.value.problems
+
+
+def test_step_times_must_lie_inside_the_segment_one_after_the_other() -> None:
+    rows = rows_from_steps(SEGMENT)  # 1.0-2.0, 2.0-3.0, 3.0-4.0: touching steps are fine
+    assert apply_step_edit(FULL_STEPS, SEGMENT, rows, window=(1.0, 4.0)).segment_steps == SEGMENT
+    rows[2] = StepRow(5, rows[2].text, 3.0, 4.5)
+    rows[0] = StepRow(3, rows[0].text, 0.5, 2.0)
+    with pytest.raises(StepEditError) as caught:
+        apply_step_edit(FULL_STEPS, SEGMENT, rows, window=(1.0, 4.0))
+    assert caught.value.problems == [
+        "row 1: the start time (0.5 s) lies outside the segment (1-4 s)",
+        "row 3: the end time (4.5 s) lies outside the segment (1-4 s)",
+    ]
+    # A step whose end is missing still may not start before the previous one ends.
+    rows = [StepRow(3, "a", 1.0, None), StepRow(4, "b", 0.9, 2.0)]
+    with pytest.raises(StepEditError, match="rows 1 and 2 overlap"):
+        apply_step_edit(FULL_STEPS, SEGMENT, rows, window=(0.0, 4.0))
 
 
 def test_sequence_generation_rebuilt_keeps_stem_and_answer_type() -> None:

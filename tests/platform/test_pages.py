@@ -43,9 +43,13 @@ def test_level3_page_shows_the_paper_and_checks_one_answer_per_blank(env: Env, a
         "decision_version": "0",
     }
     refused = alice.form_post(f"/items/{item_id}/decision", form)
-    assert refused.status_code == 422
-    assert "3 blank(s) but 2 answer(s)" in refused.text
-    assert "at ____ °C." in refused.text and "the stage temperature is the key result" in refused.text  # kept
+    # POST-redirect-GET: the refusal sends the browser back to the item with the form kept as a draft.
+    assert refused.status_code == 303 and refused.headers["location"].startswith(f"/items/{item_id}?draft=")
+    shown = alice.client.get(refused.headers["location"])
+    assert shown.status_code == 200
+    assert "3 blank(s) but 2 answer(s)" in shown.text
+    assert "at ____ °C." in shown.text and "the stage temperature is the key result" in shown.text  # kept
+    assert alice.client.get(refused.headers["location"]).text == shown.text  # a reload shows it again
     saved = alice.form_post(f"/items/{item_id}/decision", {**form, "answers": "vitronectin\n12\n37"})
     assert saved.status_code == 303
     mine = alice.client.get(f"/api/items/{item_id}").json()["my_decision"]
@@ -67,7 +71,8 @@ def test_approving_with_changed_content_is_refused(env: Env, alice: Browserless)
         "item_version": hidden(page, "item_version"),
     }
     refused = alice.form_post(f"/items/{item_id}/decision", form)
-    assert refused.status_code == 422 and "choose edit to propose the change" in refused.text
+    assert refused.status_code == 303
+    assert "choose edit to propose the change" in alice.client.get(refused.headers["location"]).text
     assert alice.client.get(f"/api/items/{item_id}").json()["my_decision"] is None
 
 
@@ -92,7 +97,8 @@ def test_step_table_form_removes_a_step(env: Env, alice: Browserless) -> None:
     assert [row["ref"] for row in mine["proposal"]["steps"]] == [5]
     bad = {**data, "step_start": ["x", "4.0", ""], "decision_version": "1"}
     response = alice.client.post(f"/items/{item_id}/decision", data=bad)
-    assert response.status_code == 422 and "is not a time in seconds" in response.text
+    assert response.status_code == 303
+    assert "is not a time in seconds" in alice.client.get(response.headers["location"]).text
 
 
 def test_writing_a_level3_question_through_the_form(env: Env, server: LiveServer, alice: Browserless) -> None:
@@ -122,7 +128,9 @@ def test_writing_a_level3_question_through_the_form(env: Env, server: LiveServer
         {"task": "experimental_conclusion", "new_question": "No blanks here.", "new_answers": "x",
          "new_justification": "a try", "back_item": str(back)},
     )  # fmt: skip
-    assert bad.status_code == 422 and "no blank" in bad.text and "No blanks here." in bad.text
+    assert bad.status_code == 303 and bad.headers["location"].startswith(f"/items/{back}?draft=")
+    shown = alice.client.get(bad.headers["location"]).text
+    assert "no blank" in shown and "No blanks here." in shown
 
 
 def test_admin_pages_users_reopen_and_dashboard(env: Env, server: LiveServer) -> None:

@@ -205,6 +205,7 @@ def test_level2_step_edit_rebuilds_every_derived_question(env: Env) -> None:
         segment = db.scalar(select(Segment).where(Segment.segment_key == "E1/seg_1"))
         assert segment is not None
         rows = rows_from_steps(segment_steps(segment))
+    rows[0] = StepRow(3, rows[0].text, 1.0, 1.6)
     rows[1] = StepRow(4, "Rinse the well twice with 1 mL PBS", 2.0, 3.0)
     rows.insert(1, StepRow(None, "Tilt the plate to drain", 1.6, 2.0))
     # Someone already judged a sibling: that judgement is about a list that is about to change.

@@ -15,6 +15,8 @@ from platform_env import Env, LiveServer, password_of
 from platform_http import Browserless, csrf_from
 from sqlalchemy import func, select
 
+from expvid.platform import create_app
+from expvid.platform.config import ThrottlePolicy
 from expvid.platform.db.models import Assignment, AuditEvent, Decision, Item, User, WebSession
 
 WRITE_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
@@ -41,7 +43,10 @@ def write_routes(server: LiveServer) -> list[tuple[str, str]]:
 
 
 def concrete(path: str, item_id: int) -> str:
-    return path.replace("{item_id}", str(item_id)).replace("{video_id}", "E1").replace("{username}", "bob")
+    return (
+        path.replace("{item_id}", str(item_id)).replace("{video_id}", "E1").replace("{username}", "bob")
+        .replace("{token_id}", "1")
+    )  # fmt: skip
 
 
 def snapshot(env: Env) -> tuple[int, ...]:
@@ -70,8 +75,9 @@ def clients(env: Env, server: LiveServer) -> Iterator[dict[str, Browserless]]:
 def test_every_write_route_is_covered(server: LiveServer) -> None:
     routes = {path for path, _ in write_routes(server)}
     assert {"/items/{item_id}/decision", "/api/items/{item_id}/decision", "/adjudicate/{item_id}", "/admin/users",
-            "/login", "/logout"} <= routes  # fmt: skip
-    assert len(routes) >= 12
+            "/login", "/logout", "/account/tokens", "/account/tokens/{token_id}/revoke",
+            "/admin/items/{item_id}/annotators", "/admin/short-items/annotators"} <= routes  # fmt: skip
+    assert len(routes) >= 16
 
 
 def test_writes_without_a_session_are_refused(env: Env, server: LiveServer) -> None:
@@ -131,6 +137,9 @@ def test_writes_with_the_wrong_role_are_refused(env: Env, clients: dict[str, Bro
                                                       "new_answers": "x", "new_justification": "adjudicators do not write"}),
         dave.form_post("/experiments/E1/questions", {"task": "scientific_discovery", "new_question": "A ____.",
                                                      "new_answers": "x", "new_justification": "not my experiment"}),
+        alice.form_post(f"/admin/items/{env.item_id('tools/2')}/annotators", {"username": "alice"}),
+        carol.form_post("/admin/short-items/annotators", {"username": "carol", "discipline": "Chemistry"}),
+        alice.form_post("/admin/users/bob/tokens/revoke", {}),
     ]  # fmt: skip
     for response in refused:
         assert response.status_code in (403, 404), (response.request.url, response.status_code)
@@ -151,7 +160,8 @@ def test_an_annotator_cannot_read_or_change_other_items_by_guessing_ids(
     before = snapshot(env)
     for item_id in others:
         for path in (f"/items/{item_id}", f"/api/items/{item_id}", f"/items/{item_id}/history",
-                     f"/api/items/{item_id}/history", f"/media/items/{item_id}/clip", f"/media/items/{item_id}/source"):  # fmt: skip
+                     f"/api/items/{item_id}/history", f"/media/items/{item_id}/clip", f"/media/items/{item_id}/source",
+                     f"/next/{item_id}"):  # fmt: skip
             assert alice.client.get(path).status_code == 404, path
         response = alice.api_post(
             f"/api/items/{item_id}/decision",
@@ -189,21 +199,59 @@ def test_review_is_blind_until_the_item_is_settled(env: Env, clients: dict[str, 
     assert secret in page and "alice" not in page and "bob" not in page
 
 
-def test_login_is_throttled_after_repeated_failures(env: Env, server: LiveServer) -> None:
-    with httpx.Client(base_url=server.url, follow_redirects=False) as client:
+def _login(
+    client: httpx.Client, username: str, password: str, client_ip: str | None = None
+) -> httpx.Response:
+    headers = {"X-Forwarded-For": client_ip} if client_ip else {}
+    token = csrf_from(client.get("/login").text)
+    return client.post(
+        "/login", data={"username": username, "password": password, "csrf_token": token}, headers=headers
+    )
 
-        def attempt(username: str, password: str) -> httpx.Response:
-            token = csrf_from(client.get("/login").text)
-            return client.post(
-                "/login", data={"username": username, "password": password, "csrf_token": token}
-            )
 
+def test_failed_sign_ins_slow_down_their_client_and_never_lock_out_the_owner(env: Env) -> None:
+    """Five wrong passwords from one client delay that client only; alice signs in from her own
+    computer at once. Behind the proxy, clients are told apart by the configured header."""
+    # Delays long enough to still be running when the dashboard is read, however slow the machine.
+    slow = ThrottlePolicy(base_delay_seconds=300, max_delay_seconds=600)
+    settings = env.settings.model_copy(update={"proxy_header": "X-Forwarded-For", "throttle": slow})
+    with (
+        LiveServer(create_app(settings, database=env.database)) as live,
+        httpx.Client(base_url=live.url, follow_redirects=False) as client,
+    ):
+        attacker, owner = "203.0.113.66", "198.51.100.7"
         for _ in range(5):
-            assert attempt("alice", "wrong-password").status_code == 401
-        throttled = attempt("alice", password_of("alice"))  # even the right password waits
+            assert _login(client, "alice", "wrong-password", attacker).status_code == 401
+        throttled = _login(client, "alice", password_of("alice"), attacker)  # the attacker waits...
         assert throttled.status_code == 429 and int(throttled.headers["retry-after"]) > 0
-        assert "expvid_session" not in throttled.cookies
-        assert attempt("bob", password_of("bob")).status_code == 303  # other users are unaffected
+        assert "expvid_session" not in throttled.cookies and "wait" in throttled.text
+        signed_in = _login(client, "alice", password_of("alice"), owner)  # ...alice does not
+        assert signed_in.status_code == 303 and "expvid_session" in signed_in.cookies
+        client.cookies.clear()
+        assert _login(client, "bob", password_of("bob"), attacker).status_code == 303  # other accounts: free
+        client.cookies.clear()
+        # The header is the client's address only from a trusted proxy: from anywhere else it is ignored.
+        untrusted = settings.model_copy(update={"trusted_proxies": ["10.255.0.1"]})
+        with (
+            LiveServer(create_app(untrusted, database=env.database)) as direct,
+            httpx.Client(base_url=direct.url, follow_redirects=False) as other,
+        ):
+            for forged in ("192.0.2.1", "192.0.2.2", "192.0.2.3", "192.0.2.4", "192.0.2.5"):
+                assert _login(other, "carol", "wrong-password", forged).status_code == 401
+            assert _login(other, "carol", password_of("carol"), "192.0.2.99").status_code == 429
+
+    with LiveServer(create_app(settings, database=env.database)) as live:
+        admin = Browserless(live.url, "root", password_of("root"))
+        try:
+            dashboard = admin.client.get("/dashboard").text
+        finally:
+            admin.close()
+    section = dashboard[dashboard.index('data-testid="sign-in-security"') :]
+    alice_row = section[section.index('data-account="alice"') :].split("</tr>")[0]
+    assert (
+        "<td>5</td><td>1</td>" in alice_row and attacker in alice_row
+    )  # 5 failures, 1 client, still waiting
+    assert 'data-account="carol"' in section
 
 
 def test_session_cookie_flags_logout_and_redirects(env: Env, server: LiveServer) -> None:

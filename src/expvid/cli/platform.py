@@ -54,10 +54,24 @@ def serve(
     db: DbOption,
     host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="TCP port.")] = 8000,
-    secure_cookies: Annotated[bool, typer.Option(help="Mark cookies Secure (serving over HTTPS).")] = False,
+    secure_cookies: Annotated[
+        bool,
+        typer.Option(help="Mark cookies Secure: set it when users reach the app over HTTPS (a TLS proxy)."),
+    ] = False,
     workers: Annotated[
         int, typer.Option(min=1, help="Worker processes (each with its own connection pool).")
     ] = 1,
+    proxy_header: Annotated[
+        str | None,
+        typer.Option(
+            help="Header your reverse proxy sets to the client's address (X-Forwarded-For or X-Real-IP); "
+            "trusted only on connections from --trusted-proxy. Sign-in throttling keys on that address."
+        ),
+    ] = None,
+    trusted_proxy: Annotated[
+        list[str] | None,
+        typer.Option(help="Address or CIDR range of the reverse proxy (repeatable; default: this machine)."),
+    ] = None,
 ) -> None:
     """Run the web app (uvicorn)."""
     import os
@@ -65,17 +79,34 @@ def serve(
     import uvicorn
 
     from expvid.platform import PlatformSettings, create_app, open_database
-    from expvid.platform.web.app import SECURE_COOKIES_ENV
+    from expvid.platform.security.client import parse_networks
+    from expvid.platform.web.app import PROXY_HEADER_ENV, SECURE_COOKIES_ENV, TRUSTED_PROXIES_ENV
 
+    extra: dict[str, object] = {}
+    if trusted_proxy:
+        try:
+            extra["trusted_proxies"] = parse_networks(trusted_proxy)
+        except ValueError as error:
+            raise _fail(f"--trusted-proxy: {error}") from None
+    settings = PlatformSettings(
+        database_url=db, secure_cookies=secure_cookies, proxy_header=proxy_header, **extra
+    )
     database = open_database(db)
     console.print(f"serving on http://{host}:{port}  (database {database.engine.url.render_as_string()})")
+    if proxy_header:
+        console.print(
+            f"client addresses from {proxy_header} on connections from {', '.join(settings.trusted_proxies)}"
+        )
+    # uvicorn's own proxy-header handling is off: the app trusts the header from the configured proxies only.
     if workers == 1:
-        app = create_app(PlatformSettings(database_url=db, secure_cookies=secure_cookies), database=database)
-        uvicorn.run(app, host=host, port=port, log_level="info")
+        app = create_app(settings, database=database)
+        uvicorn.run(app, host=host, port=port, log_level="info", proxy_headers=False)
         return
     database.dispose()
     os.environ[DATABASE_ENV] = db
     os.environ[SECURE_COOKIES_ENV] = "1" if secure_cookies else "0"
+    os.environ[PROXY_HEADER_ENV] = proxy_header or ""
+    os.environ[TRUSTED_PROXIES_ENV] = ",".join(settings.trusted_proxies)
     uvicorn.run(
         "expvid.platform.web.app:app_from_env",
         factory=True,
@@ -83,6 +114,7 @@ def serve(
         port=port,
         workers=workers,
         log_level="info",
+        proxy_headers=False,
     )
 
 
@@ -141,17 +173,42 @@ def export_dir(
     repo_id: Annotated[
         str | None, typer.Option("--repo-id", help="--format hf: the Hub id it will have.")
     ] = None,
+    public: Annotated[
+        bool,
+        typer.Option(
+            "--public/--no-public",
+            help="--public (default): DIR holds only annotations/ and videos/ (renamed, metadata stripped) "
+            "and the provenance goes to a separate internal folder. --no-public: one directory with every "
+            "sidecar, for the team's own use (it names original files and local paths: never publish it).",
+        ),
+    ] = True,
+    internal: Annotated[
+        Path | None,
+        typer.Option(
+            help="Where the internal provenance goes (default: DIR-INTERNAL-do-not-publish beside DIR)."
+        ),
+    ] = None,
+    with_reviewers: Annotated[
+        bool, typer.Option(help="Name reviewers by user name in the provenance (default: pseudonyms).")
+    ] = False,
 ) -> None:
     """Write the verified items as an ExpVid-layout benchmark usable by `expvid eval` (--format hf: Hub-ready)."""
     if export_format not in ("expvid", "hf"):
         raise typer.BadParameter("expected expvid or hf", param_hint="--format")
+    if export_format == "hf" and not public:
+        raise typer.BadParameter(
+            "a Hub repository is published: --format hf always writes the public export",
+            param_hint="--no-public",
+        )
     from expvid.platform import open_database
     from expvid.platform.services.exporter import ExportError, export_verified
     from expvid.schema import DataError
 
     database = open_database(db)
     try:
-        report = export_verified(database, directory)
+        report = export_verified(
+            database, directory, public=public, internal=internal, with_reviewers=with_reviewers
+        )
     except ExportError as error:
         raise _fail(str(error)) from None
     finally:
@@ -159,12 +216,21 @@ def export_dir(
     console.print(
         f"exported {report.total} verified item(s) and {report.videos} video file(s) to {report.out}",
         markup=False,
+        soft_wrap=True,
     )
+    if report.internal is not None:
+        console.print(
+            f"internal provenance (do not publish): {report.internal}", markup=False, soft_wrap=True
+        )
+    else:
+        console.print("[yellow]--no-public: this directory names original files and local paths[/yellow]")
     if export_format == "hf":
         from expvid.hub.dataset_repo import describe, make_hub_repo
 
         try:
-            hub_report = make_hub_repo(report.out, license_id=license_id, repo_id=repo_id)
+            hub_report = make_hub_repo(
+                report.out, license_id=license_id, repo_id=repo_id, internal=report.internal
+            )
         except DataError as error:
             raise _fail(str(error)) from None
         for line in describe(hub_report, repo_id):
@@ -202,10 +268,15 @@ def status(db: DbOption) -> None:
             report, agreement = progress(session), agreement_report(session)
     finally:
         database.dispose()
-    table = Table(*(Column(h, overflow="fold") for h in ("discipline", "task", *STATES, "total")))
-    for row in report.by_group:
-        table.add_row(row["discipline"], row["task"], *(str(row[s]) for s in STATES), str(row["total"]))
-    print_table(console, table)
+    if console.width >= 100:
+        table = Table(*(Column(h, overflow="fold") for h in ("discipline", "task", *STATES, "total")))
+        for row in report.by_group:
+            table.add_row(row["discipline"], row["task"], *(str(row[s]) for s in STATES), str(row["total"]))
+        print_table(console, table)
+    else:  # a narrow terminal: one line per group, which folds readably
+        for row in report.by_group:
+            counts = ", ".join(f"{s} {row[s]}" for s in STATES if row[s])
+            console.print(f"{row['discipline']} / {row['task']}: {row['total']} ({counts})", highlight=False)
     console.print(f"items left: {report.items_left}")
     figures = Table("task", "items", "% agreement", "kappa", "AC1")
 
@@ -295,3 +366,106 @@ def user_deactivate(name: Annotated[str, typer.Argument()], db: DbOption) -> Non
     finally:
         database.dispose()
     console.print(f"deactivated {name}")
+
+
+token_app = typer.Typer(no_args_is_help=True, help="Personal API tokens for scripts (Authorization: Bearer).")
+platform_app.add_typer(token_app, name="token")
+
+
+@token_app.command("create")
+def token_create(
+    name: Annotated[str, typer.Argument(help="User the token acts as.")],
+    db: DbOption,
+    label: Annotated[str, typer.Option("--name", help="What the token is for (shown in lists).")] = "script",
+    read_only: Annotated[bool, typer.Option(help="The token may only read.")] = False,
+    expires_days: Annotated[
+        float | None, typer.Option(help="Days until the token expires (default: never).")
+    ] = None,
+) -> None:
+    """Create a token and print it (once: only its digest is stored)."""
+    from sqlalchemy import select
+
+    from expvid.platform import open_database
+    from expvid.platform.db.models import User
+    from expvid.platform.security.api_tokens import create_token
+    from expvid.platform.services.errors import SYSTEM, InvalidInput
+
+    database = open_database(db)
+    try:
+        with database.write() as session:
+            user = session.scalar(select(User).where(User.username == name))
+            if user is None:
+                raise _fail(f"no user {name!r}")
+            token, row = create_token(
+                session, SYSTEM, user, name=label, read_only=read_only, expires_days=expires_days
+            )
+            token_id = row.id
+    except InvalidInput as error:
+        raise _fail("; ".join(error.problems)) from None
+    finally:
+        database.dispose()
+    console.print(
+        f"token {token_id} for {name} ({'read only' if read_only else 'read and write'}):", soft_wrap=True
+    )
+    print(token)
+
+
+@token_app.command("list")
+def token_list(
+    db: DbOption, name: Annotated[str | None, typer.Argument(help="Only this user's tokens.")] = None
+) -> None:
+    """List tokens (never the tokens themselves)."""
+    from sqlalchemy import select
+
+    from expvid.platform import open_database
+    from expvid.platform.db.models import User
+    from expvid.platform.security.api_tokens import list_tokens
+
+    database = open_database(db)
+    try:
+        with database.read() as session:
+            user_id = None
+            if name is not None:
+                user_id = session.scalar(select(User.id).where(User.username == name))
+                if user_id is None:
+                    raise _fail(f"no user {name!r}")
+            rows = [
+                (
+                    str(token.id), username, token.name, token.prefix + "…",
+                    "read" if token.read_only else "read/write",
+                    token.last_used_at.strftime("%Y-%m-%d %H:%M") if token.last_used_at else "never",
+                    "revoked" if token.revoked_at else "live",
+                )
+                for token, username in list_tokens(session, user_id)
+            ]  # fmt: skip
+    finally:
+        database.dispose()
+    headers = ("id", "user", "name", "starts with", "access", "last used", "state")
+    if console.width >= 100:
+        table = Table(*headers)
+        for row in rows:
+            table.add_row(*row)
+        console.print(table)
+    else:  # a narrow terminal: one line per token
+        for row in rows:
+            console.print(" · ".join(f"{h} {v}" for h, v in zip(headers, row, strict=True)), highlight=False)
+
+
+@token_app.command("revoke")
+def token_revoke(
+    token_id: Annotated[int, typer.Argument(help="Token id (see `token list`).")], db: DbOption
+) -> None:
+    """Revoke a token at once."""
+    from expvid.platform import open_database
+    from expvid.platform.security.api_tokens import revoke_token
+    from expvid.platform.services.errors import SYSTEM, NotFound
+
+    database = open_database(db)
+    try:
+        with database.write() as session:
+            revoke_token(session, SYSTEM, token_id)
+    except NotFound as error:
+        raise _fail(str(error)) from None
+    finally:
+        database.dispose()
+    console.print(f"revoked token {token_id}")

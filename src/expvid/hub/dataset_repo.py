@@ -52,6 +52,7 @@ def make_hub_repo(
     pretty_name: str | None = None,
     license_id: str = "cc-by-nc-4.0",
     repo_id: str | None = None,
+    internal: Path | None = None,
 ) -> HubRepoReport:
     """Make the ExpVid-layout benchmark at `root` a Hub dataset repository (in place)."""
     root = root.resolve()
@@ -73,7 +74,7 @@ def make_hub_repo(
         raise DataError(f"{root}: rewriting the annotation files changed the items (please report this)")
     report.items = len(reloaded)
     report.dropped_fields = sorted(dropped)
-    report.summary = summarize(root, reloaded)
+    report.summary = summarize(root, reloaded, internal)
     # A task file with no verified item stays (expvid reads it as "task present, nothing verified") but
     # gets no config: `datasets` cannot build a split from an empty file, and the Hub viewer would fail.
     counts = reloaded.by_task()

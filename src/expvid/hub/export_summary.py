@@ -19,9 +19,6 @@ from typing import Any
 
 from expvid.suites.base import Dataset
 
-#: Where an exporter may keep its internal (non-public) provenance, relative to the export root.
-PROVENANCE_CANDIDATES = ("provenance.jsonl", "internal/provenance.jsonl", ".internal/provenance.jsonl")
-
 
 @dataclass
 class ExportSummary:
@@ -47,25 +44,37 @@ class ExportSummary:
         return sum(sum(c.values()) for c in self.counts.values())
 
 
-def find_provenance(root: Path) -> Path | None:
-    for candidate in PROVENANCE_CANDIDATES:
-        if (root / candidate).is_file():
-            return root / candidate
-    sibling = root.parent / f"{root.name}.internal" / "provenance.jsonl"
-    return sibling if sibling.is_file() else None
+def sidecar_dirs(root: Path, internal: Path | None = None) -> list[Path]:
+    """Where an export's sidecars may lie: the export itself (a `--no-public` export), the internal
+    folder the exporter named, or the default one beside the export."""
+    from expvid.platform.services.exporter import default_internal_dir
+
+    candidates = [root, *([internal] if internal is not None else []), default_internal_dir(root)]
+    candidates += [root / "internal", root / ".internal", root.parent / f"{root.name}.internal"]
+    return [folder for folder in dict.fromkeys(candidates) if folder.is_dir()]
 
 
-def summarize(root: Path, dataset: Dataset) -> ExportSummary:
+def find_sidecar(root: Path, name: str, internal: Path | None = None) -> Path | None:
+    return next((d / name for d in sidecar_dirs(root, internal) if (d / name).is_file()), None)
+
+
+def find_provenance(root: Path, internal: Path | None = None) -> Path | None:
+    return find_sidecar(root, "provenance.jsonl", internal)
+
+
+def summarize(root: Path, dataset: Dataset, internal: Path | None = None) -> ExportSummary:
     summary = ExportSummary()
     for task, items in dataset.by_task().items():
         summary.counts[task] = Counter(item.discipline or "unknown" for item in items)
     for spec in dataset.tasks:
         summary.counts.setdefault(spec.name, Counter())
-    summary.agreement = _agreement(root / "agreement.json")
-    manifest = _json(root / "verification.json")
+    agreement = find_sidecar(root, "agreement.json", internal)
+    summary.agreement = _agreement(agreement) if agreement is not None else {}
+    verification = find_sidecar(root, "verification.json", internal)
+    manifest = _json(verification) if verification is not None else None
     if isinstance(manifest, dict):
         summary.exported_at = manifest.get("exported_at")
-    provenance = find_provenance(root)
+    provenance = find_provenance(root, internal)
     if provenance is not None:
         _provenance(provenance, summary, {item.id for item in dataset})
     return summary

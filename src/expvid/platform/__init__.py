@@ -6,7 +6,10 @@ audit trail, agreement figures, import of candidate directories and export of ve
 
 Entry points:
 - `create_app(settings)` -> FastAPI app (database migrated with `upgrade_to_head(url)` first);
-- `import_candidates(database, DIR)`, `export_verified(database, DIR)`;
+- `import_candidates(database, DIR)` (`services.importer`);
+- `export_public(database, DIR)` (`services.exporter`): the public release of the verified items
+  (annotations + renamed, metadata-free videos + dataset.json) and, in a separate folder, the internal
+  provenance; other exporters (e.g. a Hugging Face layout) start from its output;
 - the `expvid platform ...` commands (`expvid.cli.platform.platform_app`).
 Heavy imports happen on first use, so `import expvid.platform` stays cheap.
 """

@@ -31,11 +31,38 @@ class PasswordPolicy(BaseModel):
 
 
 class ThrottlePolicy(BaseModel):
-    """Login throttling: failed attempts counted in a sliding window, per user name and per address."""
+    """Login throttling with growing delays, never a lockout.
 
-    window_seconds: float = 900.0
-    max_failures_per_user: int = 5
-    max_failures_per_ip: int = 20
+    Failures count per (account, client address) since that pair's last successful sign-in, and per
+    client address over all accounts; only failures within `window_seconds` count. After the free
+    failures, each further attempt must wait `base_delay_seconds * 2**(extra - 1)` (at most
+    `max_delay_seconds`) after the previous failure. A stranger guessing at an account from
+    elsewhere therefore slows only themselves: its owner signs in from their own client at once.
+    """
+
+    window_seconds: float = Field(default=3600.0, gt=0)
+    free_failures_per_pair: int = Field(default=5, ge=1)
+    free_failures_per_client: int = Field(default=30, ge=1)
+    base_delay_seconds: float = Field(default=2.0, gt=0)
+    max_delay_seconds: float = Field(default=600.0, gt=0)
+
+
+class InputLimits(BaseModel):
+    """The most a reviewer may type into one field, in characters (after newlines are unified).
+
+    Why: everything a reviewer submits is kept forever in the append-only audit trail, so a pasted
+    50 MB log would be too. The forms carry the same limits (`maxlength`), the server checks them
+    again (422 naming the field), and the request body as a whole is capped first (413).
+    """
+
+    justification: int = Field(default=4000, ge=10)
+    question: int = Field(default=8000, ge=100)
+    option: int = Field(default=2000, ge=10)
+    answer: int = Field(default=500, ge=10)
+    step_text: int = Field(default=600, ge=10)
+    steps: int = Field(default=100, ge=1)
+    reason: int = Field(default=2000, ge=10)
+    search: int = Field(default=200, ge=10)
 
 
 class PlatformSettings(BaseModel):
@@ -47,3 +74,10 @@ class PlatformSettings(BaseModel):
     throttle: ThrottlePolicy = Field(default_factory=ThrottlePolicy)
     #: Minimum characters of a justification; the paper requires one for every decision (appendix E).
     min_justification: int = Field(default=5, ge=1)
+    #: Largest request body accepted (413 beyond it); keep nginx's `client_max_body_size` above it.
+    max_body_bytes: int = Field(default=1 << 20, ge=1024)
+    limits: InputLimits = Field(default_factory=InputLimits)
+    #: Header a reverse proxy sets to the client's address (e.g. "X-Forwarded-For" or "X-Real-IP").
+    #: Trusted only on connections from `trusted_proxies`; None = use the connection's address.
+    proxy_header: str | None = None
+    trusted_proxies: list[str] = Field(default_factory=lambda: ["127.0.0.1", "::1"])

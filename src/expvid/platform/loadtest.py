@@ -164,6 +164,8 @@ class _Reviewer:
         self.base_url, self.username, self.password = base_url, username, password
         self.result, self.lock = result, lock
         self.deadline = 0.0
+        #: Stop after this many decisions (None: only the deadline stops the reviewer).
+        self.saves_each: int | None = None
         self.race_every = race_every
         self.rng = random.Random(f"{seed}:{username}")
         self.client: httpx.Client | None = None
@@ -218,6 +220,8 @@ class _Reviewer:
             for item_id in itertools.chain(queue, itertools.cycle([0])):
                 if time.monotonic() >= self.deadline:
                     break
+                if self.saves_each is not None and count >= self.saves_each:
+                    break
                 if item_id == 0:  # queue exhausted: revise earlier decisions
                     if not revisit:
                         break
@@ -263,11 +267,14 @@ def run_load(
     race_every: int = 25,
     seed: int = 0,
     start_at: float | None = None,
+    saves_each: int | None = None,
 ) -> LoadResult:
     """Run `len(reviewers)` concurrent reviewers against `base_url` for `duration_s` seconds.
 
     Sign-ins happen first; the clock starts after them, or at wall-clock time `start_at` (so that
-    several client processes started by `run_load_processes` hit the server together).
+    several client processes started by `run_load_processes` hit the server together). With
+    `saves_each`, every reviewer stops after that many decisions (the duration is then only a cap):
+    a fixed amount of work, so a test's expectations hold on a slow or busy machine too.
     """
     result = LoadResult(duration=0.0)
     lock = threading.Lock()
@@ -279,6 +286,7 @@ def run_load(
     started = time.monotonic()
     for worker in workers:
         worker.deadline = started + duration_s
+        worker.saves_each = saves_each
     with ThreadPoolExecutor(max_workers=len(workers)) as pool:
         for future in [pool.submit(w.run) for w in workers]:
             try:

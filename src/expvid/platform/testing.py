@@ -113,7 +113,14 @@ class LiveServer:
         self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         self._socket.bind(("127.0.0.1", 0))
         self.port = int(self._socket.getsockname()[1])
-        config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_keep_alive=30)  # type: ignore[arg-type]
+        # Proxy headers are the app's business (trusted from configured proxies only), not uvicorn's.
+        config = uvicorn.Config(
+            app,  # type: ignore[arg-type]
+            log_level="warning",
+            lifespan="on",
+            timeout_keep_alive=30,
+            proxy_headers=False,
+        )
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(
             target=self.server.run, kwargs={"sockets": [self._socket]}, daemon=True

@@ -29,6 +29,7 @@ from sqlalchemy import (
     Text,
     TypeDecorator,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Dialect
@@ -107,6 +108,8 @@ class LoginAttempt(Base):
     __table_args__ = (
         Index("ix_login_attempts_user_at", "username", "at"),
         Index("ix_login_attempts_ip_at", "ip", "at"),
+        #: Throttling counts failures per (account, client) since that pair's last success.
+        Index("ix_login_attempts_user_ip_at", "username", "ip", "at"),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -199,6 +202,9 @@ class Item(Base):
     settled_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utc_now)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utc_now)
+    #: Annotator slots the last assignment run could not fill (too few eligible annotators); 0 when
+    #: the item has all its annotators. Shown on the dashboard until an admin adds someone.
+    short_of_annotators: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
 
 class Assignment(Base):
@@ -254,6 +260,8 @@ class Adjudication(Base):
     justification: Mapped[str] = mapped_column(Text)
     item_version: Mapped[int] = mapped_column(Integer)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utc_now)
+    #: The final content is the adjudicator's own edit (it matches none of the versions shown).
+    own_edit: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
 
 class AuditEvent(Base):
@@ -272,3 +280,40 @@ class AuditEvent(Base):
     before: Mapped[Any | None] = mapped_column(JsonType, nullable=True)
     after: Mapped[Any | None] = mapped_column(JsonType, nullable=True)
     reason: Mapped[str | None] = mapped_column(Text, nullable=True)
+
+
+class ApiToken(Base):
+    """A personal token for scripts (`Authorization: Bearer ...` on the JSON API).
+
+    Like sessions, only a SHA-256 of the token is stored; `prefix` (the first characters) lets its
+    owner tell tokens apart. A token acts with its user's *current* role and dies with the account.
+    """
+
+    __tablename__ = "api_tokens"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(64))
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    prefix: Mapped[str] = mapped_column(String(16))
+    read_only: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utc_now)
+    last_used_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+
+
+class FormDraft(Base):
+    """What a reviewer typed into a form the server refused, kept for the page the refusal
+    redirects to (POST-redirect-GET: reloading that page never re-posts)."""
+
+    __tablename__ = "form_drafts"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    token: Mapped[str] = mapped_column(String(64), unique=True)
+    session_id: Mapped[int] = mapped_column(ForeignKey("web_sessions.id", ondelete="CASCADE"), index=True)
+    path: Mapped[str] = mapped_column(String(255))
+    data: Mapped[dict[str, Any]] = mapped_column(JsonType, default=dict)
+    problems: Mapped[list[str]] = mapped_column(JsonType, default=list)
+    conflict: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utc_now)

@@ -1,56 +1,153 @@
-"""Login throttling: too many recent failures for a user name or an address refuse further tries.
+"""Login throttling with growing delays per (account, client) and per client; never a lockout.
 
-Attempts are stored in the database so that the limit holds across server workers and restarts.
-A refused attempt is not verified at all (no password oracle while throttled).
+Why not a lockout: locking an account after five wrong passwords lets anyone lock out any reviewer.
+Here failures count per (account, client address) since that pair's last success, so a stranger
+guessing at "alice" from elsewhere slows down only themselves, and per client address over all
+accounts, so one client cannot spray passwords over many accounts. After the free failures each
+attempt must wait twice as long as the previous one (see `ThrottlePolicy`). Refused attempts are
+answered without checking the password (no oracle while throttled) and are not counted.
+
+Attempts are stored in the database, so the delays hold across server workers and restarts, and the
+dashboard shows the admin which accounts are being guessed at and from how many clients.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import and_, delete, func, select
 from sqlalchemy.orm import Session
 
 from expvid.platform.config import ThrottlePolicy
-from expvid.platform.db.models import LoginAttempt, utc_now
+from expvid.platform.db.models import LoginAttempt, User, utc_now
+
+#: Attempts older than this are deleted when someone signs in (the table stays small).
+KEEP_ATTEMPTS = timedelta(days=30)
 
 
 @dataclass(frozen=True)
 class ThrottleVerdict:
     allowed: bool
     retry_after_s: int = 0
+    #: "account" (this account from this client) or "client" (this client over all accounts).
+    scope: str = ""
 
 
-def check_throttle(db: Session, policy: ThrottlePolicy, *, username: str, ip: str) -> ThrottleVerdict:
-    since = utc_now() - timedelta(seconds=policy.window_seconds)
-    failed = (LoginAttempt.success.is_(False)) & (LoginAttempt.at > since)
-    by_user = db.execute(
-        select(func.count(), func.min(LoginAttempt.at)).where(failed, LoginAttempt.username == username)
+def delay_after(failures: int, free: int, policy: ThrottlePolicy) -> float:
+    """Seconds the next attempt must wait after the last of `failures` counted failures."""
+    if failures < free:
+        return 0.0
+    return float(min(policy.max_delay_seconds, policy.base_delay_seconds * 2.0 ** (failures - free)))
+
+
+def _wait(count: int, last: datetime | None, free: int, policy: ThrottlePolicy, now: datetime) -> float:
+    if last is None:
+        return 0.0
+    return delay_after(count, free, policy) - (now - last).total_seconds()
+
+
+def _pair_failures(db: Session, username: str, ip: str, since: datetime) -> tuple[int, datetime | None]:
+    pair = (LoginAttempt.username == username) & (LoginAttempt.ip == ip)
+    last_ok = db.scalar(select(func.max(LoginAttempt.at)).where(pair, LoginAttempt.success.is_(True)))
+    start = max(since, last_ok) if last_ok is not None else since
+    count, last = db.execute(
+        select(func.count(), func.max(LoginAttempt.at)).where(
+            pair, LoginAttempt.success.is_(False), LoginAttempt.at > start
+        )
     ).one()
-    by_ip = db.execute(
-        select(func.count(), func.min(LoginAttempt.at)).where(failed, LoginAttempt.ip == ip)
+    return int(count), last
+
+
+def check_throttle(
+    db: Session, policy: ThrottlePolicy, *, username: str, ip: str, now: datetime | None = None
+) -> ThrottleVerdict:
+    now = now or utc_now()
+    since = now - timedelta(seconds=policy.window_seconds)
+    username, ip = username[:64], ip[:64]
+    count, last = _pair_failures(db, username, ip, since)
+    wait_pair = _wait(count, last, policy.free_failures_per_pair, policy, now)
+    count_ip, last_ip = db.execute(
+        select(func.count(), func.max(LoginAttempt.at)).where(
+            LoginAttempt.ip == ip, LoginAttempt.success.is_(False), LoginAttempt.at > since
+        )
     ).one()
-    for (count, oldest), limit in (
-        (by_user, policy.max_failures_per_user),
-        (by_ip, policy.max_failures_per_ip),
-    ):
-        if count >= limit:
-            wait = (
-                policy.window_seconds - (utc_now() - oldest).total_seconds()
-                if oldest
-                else policy.window_seconds
-            )
-            return ThrottleVerdict(False, max(1, int(wait) + 1))
+    wait_ip = _wait(int(count_ip), last_ip, policy.free_failures_per_client, policy, now)
+    wait, scope = max((wait_pair, "account"), (wait_ip, "client"))
+    if wait > 0:
+        return ThrottleVerdict(False, max(1, math.ceil(wait)), scope)
     return ThrottleVerdict(True)
 
 
-def record_attempt(db: Session, *, username: str, ip: str, success: bool) -> None:
-    db.add(LoginAttempt(username=username[:64], ip=ip[:64], success=success, at=utc_now()))
+def record_attempt(
+    db: Session, *, username: str, ip: str, success: bool, now: datetime | None = None
+) -> None:
+    now = now or utc_now()
+    db.add(LoginAttempt(username=username[:64], ip=ip[:64], success=success, at=now))
     if success:
-        # A successful login clears that user's failure count (the per-address count stays).
-        db.execute(
-            delete(LoginAttempt).where(
-                LoginAttempt.username == username[:64], LoginAttempt.success.is_(False)
-            )
-        )
+        # A success ends this pair's count by being the newest success (nothing is deleted, so the
+        # dashboard keeps the failures); only very old attempts are pruned.
+        db.execute(delete(LoginAttempt).where(LoginAttempt.at < now - KEEP_ATTEMPTS))
+
+
+@dataclass
+class GuessedAccount:
+    """An account with failed sign-ins in the report's period (for the admin's dashboard)."""
+
+    username: str
+    exists: bool
+    failures: int
+    clients: int
+    last_failure: datetime
+    #: Clients that must wait before their next attempt at this account, with the seconds left.
+    delayed: list[tuple[str, int]]
+
+
+def throttle_report(
+    db: Session, policy: ThrottlePolicy, *, hours: float = 24.0, now: datetime | None = None, limit: int = 50
+) -> list[GuessedAccount]:
+    """Accounts with failed sign-ins in the last `hours`, most failures first."""
+    now = now or utc_now()
+    period = now - timedelta(hours=hours)
+    since = now - timedelta(seconds=policy.window_seconds)
+    rows = db.execute(
+        select(LoginAttempt.username, LoginAttempt.ip, func.count(), func.max(LoginAttempt.at))
+        .where(LoginAttempt.success.is_(False), LoginAttempt.at > period)
+        .group_by(LoginAttempt.username, LoginAttempt.ip)
+    ).all()
+    known = set(
+        db.scalars(select(User.username).where(User.username.in_({r[0] for r in rows}))) if rows else []
+    )
+    accounts: dict[str, GuessedAccount] = {}
+    for username, ip, count, last in rows:
+        entry = accounts.setdefault(username, GuessedAccount(username, username in known, 0, 0, last, []))
+        entry.failures += int(count)
+        entry.clients += 1
+        entry.last_failure = max(entry.last_failure, last)
+        pair_count, pair_last = _pair_failures(db, username, ip, since)
+        wait = _wait(pair_count, pair_last, policy.free_failures_per_pair, policy, now)
+        if wait > 0:
+            entry.delayed.append((ip, math.ceil(wait)))
+    ranked = sorted(accounts.values(), key=lambda a: (-a.failures, a.username))
+    return ranked[:limit]
+
+
+def clients_delayed(
+    db: Session, policy: ThrottlePolicy, *, now: datetime | None = None
+) -> list[tuple[str, int, int]]:
+    """Client addresses currently delayed over all accounts: (address, failures, seconds left)."""
+    now = now or utc_now()
+    since = now - timedelta(seconds=policy.window_seconds)
+    rows = db.execute(
+        select(LoginAttempt.ip, func.count(), func.max(LoginAttempt.at))
+        .where(and_(LoginAttempt.success.is_(False), LoginAttempt.at > since))
+        .group_by(LoginAttempt.ip)
+        .having(func.count() >= policy.free_failures_per_client)
+    ).all()
+    result = []
+    for ip, count, last in rows:
+        wait = _wait(int(count), last, policy.free_failures_per_client, policy, now)
+        if wait > 0:
+            result.append((ip, int(count), math.ceil(wait)))
+    return sorted(result, key=lambda r: -r[1])

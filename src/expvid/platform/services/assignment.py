@@ -5,6 +5,12 @@ ProMQA (section 3.3, appendix B.3) has every example judged by two annotators; E
 keeps a pool of annotators per discipline. Here, each unassigned slot goes to the eligible annotator
 with the fewest open assignments, ties broken by a hash of (item, user name) so that the same
 database always yields the same assignment and pairs spread evenly over annotators.
+
+An item with fewer eligible annotators than it needs (a discipline nobody on the team covers, or
+only its own author) would never settle. Such items get the slots that can be filled, are marked
+with the number still missing (`Item.short_of_annotators`, audited when it changes), and are listed
+on the dashboard, where an admin adds an annotator (`add_annotator`), even one outside the item's
+discipline, which is then recorded as such.
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ from sqlalchemy.orm import Session
 from expvid.platform.db.models import Assignment, Item, User, utc_now
 from expvid.platform.services import audit
 from expvid.platform.services.access import discipline_matches
-from expvid.platform.services.errors import SYSTEM, Actor
+from expvid.platform.services.errors import SYSTEM, Actor, Conflict, Forbidden, InvalidInput, NotFound
 
 ANNOTATORS_PER_ITEM = 2
 
@@ -62,10 +68,12 @@ def assign_pending(db: Session, *, actor: Actor = SYSTEM) -> AssignmentReport:
     ):
         existing[item_id][slot] = user_id
     short: Counter[str] = Counter()
+    shortfall: dict[int, int] = {}
     now = utc_now()
     new_assignments: list[dict[str, object]] = []
     events: list[dict[str, object]] = []
     completed: list[int] = []
+    events_short: list[dict[str, object]] = []
     for item in items:
         taken = existing[item.id]
         free_slots = [s for s in range(1, ANNOTATORS_PER_ITEM + 1) if s not in taken]
@@ -90,10 +98,23 @@ def assign_pending(db: Session, *, actor: Actor = SYSTEM) -> AssignmentReport:
             completed.append(item.id)
         else:
             short[item.discipline] += 1
+        missing = max(0, ANNOTATORS_PER_ITEM - len(taken))
+        if missing != item.short_of_annotators:
+            shortfall[item.id] = missing
+            if missing:
+                events_short.append(
+                    {"entity": "item", "entity_id": item.id, "item_id": item.id,
+                     "before": {"short_of_annotators": item.short_of_annotators},
+                     "after": {"short_of_annotators": missing, "eligible": len(taken),
+                               "discipline": item.discipline}}
+                )  # fmt: skip
     # Set-based writes: an import of ten thousand items makes twenty thousand assignments.
     if new_assignments:
         db.execute(insert(Assignment), new_assignments)
     audit.record_many(db, actor, "assignment.created", events)
+    audit.record_many(db, actor, "assignment.short", events_short)
+    for item_id, missing in shortfall.items():
+        db.execute(update(Item).where(Item.id == item_id).values(short_of_annotators=missing))
     for start in range(0, len(completed), 500):
         db.execute(
             update(Item)
@@ -105,3 +126,76 @@ def assign_pending(db: Session, *, actor: Actor = SYSTEM) -> AssignmentReport:
     report.items_fully_assigned = len(completed)
     report.short_of_annotators = dict(short)
     return report
+
+
+def eligible_annotators(db: Session, item: Item) -> list[User]:
+    """Active annotators who may be added to `item`: not its author, not already on it."""
+    taken = set(db.scalars(select(Assignment.user_id).where(Assignment.item_id == item.id)))
+    return [
+        user
+        for user in db.scalars(
+            select(User).where(User.role == "annotator", User.active.is_(True)).order_by(User.username)
+        )
+        if user.id not in taken and user.id != item.created_by_user_id and user.username != item.creator
+    ]
+
+
+def add_annotator(db: Session, actor: Actor, item_id: int, username: str) -> Assignment:
+    """An admin gives an item that lacks annotators to `username` (outside their disciplines if need be).
+
+    The item goes to review once it has all its annotators, exactly as after an assignment run.
+    """
+    if actor.role != "admin":
+        raise Forbidden("only admins add annotators to items")
+    item = db.scalar(select(Item).where(Item.id == item_id).with_for_update())
+    if item is None:
+        raise NotFound(f"item {item_id} not found")
+    if item.state not in ("pending", "in_review"):
+        raise Conflict(
+            f"this item is {item.state}; only open items take annotators", current_version=item.version
+        )
+    user = db.scalar(select(User).where(User.username == username))
+    if user is None:
+        raise InvalidInput([f"no user {username!r}"])
+    if user.role != "annotator" or not user.active:
+        raise InvalidInput([f"{username} is not an active annotator"])
+    if user.id == item.created_by_user_id or user.username == item.creator:
+        raise InvalidInput([f"{username} wrote this item and cannot review it"])
+    taken = dict(
+        db.execute(select(Assignment.slot, Assignment.user_id).where(Assignment.item_id == item.id)).all()
+    )
+    if user.id in taken.values():
+        raise InvalidInput([f"{username} already reviews this item"])
+    free = [slot for slot in range(1, ANNOTATORS_PER_ITEM + 1) if slot not in taken]
+    if not free:
+        raise Conflict("this item already has all its annotators", current_version=item.version)
+    now = utc_now()
+    assignment = Assignment(item_id=item.id, user_id=user.id, slot=free[0], assigned_at=now)
+    db.add(assignment)
+    db.flush()
+    outside = not discipline_matches(user.disciplines or [], item.discipline)
+    missing = len(free) - 1
+    audit.record(
+        db, actor, "assignment.created", entity="assignment", entity_id=f"{item.id}/{free[0]}", item_id=item.id,
+        after={"user": username, "slot": free[0], "added_by_admin": True, "outside_disciplines": outside},
+        reason=f"added by an admin: item was short of {len(free)} annotator(s)"
+        + (f"; {username} does not list {item.discipline}" if outside else ""),
+    )  # fmt: skip
+    item.short_of_annotators = missing
+    if missing == 0 and item.state == "pending":
+        item.state = "in_review"
+        item.version += 1
+        item.updated_at = now
+    return assignment
+
+
+def short_items(db: Session, limit: int = 200) -> list[Item]:
+    """Open items still missing annotators, oldest first (for the dashboard)."""
+    return list(
+        db.scalars(
+            select(Item)
+            .where(Item.short_of_annotators > 0, Item.state.in_(("pending", "in_review")))
+            .order_by(Item.id)
+            .limit(limit)
+        )
+    )

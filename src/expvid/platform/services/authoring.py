@@ -11,8 +11,9 @@ from __future__ import annotations
 from sqlalchemy import exists, select
 from sqlalchemy.orm import Session
 
+from expvid.platform.config import InputLimits
 from expvid.platform.db.models import Assignment, Experiment, Item, utc_now
-from expvid.platform.services import audit
+from expvid.platform.services import audit, limits
 from expvid.platform.services.assignment import assign_pending
 from expvid.platform.services.content import Content, ContentError, validate_content
 from expvid.platform.services.errors import Actor, Forbidden, InvalidInput, NotFound
@@ -65,11 +66,15 @@ def create_level3_question(
     answers: list[str],
     justification: str,
     min_justification: int = 5,
+    bounds: InputLimits = limits.DEFAULT_LIMITS,
 ) -> Item:
     if actor.role not in ("annotator", "admin"):
         raise Forbidden("only annotators and admins write questions")
     experiment = get_authorable_experiment(db, actor, video_id)
-    problems = []
+    problems = limits.too_long("the justification", justification, bounds.justification)
+    problems += limits.content_problems(Content(question, None, answers), bounds)
+    if problems:
+        raise InvalidInput(problems)
     if task not in LEVEL3_TASKS:
         problems.append(f"the task must be one of {', '.join(LEVEL3_TASKS)}")
     if len(justification.strip()) < min_justification:

@@ -19,10 +19,16 @@ class Forbidden(PlatformError):
 
 
 class InvalidInput(PlatformError):
-    """The submitted data breaks a rule; every problem is listed for the form."""
+    """The submitted data breaks a rule; every problem is listed for the form.
 
-    def __init__(self, problems: list[str]) -> None:
+    `code` names a kind of problem a client can act on (e.g. "cannot_rebuild": the step-list
+    correction is fine but leaves this question impossible, so the right outcome is to reject it
+    and keep the correction).
+    """
+
+    def __init__(self, problems: list[str], *, code: str | None = None) -> None:
         self.problems = problems
+        self.code = code
         super().__init__("; ".join(problems))
 
 

@@ -1,26 +1,42 @@
-"""`expvid platform export DIR`: write the verified items as an ExpVid-layout benchmark.
+"""`expvid platform export DIR`: the verified benchmark, in a form that cannot give answers away.
 
-Only verified items are written, in the release layout (candidates_format.md), so `expvid eval
---data DIR` reads the export like the published release. Videos are copied (hard-linked when the
-file system allows) under names that reveal nothing (`clip_<hash>.mp4`: the release's own names,
-such as `..._removed_step_2.mp4`, contain answers). Alongside: `provenance.jsonl` (drafts, flags and
-the verification trail of each item), `segments.jsonl` and `experiments.jsonl` with the verified step
-lists, `papers/`, `agreement.json` and `verification.json` (counts, when, from where).
+The public release (`export_public`, the default) holds only what a benchmark user needs:
 
-The directory is written under a temporary name and renamed at the end, so a failed export never
+    DIR/annotations/level{1,2,3}/<task>.jsonl   the release fields only (id, video_path, question,
+                                                options, answer, asr_caption, video_id, category)
+    DIR/videos/level_<n>/<video_id>/clip_<sha256>.mp4
+    DIR/dataset.json                            counts, agreement per task, how items were settled
+
+`expvid eval --data DIR` reads it like the published release. Nothing in it names an original file,
+a local path or the database: release clip names contain answers (`clip_1_removed_step_2.mp4`), so
+videos are renamed after their own content (a name that hashes the original path could be brute-
+forced from the handful of names a release uses) and copied without container metadata
+(`clean_copy`: ffmpeg and editors write source names into title/comment tags). Record fields other
+than the release's are left out: an import keeps unknown fields, and they could hold anything.
+
+Everything the team needs to trace an item back goes to a separate folder, by default
+`DIR-INTERNAL-do-not-publish/` beside the release (`expvid eval` never needs it): `provenance.jsonl`
+(drafts, flags, source windows, original and public video paths, the verification trail),
+`segments.jsonl`, `experiments.jsonl`, `papers/`, `agreement.json`, `verification.json` (sources,
+database). Reviewers appear there under stable pseudonyms (`annotator-3`, in the order accounts were
+created) unless `with_reviewers=True`.
+
+`export_verified(..., public=False)` writes the older single-directory layout (release plus all
+sidecars, for moving candidates between platform instances); it is never the default.
+
+Directories are written under temporary names and renamed at the end, so a failed export never
 leaves a half-written benchmark that looks complete.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
 import uuid
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import select
@@ -39,9 +55,28 @@ from expvid.platform.db.models import (
     utc_now,
 )
 from expvid.platform.services import audit
+from expvid.platform.services.clean_copy import CleanCopyError, clean_copy
 from expvid.platform.services.errors import SYSTEM, Actor
 from expvid.platform.services.reports import agreement_report, progress
 from expvid.platform.services.tasks import TASKS, annotation_file
+
+#: The release's record fields, in the release's order (candidates_format.md).
+RELEASE_FIELDS = ("id", "video_path", "question", "options", "answer", "asr_caption", "video_id", "category")
+INTERNAL_SUFFIX = "-INTERNAL-do-not-publish"
+
+INTERNAL_README = """This folder is the INTERNAL provenance of a verified benchmark. Do not publish it.
+
+It names the original clip files (whose names can contain answers), local paths of the machines that
+built and reviewed the benchmark, the review database, and every draft and judgement. The public
+release is the sibling folder without the "{suffix}" ending; `expvid eval` needs only that one.
+
+- provenance.jsonl   one line per exported item: build drafts and audit flags, the clip's window in its
+                     source video, original_video_path -> public_video_path, the verification trail
+- segments.jsonl, experiments.jsonl, papers/   the verified Level-2 step lists, experiments, papers
+- agreement.json     agreement per task and per annotator pair
+- verification.json  what was exported, from which candidate folders and database
+Reviewers are {who}.
+"""
 
 
 class ExportError(RuntimeError):
@@ -51,6 +86,7 @@ class ExportError(RuntimeError):
 @dataclass
 class ExportReport:
     out: Path
+    internal: Path | None = None
     items: Counter[str] = field(default_factory=Counter)
     videos: int = 0
 
@@ -59,200 +95,395 @@ class ExportReport:
         return sum(self.items.values())
 
 
-def _opaque_name(batch_id: int, relative: str, level: int, video_id: str) -> str:
-    digest = hashlib.sha256(f"{batch_id}:{relative}".encode()).hexdigest()[:16]
-    suffix = PurePosixPath(relative).suffix or ".mp4"
-    return f"videos/level_{level}/{video_id}/clip_{digest}{suffix}"
-
-
-def _place(source: Path, target: Path) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        os.link(source, target)
-    except OSError:
-        shutil.copy2(source, target)
+def default_internal_dir(out: Path) -> Path:
+    return out.parent / f"{out.name}{INTERNAL_SUFFIX}"
 
 
 def _write_jsonl(path: Path, records: list[dict[str, Any]]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8") as handle:
+    with path.open("w", encoding="utf-8", newline="\n") as handle:
         for record in records:
             handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+
+def _write_json(path: Path, value: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(value, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 def _safe_url(url: str) -> str:
     return make_url(url).render_as_string(hide_password=True)
 
 
-def export_verified(database: Database, out: Path, *, actor: Actor = SYSTEM) -> ExportReport:
-    """Write every verified item to `out` (which must not exist yet, or be empty)."""
-    out = out.resolve()
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise ExportError(f"{out} exists and is not empty; export into a new directory")
-    staging = out.parent / f".{out.name}.partial-{uuid.uuid4().hex[:8]}"
+def _check_target(path: Path) -> None:
+    if path.exists() and (not path.is_dir() or any(path.iterdir())):
+        raise ExportError(f"{path} exists and is not empty; export into a new directory")
+
+
+def _staging(path: Path) -> Path:
+    staging = path.parent / f".{path.name}.partial-{uuid.uuid4().hex[:8]}"
     staging.mkdir(parents=True)
-    report = ExportReport(out=out)
+    return staging
+
+
+def _commit(staging: Path, target: Path) -> None:
+    if target.exists():
+        target.rmdir()
+    staging.rename(target)
+
+
+def export_public(
+    database: Database,
+    out: Path,
+    *,
+    internal: Path | None = None,
+    with_reviewers: bool = False,
+    actor: Actor = SYSTEM,
+) -> ExportReport:
+    """Write the public release of every verified item to `out` and the internal provenance to
+    `internal` (default: `default_internal_dir(out)`); both must be new or empty directories."""
+    return export_verified(
+        database, out, public=True, internal=internal, with_reviewers=with_reviewers, actor=actor
+    )
+
+
+def export_verified(
+    database: Database,
+    out: Path,
+    *,
+    public: bool = True,
+    internal: Path | None = None,
+    with_reviewers: bool = False,
+    actor: Actor = SYSTEM,
+) -> ExportReport:
+    """Export every verified item (see the module docstring for the two layouts)."""
+    out = out.resolve()
+    _check_target(out)
+    internal_dir = (internal or default_internal_dir(out)).resolve() if public else None
+    if internal_dir is not None:
+        if internal_dir == out or internal_dir.is_relative_to(out):
+            raise ExportError(f"the internal folder {internal_dir} must lie outside the public release {out}")
+        _check_target(internal_dir)
+    report = ExportReport(out=out, internal=internal_dir)
+    staging = _staging(out)
+    internal_staging = _staging(internal_dir) if internal_dir is not None else None
     try:
         with database.read() as db:
-            _write_export(db, staging, report, database.url)
-        if out.exists():
-            out.rmdir()
-        staging.rename(out)
+            writer = _Export(db, staging, internal_staging or staging, report, database.url, with_reviewers)
+            writer.run(public=public)
+        _commit(staging, out)
+        if internal_staging is not None and internal_dir is not None:
+            _commit(internal_staging, internal_dir)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
+        if internal_staging is not None:
+            shutil.rmtree(internal_staging, ignore_errors=True)
+        if out.exists() and internal_dir is not None and not internal_dir.exists():
+            shutil.rmtree(out, ignore_errors=True)  # never leave a release without its provenance
         raise
     with database.write() as db:
         audit.record(
             db, actor, "export.completed", entity="export", entity_id=str(out),
-            after={"items": dict(report.items), "videos": report.videos},
+            after={"items": dict(report.items), "videos": report.videos, "public": public,
+                   "internal": str(internal_dir) if internal_dir else None, "with_reviewers": with_reviewers},
         )  # fmt: skip
     return report
 
 
-def _write_export(db: Session, staging: Path, report: ExportReport, database_url: str) -> None:
-    roots = {b.id: Path(b.root) for b in db.scalars(select(ImportBatch))}
-    users = {u.id: u.username for u in db.scalars(select(User))}
-    items = list(db.scalars(select(Item).where(Item.state == "verified").order_by(Item.task, Item.id)))
-    present_tasks = {task for (task,) in db.execute(select(Item.task).distinct())}
-    placed: dict[tuple[int, str], str] = {}
+class _Export:
+    """One export: the release into `release`, provenance and sidecars into `sidecars`."""
 
-    def place(batch_id: int, relative: str | None, level: int, video_id: str) -> str | None:
+    def __init__(
+        self, db: Session, release: Path, sidecars: Path, report: ExportReport, database_url: str,
+        with_reviewers: bool,
+    ) -> None:  # fmt: skip
+        self.db = db
+        self.release = release
+        self.sidecars = sidecars
+        self.report = report
+        self.database_url = database_url
+        self.roots = {b.id: Path(b.root) for b in db.scalars(select(ImportBatch))}
+        self.reviewer = _reviewer_names(db, with_reviewers)
+        self.with_reviewers = with_reviewers
+        self.placed: dict[tuple[int, str], str] = {}
+        self.public = True
+
+    def place(
+        self, batch_id: int, relative: str | None, level: int, video_id: str, *, copy: bool = True
+    ) -> str | None:
+        """The public path of a video (copied without metadata under a content name), once per file.
+
+        With `copy=False` only a video an item already placed is named: the public release holds
+        the videos its records use and nothing only the internal sidecars refer to.
+        """
         if not relative:
             return None
         key = (batch_id, relative)
-        if key not in placed:
-            source = roots[batch_id] / relative
+        if key not in self.placed and not copy:
+            return None
+        if key not in self.placed:
+            source = self.roots[batch_id] / relative
             if not source.is_file():
                 raise ExportError(f"video {source} is missing; cannot export")
-            target = _opaque_name(batch_id, relative, level, video_id)
-            _place(source, staging / target)
-            placed[key] = target
-        return placed[key]
+            folder = self.release / "videos" / f"level_{level}" / _safe_component(video_id)
+            try:
+                copied = clean_copy(source, folder)
+            except CleanCopyError as error:
+                raise ExportError(str(error)) from None
+            self.placed[key] = copied.relative_to(self.release).as_posix()
+        return self.placed[key]
 
-    decisions: dict[int, list[Decision]] = defaultdict(list)
-    for decision in db.scalars(select(Decision).where(Decision.stale.is_(False)).order_by(Decision.id)):
-        decisions[decision.item_id].append(decision)
-    adjudications: dict[int, Adjudication] = {}
-    for call in db.scalars(select(Adjudication).order_by(Adjudication.id)):
-        adjudications[call.item_id] = call  # the latest call wins
+    def run(self, *, public: bool) -> None:
+        self.public = public
+        db = self.db
+        items = list(db.scalars(select(Item).where(Item.state == "verified").order_by(Item.task, Item.id)))
+        present_tasks = {task for (task,) in db.execute(select(Item.task).distinct())}
+        decisions: dict[int, list[Decision]] = defaultdict(list)
+        for decision in db.scalars(select(Decision).where(Decision.stale.is_(False)).order_by(Decision.id)):
+            decisions[decision.item_id].append(decision)
+        adjudications: dict[int, Adjudication] = {}
+        for call in db.scalars(select(Adjudication).order_by(Adjudication.id)):
+            adjudications[call.item_id] = call  # the latest call wins
 
-    records: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    provenance: list[dict[str, Any]] = []
-    exported_by_segment: dict[int, list[str]] = defaultdict(list)
-    video_ids: set[str] = set()
-    for item in items:
-        record = dict(item.record)
-        record["question"] = item.question
-        record["answer"] = item.answer
-        if item.options is not None or "options" in record:
-            record["options"] = item.options
-        record["video_path"] = place(item.batch_id, item.video_path, item.level, item.video_id)
-        records[item.task].append(record)
-        report.items[item.task] += 1
-        video_ids.add(item.video_id)
-        if item.segment_id is not None:
-            exported_by_segment[item.segment_id].append(item.key)
-        adjudication = adjudications.get(item.id)
-        provenance.append(
+        records: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        provenance: list[dict[str, Any]] = []
+        exported_by_segment: dict[int, list[str]] = defaultdict(list)
+        video_ids: set[str] = set()
+        settled_via: Counter[str] = Counter()
+        edited = 0
+        for item in items:
+            public_path = self.place(item.batch_id, item.video_path, item.level, item.video_id)
+            record = _release_record(item, public_path) if public else _full_record(item, public_path)
+            records[item.task].append(record)
+            self.report.items[item.task] += 1
+            video_ids.add(item.video_id)
+            settled_via[item.settled_via or "unknown"] += 1
+            edited += _edited(item)
+            if item.segment_id is not None:
+                exported_by_segment[item.segment_id].append(item.key)
+            provenance.append(self._provenance(item, public_path, decisions, adjudications.get(item.id)))
+        for task in TASKS:
+            if task in present_tasks:
+                _write_jsonl(annotation_file(self.release, task), records.get(task, []))
+
+        _write_jsonl(self.sidecars / "provenance.jsonl", provenance)
+        self._segments(exported_by_segment)
+        self._experiments(video_ids)
+        agreement = agreement_report(db)
+        _write_json(
+            self.sidecars / "agreement.json", _pseudonymised_agreement(agreement.as_dict(), self.reviewer)
+        )
+        state = progress(db)
+        self.report.videos = len(set(self.placed.values()))
+        _write_json(
+            self.sidecars / "verification.json",
             {
-                **item.provenance,
-                "item": item.key,
-                "task": item.task,
-                "video_id": item.video_id,
-                "imported_from": str(roots[item.batch_id]),
-                "original_video_path": item.video_path,
-                "verification": {
-                    "state": item.state,
-                    "settled_via": item.settled_via,
-                    "settled_at": item.settled_at.isoformat() if item.settled_at else None,
-                    "version": item.version,
-                    "edited": _edited(item),
-                    "judgements": [
-                        {
-                            "annotator": users.get(d.user_id),
-                            "verdict": d.verdict,
-                            "justification": d.justification,
-                            "minutes": None if d.seconds_spent is None else round(d.seconds_spent / 60, 2),
-                        }
-                        for d in decisions.get(item.id, [])
-                    ],
-                    "adjudication": None
-                    if adjudication is None
-                    else {
-                        "adjudicator": users.get(adjudication.user_id),
-                        "outcome": adjudication.outcome,
-                        "justification": adjudication.justification,
-                        "matched_judgements": len(adjudication.matched_decisions or []),
+                "format": "expvid-release",
+                "exported_at": utc_now().isoformat(),
+                "items": dict(sorted(self.report.items.items())),
+                "total_items": self.report.total,
+                "platform_states": state.totals,
+                "sources": [str(root) for root in self.roots.values()],
+                "database": _safe_url(self.database_url),
+                "reviewers": "user names" if self.with_reviewers else "pseudonyms",
+            },
+        )
+        if public:
+            _write_json(
+                self.release / "dataset.json",
+                {
+                    "format": "expvid-release",
+                    "exported_at": utc_now().isoformat(),
+                    "items": dict(sorted(self.report.items.items())),
+                    "total_items": self.report.total,
+                    "videos": self.report.videos,
+                    "verification": {
+                        "protocol": "two independent expert annotators per item; disagreements adjudicated",
+                        "settled_via": dict(sorted(settled_via.items())),
+                        "edited_by_experts": edited,
+                        "agreement": {
+                            "categories": ["approve", "edit", "reject"],
+                            "overall": agreement.overall.as_dict(),
+                            "by_task": {t: a.as_dict() for t, a in agreement.by_task.items()},
+                        },
                     },
                 },
-            }
-        )
-    for task in TASKS:
-        if task in present_tasks:
-            _write_jsonl(annotation_file(staging, task), records.get(task, []))
-    _write_jsonl(staging / "provenance.jsonl", provenance)
+            )
+            who = (
+                "named by their user names"
+                if self.with_reviewers
+                else "pseudonymised (annotator-N, adjudicator-N)"
+            )
+            (self.sidecars / "README.txt").write_text(
+                INTERNAL_README.format(suffix=INTERNAL_SUFFIX, who=who), encoding="utf-8"
+            )
 
-    segments_out = []
-    for segment in db.scalars(
-        select(Segment).where(Segment.id.in_(list(exported_by_segment))).order_by(Segment.id)
-    ):
-        experiment = db.get(Experiment, segment.experiment_id)
-        assert experiment is not None  # foreign key
-        clip = None
-        if segment.clip and (roots[experiment.batch_id] / segment.clip).is_file():
-            clip = place(experiment.batch_id, segment.clip, 2, experiment.video_id)
-        segments_out.append(
-            {
-                "segment_id": segment.segment_key,
-                "video_id": experiment.video_id,
-                "clip": clip,
-                "start": segment.start,
-                "end": segment.end,
-                "steps": segment.steps,
-                "full_step_list": experiment.full_steps,
-                "items": exported_by_segment[segment.id],
-                "original_steps": segment.original_steps,
-            }
-        )
-    if segments_out:
-        _write_jsonl(staging / "segments.jsonl", segments_out)
+    def _provenance(
+        self,
+        item: Item,
+        public_path: str | None,
+        decisions: dict[int, list[Decision]],
+        adjudication: Adjudication | None,
+    ) -> dict[str, Any]:
+        extra = {k: v for k, v in item.record.items() if k not in RELEASE_FIELDS}
+        return {
+            **item.provenance,
+            "item": item.key,
+            "task": item.task,
+            "video_id": item.video_id,
+            "imported_from": str(self.roots[item.batch_id]),
+            "original_video_path": item.video_path,
+            "public_video_path": public_path,
+            **({"extra_record_fields": extra} if extra else {}),
+            "verification": {
+                "state": item.state,
+                "settled_via": item.settled_via,
+                "settled_at": item.settled_at.isoformat() if item.settled_at else None,
+                "version": item.version,
+                "edited": _edited(item),
+                "judgements": [
+                    {
+                        "annotator": self.reviewer(d.user_id),
+                        "verdict": d.verdict,
+                        "justification": d.justification,
+                        "minutes": None if d.seconds_spent is None else round(d.seconds_spent / 60, 2),
+                    }
+                    for d in decisions.get(item.id, [])
+                ],
+                "adjudication": None
+                if adjudication is None
+                else {
+                    "adjudicator": self.reviewer(adjudication.user_id),
+                    "outcome": adjudication.outcome,
+                    "justification": adjudication.justification,
+                    "matched_judgements": len(adjudication.matched_decisions or []),
+                    "own_edit": adjudication.own_edit,
+                },
+            },
+        }
 
-    experiments_out = []
-    for experiment in db.scalars(
-        select(Experiment).where(Experiment.video_id.in_(sorted(video_ids))).order_by(Experiment.video_id)
-    ):
-        full_video = None
-        if experiment.full_video and (roots[experiment.batch_id] / experiment.full_video).is_file():
-            full_video = place(experiment.batch_id, experiment.full_video, 3, experiment.video_id)
-        experiments_out.append(
-            {
-                "video_id": experiment.video_id,
-                "title": experiment.title,
-                "discipline": experiment.discipline,
-                "duration": experiment.duration,
-                "full_video": full_video,
-            }
-        )
-        if experiment.paper_md:
-            paper = staging / "papers" / f"{experiment.video_id}.md"
-            paper.parent.mkdir(parents=True, exist_ok=True)
-            paper.write_text(experiment.paper_md, encoding="utf-8")
-    if experiments_out:
-        _write_jsonl(staging / "experiments.jsonl", experiments_out)
+    def _segments(self, exported_by_segment: dict[int, list[str]]) -> None:
+        rows = []
+        for segment in self.db.scalars(
+            select(Segment).where(Segment.id.in_(list(exported_by_segment))).order_by(Segment.id)
+        ):
+            experiment = self.db.get(Experiment, segment.experiment_id)
+            assert experiment is not None  # foreign key
+            clip = None
+            if segment.clip and (self.roots[experiment.batch_id] / segment.clip).is_file():
+                clip = self.place(
+                    experiment.batch_id, segment.clip, 2, experiment.video_id, copy=not self.public
+                )
+            rows.append(
+                {
+                    "segment_id": segment.segment_key,
+                    "video_id": experiment.video_id,
+                    "clip": clip,
+                    "original_clip": segment.clip,
+                    "start": segment.start,
+                    "end": segment.end,
+                    "steps": segment.steps,
+                    "full_step_list": experiment.full_steps,
+                    "items": exported_by_segment[segment.id],
+                    "original_steps": segment.original_steps,
+                }
+            )
+        if rows:
+            _write_jsonl(self.sidecars / "segments.jsonl", rows)
 
-    (staging / "agreement.json").write_text(json.dumps(agreement_report(db).as_dict(), indent=2) + "\n")
-    state = progress(db)
-    manifest = {
-        "format": "expvid-release",
-        "exported_at": utc_now().isoformat(),
-        "items": dict(sorted(report.items.items())),
-        "total_items": report.total,
-        "platform_states": state.totals,
-        "sources": [str(root) for root in roots.values()],
-        "database": _safe_url(database_url),
+    def _experiments(self, video_ids: set[str]) -> None:
+        rows = []
+        for experiment in self.db.scalars(
+            select(Experiment).where(Experiment.video_id.in_(sorted(video_ids))).order_by(Experiment.video_id)
+        ):
+            full_video = None
+            if experiment.full_video and (self.roots[experiment.batch_id] / experiment.full_video).is_file():
+                full_video = self.place(
+                    experiment.batch_id, experiment.full_video, 3, experiment.video_id, copy=not self.public
+                )
+            rows.append(
+                {
+                    "video_id": experiment.video_id,
+                    "title": experiment.title,
+                    "discipline": experiment.discipline,
+                    "duration": experiment.duration,
+                    "full_video": full_video,
+                    "original_full_video": experiment.full_video,
+                }
+            )
+            if experiment.paper_md:
+                paper = self.sidecars / "papers" / f"{_safe_component(experiment.video_id)}.md"
+                paper.parent.mkdir(parents=True, exist_ok=True)
+                paper.write_text(experiment.paper_md, encoding="utf-8")
+        if rows:
+            _write_jsonl(self.sidecars / "experiments.jsonl", rows)
+
+
+def _safe_component(name: str) -> str:
+    """A video id as one path component (ids come from candidate files)."""
+    cleaned = name.replace(os.sep, "_").replace("/", "_").replace("\\", "_")
+    return cleaned if cleaned not in ("", ".", "..") else "_"
+
+
+def _release_record(item: Item, video_path: str | None) -> dict[str, Any]:
+    """The verified item with the release's fields only."""
+    record: dict[str, Any] = {
+        "id": item.record.get("id"),
+        "video_path": video_path,
+        "question": item.question,
     }
-    (staging / "verification.json").write_text(json.dumps(manifest, indent=2) + "\n")
-    report.videos = len(placed)
+    if item.options is not None or "options" in item.record:
+        record["options"] = item.options
+    record["answer"] = item.answer
+    record["asr_caption"] = item.asr_caption
+    record["video_id"] = item.record.get("video_id", item.video_id)
+    record["category"] = item.record.get("category", item.discipline)
+    return record
+
+
+def _full_record(item: Item, video_path: str | None) -> dict[str, Any]:
+    """The imported record with the verified content (unknown fields kept: the internal layout)."""
+    record = dict(item.record)
+    record["question"] = item.question
+    record["answer"] = item.answer
+    if item.options is not None or "options" in record:
+        record["options"] = item.options
+    record["video_path"] = video_path
+    return record
+
+
+@dataclass(frozen=True)
+class _Reviewers:
+    """User id (or user name) -> the name the export shows: the user name, or a pseudonym stable for
+    the database (role and creation order, e.g. `annotator-3`)."""
+
+    by_id: dict[int, str]
+    by_name: dict[str, str]
+
+    def __call__(self, user_id: int | None) -> str | None:
+        return None if user_id is None else self.by_id.get(user_id)
+
+
+def _reviewer_names(db: Session, real: bool) -> _Reviewers:
+    by_id: dict[int, str] = {}
+    by_name: dict[str, str] = {}
+    counters: Counter[str] = Counter()
+    for user in db.scalars(select(User).order_by(User.id)):
+        counters[user.role] += 1
+        shown = user.username if real else f"{user.role}-{counters[user.role]}"
+        by_id[user.id] = by_name[user.username] = shown
+    return _Reviewers(by_id, by_name)
+
+
+def _pseudonymised_agreement(report: dict[str, Any], reviewers: _Reviewers) -> dict[str, Any]:
+    """The agreement report with annotator names shown as everywhere else in the export."""
+    renamed = dict(report)
+    for key in ("by_pair", "by_task_and_pair"):
+        renamed[key] = [
+            {**row, "annotators": [reviewers.by_name.get(name, "unknown") for name in row["annotators"]]}
+            for row in report.get(key, [])
+        ]
+    return renamed
 
 
 def _edited(item: Item) -> bool:
@@ -265,3 +496,6 @@ def _edited(item: Item) -> bool:
         or record.get("answer") != item.answer
         or as_text != item.options
     )
+
+
+__all__ = ["ExportError", "ExportReport", "default_internal_dir", "export_public", "export_verified"]

@@ -22,6 +22,7 @@ original wording around the step list (its stem and suffix) and write the list a
 from __future__ import annotations
 
 import itertools
+import math
 import random
 import re
 from collections.abc import Sequence
@@ -33,6 +34,8 @@ from expvid.schema import OPTION_LETTERS
 
 _NUMBERED = re.compile(r"^\s*(\d+)[.)]\s*")
 _SPACES = re.compile(r"\s+")
+#: Step times are typed to a tenth of a second; touching steps (end == next start) are fine.
+_TIME_EPS = 1e-3
 
 #: Fallback question stems from the paper's prompts (appendix F.4) when the original stem is not found.
 DEFAULT_STEMS = {
@@ -136,10 +139,58 @@ def rows_change_anything(steps: Sequence[Step], rows: Sequence[StepRow]) -> bool
     return normalized_rows(rows_from_steps(steps)) != normalized_rows(rows)
 
 
+def _seconds(value: float) -> str:
+    return f"{value:g} s"
+
+
+def time_problems(
+    rows: Sequence[StepRow], window: tuple[float | None, float | None] | None = None
+) -> list[str]:
+    """Step times that cannot be right: not numbers, negative, inverted, outside the segment's
+    window, or overlapping the row before (steps are consecutive operations of one procedure)."""
+    problems: list[str] = []
+    start_w, end_w = window if window is not None else (None, None)
+    for position, row in enumerate(rows, start=1):
+        label = f"row {position}"
+        for name, value in (("start", row.start), ("end", row.end)):
+            if value is None:
+                continue
+            if not math.isfinite(value):
+                problems.append(f"{label}: the {name} time is not a number of seconds")
+            elif value < 0:
+                problems.append(f"{label}: the {name} time is negative")
+            elif (start_w is not None and value < start_w - _TIME_EPS) or (
+                end_w is not None and value > end_w + _TIME_EPS
+            ):
+                span = f"{start_w or 0.0:g}-{end_w:g} s" if end_w is not None else f"from {start_w:g} s"
+                problems.append(
+                    f"{label}: the {name} time ({_seconds(value)}) lies outside the segment ({span})"
+                )
+        if row.start is not None and row.end is not None and row.end <= row.start:
+            problems.append(f"{label}: end time ({row.end}) must be after start time ({row.start})")
+    timed = [(p, r) for p, r in enumerate(rows, start=1) if r.start is not None or r.end is not None]
+    for (p_prev, prev), (p, row) in itertools.pairwise(timed):
+        prev_end = prev.end if prev.end is not None else prev.start
+        if prev_end is not None and row.start is not None and row.start < prev_end - _TIME_EPS:
+            problems.append(
+                f"rows {p_prev} and {p} overlap: row {p_prev} ends at {_seconds(prev_end)}, "
+                f"row {p} starts at {_seconds(row.start)}"
+            )
+    return problems
+
+
 def apply_step_edit(
-    full_steps: Sequence[str], segment: Sequence[Step], rows: Sequence[StepRow]
+    full_steps: Sequence[str],
+    segment: Sequence[Step],
+    rows: Sequence[StepRow],
+    *,
+    window: tuple[float | None, float | None] | None = None,
 ) -> StepListChange:
-    """Apply an edited segment step list to the experiment's full list (see the module docstring)."""
+    """Apply an edited segment step list to the experiment's full list (see the module docstring).
+
+    `window` is the segment's (start, end) in the same time base as the step times; step times
+    outside it are refused, as are overlapping steps.
+    """
     problems: list[str] = []
     n_full = len(full_steps)
     if not rows:
@@ -151,10 +202,7 @@ def apply_step_edit(
             problems.append(f"{label}: the step text is empty")
         if row.ref is not None and not 1 <= row.ref <= n_full:
             problems.append(f"{label}: step {row.ref} is not in the experiment's step list (1-{n_full})")
-        if row.start is not None and row.start < 0:
-            problems.append(f"{label}: start time is negative")
-        if row.start is not None and row.end is not None and row.end <= row.start:
-            problems.append(f"{label}: end time ({row.end}) must be after start time ({row.start})")
+    problems += time_problems(rows, window)
     duplicates = sorted({r for r in refs if refs.count(r) > 1})
     if duplicates:
         problems.append(f"step(s) {duplicates} appear twice")
@@ -191,10 +239,6 @@ def apply_step_edit(
                 f"row {position + 1} (step {rows[position].ref}) comes after step {rows[position - 1].ref}; "
                 "rows must keep the experiment's step order"
             )
-    starts = [(p, r.start) for p, r in enumerate(rows) if r.start is not None]
-    for (p_prev, s_prev), (p, s) in itertools.pairwise(starts):
-        if s is not None and s_prev is not None and s < s_prev:
-            problems.append(f"row {p + 1} starts ({s}) before row {p_prev + 1} ({s_prev})")
     if problems:
         raise StepEditError(problems)
 

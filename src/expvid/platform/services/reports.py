@@ -10,7 +10,7 @@ from __future__ import annotations
 import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import func, select
@@ -165,3 +165,61 @@ def agreement_report(db: Session, *, task: str | None = None) -> AgreementReport
         by_pair={pair: agreement(p) for pair, p in sorted(by_pair.items())},
         by_task_and_pair={k: agreement(p) for k, p in sorted(by_task_pair.items())},
     )
+
+
+@dataclass
+class Activity:
+    """Progress over time, in bins of `bin_hours`: decisions made, items settled, per bin and cumulative."""
+
+    bin_hours: float
+    starts: list[datetime]
+    decisions: list[int]
+    verified: list[int]
+    rejected: list[int]
+    total_items: int
+
+    def cumulative(self, values: list[int]) -> list[int]:
+        running, out = 0, []
+        for value in values:
+            running += value
+            out.append(running)
+        return out
+
+
+def activity(db: Session, *, now: datetime | None = None, max_bins: int = 60) -> Activity:
+    """Decisions and settlements over time (hourly for the first two days, then daily or coarser).
+
+    Decisions count when first saved (revisions are not new work); settlements when the item reached
+    its final state. Bins start at the first decision or settlement.
+    """
+    now = now or utc_now()
+    decided: list[datetime] = list(db.scalars(select(Decision.created_at)))
+    settled: list[tuple[datetime, str]] = [
+        (at, state)
+        for at, state in db.execute(select(Item.settled_at, Item.state).where(Item.settled_at.is_not(None)))
+        if at is not None
+    ]
+    total_items = db.scalar(select(func.count()).select_from(Item)) or 0
+    times = decided + [t for t, _ in settled]
+    if not times:
+        return Activity(1.0, [], [], [], [], total_items)
+    first = min(times)
+    span_hours = max(1.0, (now - first).total_seconds() / 3600.0)
+    bin_hours = 1.0 if span_hours <= 48 else 24.0
+    while span_hours / bin_hours > max_bins:
+        bin_hours *= 2
+    origin = first.replace(minute=0, second=0, microsecond=0)
+    if bin_hours >= 24:
+        origin = origin.replace(hour=0)
+    n_bins = int((now - origin).total_seconds() // (bin_hours * 3600)) + 1
+    starts = [origin + timedelta(hours=bin_hours * i) for i in range(n_bins)]
+
+    def index(moment: datetime) -> int:
+        return min(n_bins - 1, max(0, int((moment - origin).total_seconds() // (bin_hours * 3600))))
+
+    decisions, verified, rejected = [0] * n_bins, [0] * n_bins, [0] * n_bins
+    for moment in decided:
+        decisions[index(moment)] += 1
+    for moment, state in settled:
+        (verified if state == "verified" else rejected)[index(moment)] += 1
+    return Activity(bin_hours, starts, decisions, verified, rejected, total_items)

@@ -15,14 +15,16 @@ from typing import Any
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
+from expvid.platform.config import InputLimits
 from expvid.platform.db.models import Assignment, Decision, Experiment, Item, Segment, utc_now
-from expvid.platform.services import audit
+from expvid.platform.services import audit, limits
 from expvid.platform.services.access import assignment_for
 from expvid.platform.services.content import Content, ContentError, same_content, validate_content
 from expvid.platform.services.errors import SYSTEM, Actor, Conflict, Forbidden, InvalidInput, NotFound
 from expvid.platform.services.level2 import (
     RebuildError,
     StepEditError,
+    StepListChange,
     StepRow,
     apply_step_edit,
     normalized_rows,
@@ -52,7 +54,9 @@ class DecisionInput:
     decision_version: int = 0
     #: Edited question / options / answer (verdict "edit", items without a step list).
     content: Content | None = None
-    #: Edited step list (verdict "edit", Level-2 items with a segment).
+    #: Edited step list (Level-2 items with a segment): with "edit", the proposed list this question
+    #: is rebuilt from; with "reject", a correction of the segment's steps kept for its other
+    #: questions (when the corrected list leaves this question impossible).
     rows: list[StepRow] | None = None
 
 
@@ -79,32 +83,69 @@ def lock_item(db: Session, item_id: int) -> Item:
     return item
 
 
-def preview_step_edit(db: Session, item: Item, rows: list[StepRow]) -> Content:
-    """The item's question rebuilt from an edited step list (what the annotator proposes)."""
+CANNOT_REBUILD = "cannot_rebuild"
+
+
+def segment_window(segment: Segment) -> tuple[float | None, float | None]:
+    return (segment.start, segment.end)
+
+
+def check_step_edit(db: Session, item: Item, rows: list[StepRow]) -> StepListChange:
+    """The step-list change `rows` would make, or InvalidInput naming every bad row."""
     assert item.segment_id is not None and item.experiment_id is not None
     experiment = db.get(Experiment, item.experiment_id)
     segment = db.get(Segment, item.segment_id)
     assert experiment is not None and segment is not None
-    old_segment = segment_steps(segment)
     try:
-        change = apply_step_edit(experiment.full_steps, old_segment, rows)
+        return apply_step_edit(
+            experiment.full_steps, segment_steps(segment), rows, window=segment_window(segment)
+        )
+    except StepEditError as error:
+        raise InvalidInput(error.problems) from None
+
+
+def preview_step_edit(db: Session, item: Item, rows: list[StepRow]) -> Content:
+    """The item's question rebuilt from an edited step list (what the annotator proposes).
+
+    A list that is fine in itself but leaves this question impossible (too few steps for four
+    distinct orderings, the missing or predicted step removed...) raises InvalidInput with code
+    `cannot_rebuild`: the right outcome is then to reject the question and keep the correction.
+    """
+    change = check_step_edit(db, item, rows)
+    experiment = db.get(Experiment, item.experiment_id)
+    segment = db.get(Segment, item.segment_id)
+    assert experiment is not None and segment is not None
+    try:
         return rebuild_content(
             item.task,
             item_content(item),
             key=item.key,
             old_full=experiment.full_steps,
             new_full=change.full_steps,
-            old_segment=old_segment,
+            old_segment=segment_steps(segment),
             new_segment=change.segment_steps,
             renumber=change.renumber,
         )
-    except StepEditError as error:
-        raise InvalidInput(error.problems) from None
     except RebuildError as error:
-        raise InvalidInput([f"this question cannot be rebuilt from the edited list: {error}"]) from None
+        raise InvalidInput(
+            [
+                f"this question cannot be rebuilt from the corrected step list: {error}. If the "
+                "correction is right, the question cannot stay as it is: choose \u201cReject\u201d; your "
+                "step corrections are kept with the rejection and, once settled, apply to the "
+                "segment's other questions."
+            ],
+            code=CANNOT_REBUILD,
+        ) from None
 
 
 def _proposal(db: Session, item: Item, data: DecisionInput) -> dict[str, Any] | None:
+    if data.verdict == "reject" and data.rows is not None and uses_step_editor(item):
+        segment = db.get(Segment, item.segment_id)
+        assert segment is not None
+        if not rows_change_anything(segment_steps(segment), data.rows):
+            return None
+        check_step_edit(db, item, data.rows)
+        return {"steps": [r.as_dict() for r in data.rows]}
     if data.verdict != "edit":
         return None
     if uses_step_editor(item):
@@ -127,12 +168,31 @@ def _proposal(db: Session, item: Item, data: DecisionInput) -> dict[str, Any] | 
     return data.content.as_dict()
 
 
+def input_problems(data: DecisionInput, bounds: InputLimits) -> list[str]:
+    """Fields longer than the limits allow (checked before anything else is looked at)."""
+    problems = limits.too_long("the justification", data.justification, bounds.justification)
+    if data.content is not None:
+        problems += limits.content_problems(data.content, bounds)
+    if data.rows is not None:
+        problems += limits.rows_problems([r.text for r in data.rows], bounds)
+    return problems
+
+
 def submit_decision(
-    db: Session, actor: Actor, item_id: int, data: DecisionInput, *, min_justification: int = 5
+    db: Session,
+    actor: Actor,
+    item_id: int,
+    data: DecisionInput,
+    *,
+    min_justification: int = 5,
+    bounds: InputLimits = limits.DEFAULT_LIMITS,
 ) -> DecisionResult:
     """Save (or revise) an annotator's decision; settles the item when both decisions agree."""
     if actor.role != "annotator":
         raise Forbidden("only annotators record review decisions")
+    too_long = input_problems(data, bounds)
+    if too_long:
+        raise InvalidInput(too_long)
     item = lock_item(db, item_id)
     assignment = assignment_for(db, actor, item.id)
     if assignment is None:
@@ -210,10 +270,16 @@ def _same_proposal(item: Item, a: Decision, b: Decision) -> bool:
     if a.proposal is None or b.proposal is None:
         return False
     if uses_step_editor(item):
-        rows_a = [StepRow.from_dict(r) for r in a.proposal.get("steps", [])]
-        rows_b = [StepRow.from_dict(r) for r in b.proposal.get("steps", [])]
-        return normalized_rows(rows_a) == normalized_rows(rows_b)
+        return _steps_of(a) == _steps_of(b)
     return same_content(a.proposal, b.proposal)
+
+
+def _steps_of(decision: Decision) -> list[tuple[int | None, str, float | None, float | None]] | None:
+    """The step list a decision proposes (normalised for comparison), or None."""
+    steps = (decision.proposal or {}).get("steps")
+    if steps is None:
+        return None
+    return normalized_rows([StepRow.from_dict(r) for r in steps])
 
 
 def settle_if_ready(db: Session, item: Item) -> None:
@@ -232,6 +298,21 @@ def settle_if_ready(db: Session, item: Item) -> None:
     if a.verdict == b.verdict == "approve":
         finalize(db, SYSTEM, item, "verified", via="agreement", reason=f"{reason} (auto-settled)")
     elif a.verdict == b.verdict == "reject":
+        steps_a, steps_b = _steps_of(a), _steps_of(b)
+        if steps_a != steps_b:
+            # Both drop the question, but they correct the segment's steps differently (or only one
+            # does): an adjudicator decides which correction the segment's other questions get.
+            mark_conflict(
+                db, SYSTEM, item, reason=f"{reason}: both reject, but their step-list corrections differ"
+            )
+            return
+        if steps_a is not None:
+            assert a.proposal is not None
+            rows = [StepRow.from_dict(r) for r in a.proposal["steps"]]
+            apply_step_change(
+                db, SYSTEM, item=item, rows=rows, reason=f"{reason}, identical step corrections",
+                rebuild_item=False,
+            )  # fmt: skip
         finalize(db, SYSTEM, item, "rejected", via="agreement", reason=reason)
     elif a.verdict == b.verdict == "edit" and _same_proposal(item, a, b):
         assert a.proposal is not None

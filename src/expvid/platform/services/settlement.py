@@ -126,13 +126,16 @@ def apply_step_change(
     item: Item,
     rows: list[StepRow],
     reason: str,
+    rebuild_item: bool = True,
 ) -> StepListChange:
     """Apply a verified Level-2 step-list edit made on `item` and rebuild every derived question.
 
-    The settling item gets its rebuilt content (the caller then finalizes it). Other Level-2 items of
-    the same experiment are rebuilt too: verified ones stay verified (their step list came from a
-    verified edit), open ones are sent back to their annotators because what they judged changed,
-    and ones that cannot be rebuilt go to an adjudicator with a `rebuild_failed` flag.
+    The settling item gets its rebuilt content (the caller then finalizes it), unless
+    `rebuild_item=False`: the item is being rejected and the correction is kept for the others.
+    Other Level-2 items of the same experiment are rebuilt too: verified ones stay verified (their
+    step list came from a verified edit), open ones are sent back to their annotators because what
+    they judged changed, and ones that cannot be rebuilt go to an adjudicator with a
+    `rebuild_failed` flag.
     """
     if item.experiment_id is None or item.segment_id is None:
         raise ValueError(f"item {item.key} has no step list to edit")
@@ -142,7 +145,7 @@ def apply_step_change(
     segment = segments[item.segment_id]
     old_full = list(experiment.full_steps or [])
     old_steps = {sid: segment_steps(s) for sid, s in segments.items()}
-    change = apply_step_edit(old_full, old_steps[segment.id], rows)
+    change = apply_step_edit(old_full, old_steps[segment.id], rows, window=(segment.start, segment.end))
 
     experiment.full_steps = change.full_steps
     experiment.steps_version += 1
@@ -167,7 +170,7 @@ def apply_step_change(
         .with_for_update()
     )
     for other in siblings:
-        if other.state == "rejected" and other.id != item.id:
+        if (other.state == "rejected" and other.id != item.id) or (other.id == item.id and not rebuild_item):
             continue
         assert other.segment_id is not None
         try:

@@ -18,9 +18,10 @@ from expvid.platform.config import PlatformSettings
 from expvid.platform.db.engine import Database
 from expvid.platform.security.passwords import Passwords
 from expvid.platform.services.errors import Conflict, Forbidden, InvalidInput, NotFound, PlatformError
+from expvid.platform.web.body_limit import BodyLimit, BodyTooLarge
 from expvid.platform.web.deps import CsrfRejected, Unauthenticated
 from expvid.platform.web.render import STATIC_DIR, page
-from expvid.platform.web.routes import adjudicate, admin, api, auth, dashboard, home, media, review
+from expvid.platform.web.routes import account, adjudicate, admin, api, auth, dashboard, home, media, review
 
 #: No inline scripts or styles anywhere: the pages pass data to app.js through data- attributes.
 _SECURITY_HEADERS = [
@@ -88,10 +89,19 @@ def create_app(settings: PlatformSettings, *, database: Database | None = None) 
     app.state.settings = settings
     app.state.database = db
     app.state.passwords = Passwords(settings.passwords)
+    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(SecurityHeaders)
     app.mount("/static", StaticFiles(directory=str(STATIC_DIR)), name="static")
-    for module in (auth, home, review, adjudicate, dashboard, media, admin, api):
+    for module in (auth, home, review, adjudicate, dashboard, media, admin, account, api):
         app.include_router(module.router)
+
+    @app.exception_handler(BodyTooLarge)
+    async def _too_large(request: Request, _exc: BodyTooLarge) -> Response:
+        return _error(
+            request,
+            413,
+            f"The request is larger than the {settings.max_body_bytes:,} bytes this server accepts.",
+        )
 
     @app.exception_handler(Unauthenticated)
     async def _unauthenticated(request: Request, _exc: Unauthenticated) -> Response:
@@ -114,7 +124,7 @@ def create_app(settings: PlatformSettings, *, database: Database | None = None) 
 
     @app.exception_handler(InvalidInput)
     async def _invalid(request: Request, exc: InvalidInput) -> Response:
-        return _error(request, 422, "The submission was not saved.", exc.problems)
+        return _error(request, 422, "The submission was not saved.", exc.problems, code=exc.code)
 
     @app.exception_handler(Conflict)
     async def _conflict(request: Request, exc: Conflict) -> Response:
@@ -126,12 +136,12 @@ def create_app(settings: PlatformSettings, *, database: Database | None = None) 
 
     @app.exception_handler(RequestValidationError)
     async def _validation(request: Request, exc: RequestValidationError) -> Response:
-        return _error(
-            request,
-            404 if request.method == "GET" else 422,
-            "Bad request.",
-            [str(e.get("msg")) for e in exc.errors()],
-        )
+        # A malformed path (/items/abc, an id beyond any row) names nothing that exists: 404, as for
+        # an id of someone else's item. Malformed query or body values are the caller's error: 422.
+        errors = exc.errors()
+        in_path = any(e.get("loc", ("",))[0] == "path" for e in errors)
+        problems = [f"{'.'.join(str(p) for p in e.get('loc', ())[1:])}: {e.get('msg')}" for e in errors]
+        return _error(request, 404 if in_path else 422, "Not found." if in_path else "Bad request.", problems)
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> Response:
@@ -141,11 +151,27 @@ def create_app(settings: PlatformSettings, *, database: Database | None = None) 
 
 
 SECURE_COOKIES_ENV = "EXPVID_PLATFORM_SECURE_COOKIES"
+PROXY_HEADER_ENV = "EXPVID_PLATFORM_PROXY_HEADER"
+TRUSTED_PROXIES_ENV = "EXPVID_PLATFORM_TRUSTED_PROXIES"
+
+
+def settings_from_env() -> PlatformSettings:
+    """Settings for worker processes: `EXPVID_PLATFORM_DB`, `EXPVID_PLATFORM_SECURE_COOKIES=1`,
+    `EXPVID_PLATFORM_PROXY_HEADER` and `EXPVID_PLATFORM_TRUSTED_PROXIES` (comma-separated)."""
+    import os
+
+    trusted = os.environ.get(TRUSTED_PROXIES_ENV)
+    extra: dict[str, Any] = {}
+    if trusted:
+        extra["trusted_proxies"] = [part.strip() for part in trusted.split(",") if part.strip()]
+    return PlatformSettings(
+        secure_cookies=os.environ.get(SECURE_COOKIES_ENV) == "1",
+        proxy_header=os.environ.get(PROXY_HEADER_ENV) or None,
+        **extra,
+    )
 
 
 def app_from_env() -> FastAPI:
-    """App factory for `uvicorn --factory` and multi-worker serving: settings from the environment
-    (`EXPVID_PLATFORM_DB`, `EXPVID_PLATFORM_SECURE_COOKIES=1`); the database must be migrated already."""
-    import os
-
-    return create_app(PlatformSettings(secure_cookies=os.environ.get(SECURE_COOKIES_ENV) == "1"))
+    """App factory for `uvicorn --factory` and multi-worker serving (see `settings_from_env`);
+    the database must be migrated already."""
+    return create_app(settings_from_env())

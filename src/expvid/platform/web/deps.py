@@ -1,8 +1,10 @@
-"""Request-level security: who is asking (session cookie), and is this write genuine (CSRF token).
+"""Request-level security: who is asking (session cookie or API token), and is this write genuine.
 
 Every page and API call except the login page and static files needs a live session; every write
 (POST) also needs the session's CSRF token, from the form field `csrf_token` or the `X-CSRF-Token`
-header (API). Role checks happen in the services, which know what each role may do.
+header (API). On `/api/...` a personal token (`Authorization: Bearer evp_...`) may stand in for the
+session; a browser never sends that header by itself, so such writes need no CSRF token. Role checks
+happen in the services, which know what each role may do.
 """
 
 from __future__ import annotations
@@ -15,6 +17,9 @@ from starlette.concurrency import run_in_threadpool
 
 from expvid.platform.config import PlatformSettings
 from expvid.platform.db.engine import Database
+from expvid.platform.security.api_tokens import lookup_token, touch_token
+from expvid.platform.security.api_tokens import needs_touch as token_needs_touch
+from expvid.platform.security.client import client_address
 from expvid.platform.security.passwords import Passwords
 from expvid.platform.security.sessions import SessionInfo, lookup_session, needs_touch, touch_session
 from expvid.platform.security.tokens import same
@@ -38,6 +43,9 @@ class CsrfRejected(Exception):
 class Viewer:
     session: SessionInfo
     actor: Actor
+    #: Signed in with an API token (JSON API only) rather than a browser session.
+    via_token: bool = False
+    read_only: bool = False
 
     @property
     def csrf_token(self) -> str:
@@ -60,6 +68,45 @@ def passwords_of(request: Request) -> Passwords:
     return request.app.state.passwords
 
 
+def client_of(request: Request) -> str:
+    """The client's address (a configured proxy header is trusted from trusted proxies only)."""
+    settings = settings_of(request)
+    header = settings.proxy_header
+    return client_address(
+        request.client.host if request.client else None,
+        request.headers.get(header) if header else None,
+        header=header,
+        trusted_proxies=settings.trusted_proxies,
+    )
+
+
+def _bearer(request: Request) -> str | None:
+    value = request.headers.get("authorization")
+    if value is None:
+        return None
+    scheme, _, token = value.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise Unauthenticated()
+    return token.strip()
+
+
+def _token_viewer(request: Request, token: str) -> Viewer:
+    database = database_of(request)
+    with database.read() as db:
+        info = lookup_token(db, token)
+    if info is None:
+        raise Unauthenticated()
+    if token_needs_touch(info):
+        with database.write() as db:
+            touch_token(db, info.token_id)
+    session = SessionInfo(
+        session_id=0, user_id=info.user_id, username=info.username, role=info.role,
+        disciplines=info.disciplines, csrf_token="",
+    )  # fmt: skip
+    actor = Actor(id=info.user_id, name=info.username, role=info.role, disciplines=info.disciplines)
+    return Viewer(session=session, actor=actor, via_token=True, read_only=info.read_only)
+
+
 def _session_for(request: Request) -> SessionInfo:
     token = request.cookies.get(SESSION_COOKIE)
     if not token:
@@ -77,7 +124,12 @@ def _session_for(request: Request) -> SessionInfo:
 
 
 def viewer(request: Request) -> Viewer:
-    """Dependency for reads: the signed-in user."""
+    """Dependency for reads: the signed-in user (an API token counts on `/api/...` only)."""
+    if request.url.path.startswith("/api/"):
+        token = _bearer(request)
+        if token is not None:
+            request.state.viewer = _token_viewer(request, token)
+            return request.state.viewer
     info = _session_for(request)
     actor = Actor(id=info.user_id, name=info.username, role=info.role, disciplines=info.disciplines)
     request.state.viewer = Viewer(session=info, actor=actor)
@@ -87,6 +139,10 @@ def viewer(request: Request) -> Viewer:
 async def writer(request: Request) -> Viewer:
     """Dependency for writes: the signed-in user, and a matching CSRF token."""
     current = await run_in_threadpool(viewer, request)  # the session lookup is blocking I/O
+    if current.via_token:
+        if current.read_only:
+            raise Forbidden("this API token is read-only")
+        return current
     token = request.headers.get(CSRF_HEADER)
     if token is None and request.headers.get("content-type", "").startswith(
         ("application/x-www-form-urlencoded", "multipart/form-data")

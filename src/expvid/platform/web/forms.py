@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -14,6 +15,7 @@ from expvid.platform.services.errors import InvalidInput
 from expvid.platform.services.level2 import StepRow, normalized_rows
 from expvid.platform.services.review import DecisionInput
 from expvid.platform.services.tasks import task_spec
+from expvid.platform.web.api_models import DecisionBody, PreviewBody, parse_body
 
 _SPLIT_NUMBERS = re.compile(r"[,\s;]+")
 
@@ -27,7 +29,7 @@ def _int(form: FormData | Mapping[str, Any], name: str, default: int | None = No
     raw = form.get(name)
     if isinstance(raw, int) and not isinstance(raw, bool):
         return raw
-    if isinstance(raw, str) and raw.strip().lstrip("-").isdigit():
+    if isinstance(raw, str) and raw.strip().lstrip("-").isdigit() and len(raw.strip()) <= 10:
         return int(raw)
     if default is not None:
         return default
@@ -68,10 +70,13 @@ def _float_or_none(raw: str, label: str, problems: list[str]) -> float | None:
     if not raw:
         return None
     try:
-        return float(raw)
+        value = float(raw)
     except ValueError:
-        problems.append(f"{label}: {raw!r} is not a time in seconds")
+        value = math.nan
+    if not math.isfinite(value) or len(raw) > 32:
+        problems.append(f"{label}: {raw[:32]!r} is not a time in seconds")
         return None
+    return value
 
 
 def rows_from_form(form: FormData) -> list[StepRow]:
@@ -94,7 +99,7 @@ def rows_from_form(form: FormData) -> list[StepRow]:
         label = f"row {position}"
         rows.append(
             StepRow(
-                ref=int(ref) if ref.isdigit() else None,
+                ref=int(ref) if ref.isdigit() and len(ref) < 7 else None,
                 text=clean_text(text),
                 start=_float_or_none(str(start), label, problems),
                 end=_float_or_none(str(end), label, problems),
@@ -108,10 +113,8 @@ def rows_from_form(form: FormData) -> list[StepRow]:
 def rows_from_json(raw: Any) -> list[StepRow]:
     if not isinstance(raw, list) or not all(isinstance(r, dict) for r in raw):
         raise InvalidInput(["'steps' must be a list of {ref, text, start, end} objects"])
-    try:
-        return [StepRow.from_dict(r) for r in raw]
-    except (TypeError, ValueError) as error:
-        raise InvalidInput([f"bad step row: {error}"]) from None
+    body = parse_body(PreviewBody, {"steps": raw})
+    return [row.row() for row in body.steps]
 
 
 def decision_from_form(
@@ -123,6 +126,15 @@ def decision_from_form(
     if step_editor:
         rows = rows_from_form(form)
         changed = normalized_rows(rows) != normalized_rows(current_rows)
+        if verdict == "reject" and changed:
+            # Rejecting the question while correcting the segment's steps: the correction is kept.
+            return DecisionInput(
+                verdict=verdict,
+                justification=_text(form, "justification"),
+                item_version=_int(form, "item_version"),
+                decision_version=_int(form, "decision_version", 0),
+                rows=rows,
+            )
     else:
         content = content_from_form(item, form)
         changed = not same_content(content, Content(item.question, item.options, item.answer))
@@ -140,25 +152,25 @@ def decision_from_form(
     )
 
 
-def decision_from_json(item: Item, body: Mapping[str, Any], *, step_editor: bool) -> DecisionInput:
-    verdict = body.get("verdict")
+def decision_from_json(item: Item, raw: Mapping[str, Any], *, step_editor: bool) -> DecisionInput:
+    body = parse_body(DecisionBody, dict(raw))
     content = rows = None
-    if verdict == "edit":
+    if body.verdict == "edit":
         if step_editor:
-            rows = rows_from_json(body.get("steps"))
+            if body.steps is None:
+                raise InvalidInput(["an edit of a Level-2 item needs 'steps' (the edited step list)"])
+            rows = [r.row() for r in body.steps]
         else:
-            raw = body.get("content")
-            if not isinstance(raw, dict) or "question" not in raw:
+            if body.content is None:
                 raise InvalidInput(["'content' must be an object with question, options and answer"])
-            content = Content(
-                question=str(raw["question"]), options=raw.get("options"), answer=raw.get("answer")
-            )
-    justification = body.get("justification")
+            content = body.content.content()
+    elif body.verdict == "reject" and step_editor and body.steps is not None:
+        rows = [r.row() for r in body.steps]
     return DecisionInput(
-        verdict=str(verdict),
-        justification=justification if isinstance(justification, str) else "",
-        item_version=_int(body, "item_version"),
-        decision_version=_int(body, "decision_version", 0),
+        verdict=body.verdict,
+        justification=body.justification,
+        item_version=body.item_version,
+        decision_version=body.decision_version,
         content=content,
         rows=rows,
     )
@@ -168,6 +180,8 @@ def echo(form: FormData) -> dict[str, Any]:
     """What the reviewer typed, to show again after an error (nothing typed is lost)."""
     data: dict[str, Any] = {}
     for key in form:
+        if key == "csrf_token":
+            continue
         values = form.getlist(key)
         data[key] = values if key.startswith("step_") else (values[0] if values else "")
     return data

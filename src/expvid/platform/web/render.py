@@ -14,6 +14,8 @@ from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 from markupsafe import Markup
 
+from expvid.platform.config import InputLimits
+
 TEMPLATES_DIR = Path(__file__).resolve().parent / "templates"
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 
@@ -76,5 +78,12 @@ def page(
 ) -> HTMLResponse:
     """Render a page; the signed-in viewer (if any) and its CSRF token are always in the context."""
     viewer = getattr(request.state, "viewer", None)
-    full = {"viewer": viewer, "csrf_token": viewer.csrf_token if viewer else None, **(context or {})}
+    settings = getattr(request.app.state, "settings", None)
+    full = {
+        "viewer": viewer,
+        "csrf_token": viewer.csrf_token if viewer else None,
+        # Field limits for the forms' maxlength (the server checks the same numbers).
+        "limits": settings.limits if settings is not None else InputLimits(),
+        **(context or {}),
+    }
     return templates.TemplateResponse(request, name, full, status_code=status_code)

@@ -2,14 +2,25 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from expvid.platform.db.models import Assignment, AuditEvent, Decision, Experiment, Item, Segment, User
+from expvid.platform.db.models import (
+    Assignment,
+    AuditEvent,
+    Decision,
+    Experiment,
+    ImportBatch,
+    Item,
+    Segment,
+    User,
+)
 from expvid.platform.guidelines import guidelines_for
-from expvid.platform.services.access import can_adjudicate
+from expvid.platform.services.access import can_adjudicate, discipline_matches
+from expvid.platform.services.assignment import ANNOTATORS_PER_ITEM, eligible_annotators
 from expvid.platform.services.audit import item_history
 from expvid.platform.services.authoring import can_author
 from expvid.platform.services.errors import Actor
@@ -17,6 +28,7 @@ from expvid.platform.services.level2 import rows_from_steps
 from expvid.platform.services.review import own_decision, uses_step_editor
 from expvid.platform.services.settlement import segment_steps
 from expvid.platform.services.tasks import LEVEL3_TASKS, TASKS, task_spec
+from expvid.platform.web.media_info import frame_rate
 from expvid.schema import OPTION_LETTERS, count_blanks
 
 #: Audit actions an annotator may see on an open item without learning the other annotator's judgement.
@@ -24,19 +36,77 @@ _BLIND_SAFE_ACTIONS = {"item.imported", "item.created", "item.rebuilt", "steps.c
 
 
 def media_for(item: Item) -> dict[str, Any]:
-    """Which file the player loads and which window it is clamped to.
+    """Which file the player loads, the window it is clamped to, and spans cut from the clip.
 
     With the source video available the player seeks to the clip's window inside it (the reviewer
-    can see the context the clip was cut from); otherwise it plays the clip file whole.
+    can see the context the clip was cut from) and skips the spans the build removed from the clip
+    (a completeness-verification clip lacks one step: the reviewer sees what the model sees);
+    otherwise it plays the clip file whole.
     """
     if item.source_video and item.window_start is not None and item.window_end is not None:
+        source = (item.provenance or {}).get("source")
+        removed = source.get("removed") if isinstance(source, dict) else None
+        spans = [
+            [float(a), float(b)]
+            for a, b in (removed if isinstance(removed, list) else [])
+            if isinstance(a, int | float) and isinstance(b, int | float) and b > a
+        ]
         return {
             "url": f"/media/items/{item.id}/source",
             "start": item.window_start,
             "end": item.window_end,
+            "removed": spans,
             "clip_url": f"/media/items/{item.id}/clip",
         }
-    return {"url": f"/media/items/{item.id}/clip", "start": None, "end": None, "clip_url": None}
+    return {
+        "url": f"/media/items/{item.id}/clip",
+        "start": None,
+        "end": None,
+        "removed": [],
+        "clip_url": None,
+    }
+
+
+#: (database URL, import batch id) -> the batch's root. A batch's root never changes once imported, and
+#: this is only used for the frame rate, so a page view saves the query.
+_BATCH_ROOTS: dict[tuple[str, int], str] = {}
+
+
+def media_file(db: Session, item: Item) -> Path | None:
+    """The file the player loads for `item` (for its frame rate), if it is there."""
+    key = (str(db.get_bind().engine.url), item.batch_id)
+    root = _BATCH_ROOTS.get(key)
+    if root is None:
+        batch = db.get(ImportBatch, item.batch_id)
+        if batch is None:
+            return None
+        root = _BATCH_ROOTS.setdefault(key, batch.root)
+    playing_source = item.source_video and item.window_start is not None and item.window_end is not None
+    relative = item.source_video if playing_source else item.video_path
+    path = Path(root) / (relative or "")
+    return path if relative and path.is_file() else None
+
+
+def timeline_for(item: Item, media: dict[str, Any], segment: Segment | None) -> dict[str, Any]:
+    """What the timeline under the player shows, in the player's time.
+
+    Step times are on the source video's clock. When the player shows the source, that is the
+    player's clock too; when it shows a segment's clip file, the clip starts at the segment's start
+    (`offset`). The page's script draws the bar once the video's duration is known.
+    """
+    playing_source = media.get("start") is not None
+    offset = 0.0 if playing_source or segment is None or segment.start is None else float(segment.start)
+    marks = []
+    if segment is not None:
+        for step in segment_steps(segment):
+            if step.start is None or step.end is None:
+                continue
+            marks.append(
+                {"label": str(step.number), "text": step.text, "start": step.start - offset,
+                 "end": step.end - offset}
+            )  # fmt: skip
+    window = [media["start"], media["end"]] if playing_source else None
+    return {"offset": offset, "window": window, "removed": media.get("removed") or [], "marks": marks}
 
 
 def answer_text(item: Item) -> str:
@@ -72,18 +142,39 @@ def review_context(
         assert segment is not None
         rows = [r.as_dict() for r in rows_from_steps(segment_steps(segment))]
     all_decisions = []
+    staffing: dict[str, Any] | None = None
     if actor.role == "admin":
         users = {u.id: u.username for u in db.scalars(select(User))}
         all_decisions = [
             {"user": users.get(d.user_id), "decision": d}
             for d in db.scalars(select(Decision).where(Decision.item_id == item.id).order_by(Decision.id))
         ]
+        assigned = [
+            users.get(uid)
+            for uid in db.scalars(
+                select(Assignment.user_id).where(Assignment.item_id == item.id).order_by(Assignment.slot)
+            )
+        ]
+        staffing = {
+            "assigned": assigned,
+            "missing": max(0, ANNOTATORS_PER_ITEM - len(assigned)),
+            "candidates": [u.username for u in eligible_annotators(db, item)]
+            if item.state in ("pending", "in_review")
+            else [],
+        }
     editable = actor.role == "annotator" and item.state in ("pending", "in_review")
+    media = media_for(item)
+    path = media_file(db, item)
     return {
         "item": item,
         "spec": spec,
         "guide": guidelines_for(item.task),
-        "media": media_for(item),
+        "media": media,
+        "fps": frame_rate(path) if path is not None else None,
+        "timeline": timeline_for(item, media, segment),
+        "staffing": staffing,
+        # Resolved only when used (the "N" key): a page view does not pay for the query.
+        "next_url": f"/next/{item.id}",
         "decision": decision,
         "assignment": assignment,
         "editable": editable,
@@ -121,3 +212,36 @@ def visible_history(db: Session, actor: Actor, item: Item) -> list[AuditEvent]:
     if actor.role == "admin" or final:
         return events
     return [e for e in events if e.actor_id == actor.id or e.action in _BLIND_SAFE_ACTIONS]
+
+
+def next_url(db: Session, actor: Actor, item: Item) -> str | None:
+    """Where "next item" goes from `item`: the reviewer's next open item (annotators), the next
+    conflict (adjudicators), the next item by id (admins)."""
+    if actor.role == "annotator" and actor.id is not None:
+        query = (
+            select(Assignment.item_id)
+            .join(Item, Item.id == Assignment.item_id)
+            .where(
+                Assignment.user_id == actor.id,
+                Assignment.completed_at.is_(None),
+                Item.state.in_(("pending", "in_review")),
+                Assignment.item_id != item.id,
+            )
+        )
+        # The next open item after this one, wrapping around to the first: one query.
+        following = db.scalar(query.order_by(Assignment.item_id < item.id, Assignment.item_id).limit(1))
+        return f"/items/{following}" if following else "/"
+    if actor.role == "adjudicator":
+        mine = [
+            item_id
+            for item_id, discipline in db.execute(
+                select(Item.id, Item.discipline)
+                .where(Item.state == "conflict", Item.id != item.id)
+                .order_by(Item.id)
+            )
+            if discipline_matches(actor.disciplines, discipline)
+        ]
+        conflict = next((i for i in mine if i > item.id), mine[0] if mine else None)
+        return f"/adjudicate/{conflict}" if conflict else "/"
+    following = db.scalar(select(Item.id).where(Item.id > item.id).order_by(Item.id).limit(1))
+    return f"/items/{following}" if following else None

@@ -1,8 +1,9 @@
 """The bundled sample benchmark: a small, deterministic ExpVid-format release of synthetic videos.
 
 `make_sample(dir, seed=0)` writes, in a few seconds, a release in exactly the published layout
-(ten tasks, pre-cut clips, Level-3 videos), the raw sources the build pipeline starts from, and a
-truth sidecar recording which source frames every clip holds. Nothing large is committed: the
+(ten tasks, pre-cut clips, Level-3 videos) that is also a complete candidate directory (provenance with
+source windows, Level-2 segments with timed steps, experiments, papers), the raw sources the build
+pipeline starts from, and a truth sidecar recording which source frames every clip holds. Nothing large is committed: the
 experiment scripts in `protocols/` and this code are the source.
 """
 

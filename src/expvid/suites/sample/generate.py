@@ -17,13 +17,14 @@ from expvid.suites.sample.layout import TRUTH_FILE, source_video
 from expvid.suites.sample.plan import PlannedExperiment
 from expvid.suites.sample.release import plan_release, write_annotations
 from expvid.suites.sample.scripts import load_scripts
+from expvid.suites.sample.sidecars import SIDECAR_PATHS, write_sidecars
 from expvid.suites.sample.sources import write_sources
 from expvid.suites.sample.timeline import plan_timeline
 from expvid.suites.sample.truth import build_truth, is_sample_dir, write_marker, write_truth
 from expvid.suites.sample.videos import VideoJob, run_video_jobs
 
 #: Top-level paths the generator owns inside a sample directory.
-OWNED_PATHS = ("annotations", "videos", "sources", TRUTH_FILE)
+OWNED_PATHS = ("annotations", "videos", "sources", *SIDECAR_PATHS, TRUTH_FILE)
 
 
 class SampleDirectoryError(RuntimeError):
@@ -56,6 +57,9 @@ def make_sample(
 ) -> SampleSummary:
     """Generate the sample ExpVid release, raw sources and truth sidecar into `directory`.
 
+    The release is also a complete candidate directory (`provenance.jsonl`, `segments.jsonl`,
+    `experiments.jsonl`, `papers/`; see `sidecars.py`), ready for `expvid platform import`.
+
     Same seed -> byte-identical annotation files and truth sidecar. `render_videos=False` skips
     encoding (annotations, sources' text files and truth only) for callers that need no media.
     """
@@ -69,6 +73,7 @@ def make_sample(
     kept = [experiment for experiment in planned if experiment.script.kept]
     plan = plan_release(kept, seed)
     write_annotations(root, plan)
+    write_sidecars(root, kept, plan)  # candidate-directory sidecars (segments, papers, windows)
     for experiment in planned:
         write_sources(root, experiment.script, experiment.timeline)
     if render_videos:

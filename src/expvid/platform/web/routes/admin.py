@@ -1,21 +1,39 @@
-"""Admin actions: accounts, assignment runs, reopening an item for correction."""
+"""Admin actions: accounts and their API tokens, assignment runs, adding an annotator to items that
+lack one, reopening an item for correction."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request
+from typing import Annotated
+from urllib.parse import quote
+
+from fastapi import APIRouter, Path, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
-from expvid.platform.db.models import Item
-from expvid.platform.services.assignment import assign_pending
-from expvid.platform.services.errors import InvalidInput, NotFound
+from expvid.platform.db.models import Item, User
+from expvid.platform.security.api_tokens import list_tokens, revoke_user_tokens
+from expvid.platform.services.assignment import add_annotator, assign_pending, short_items
+from expvid.platform.services.errors import Conflict, InvalidInput, NotFound
+from expvid.platform.services.limits import too_long
 from expvid.platform.services.settlement import reopen_for_review
 from expvid.platform.services.users import ROLES, add_user, list_users, set_active
+from expvid.platform.web.api_models import MAX_INT
 from expvid.platform.web.deps import ViewerDep, WriterDep, database_of, passwords_of, settings_of
 from expvid.platform.web.render import page
 
 router = APIRouter(prefix="/admin")
+ItemId = Annotated[int, Path(ge=1, le=MAX_INT)]
+
+
+def _tokens_by_user(request: Request) -> dict[str, int]:
+    with database_of(request).read() as db:
+        counts: dict[str, int] = {}
+        for token, username in list_tokens(db):
+            if token.revoked_at is None:
+                counts[username] = counts.get(username, 0) + 1
+        return counts
 
 
 @router.get("/users", response_class=HTMLResponse)
@@ -24,8 +42,11 @@ def users_page(request: Request, current: ViewerDep) -> Response:
     with database_of(request).read() as db:
         users = list_users(db)
     return page(
-        request, "users.html", {"users": users, "roles": ROLES, "notice": request.query_params.get("notice")}
-    )
+        request,
+        "users.html",
+        {"users": users, "roles": ROLES, "notice": request.query_params.get("notice"),
+         "tokens": _tokens_by_user(request)},
+    )  # fmt: skip
 
 
 @router.post("/users", response_class=HTMLResponse)
@@ -49,8 +70,10 @@ async def create_user(request: Request, current: WriterDep) -> Response:
             with database_of(request).read() as db:
                 users = list_users(db)
             return page(
-                request, "users.html", {"users": users, "roles": ROLES, "problems": error.problems}, 422
-            )
+                request, "users.html",
+                {"users": users, "roles": ROLES, "problems": error.problems, "tokens": _tokens_by_user(request)},
+                422,
+            )  # fmt: skip
         return RedirectResponse("/admin/users?notice=created", status_code=303)
 
     return await run_in_threadpool(work)
@@ -77,14 +100,81 @@ def run_assignment(request: Request, current: WriterDep) -> Response:
     return RedirectResponse(f"/items?notice=assigned-{report.assignments_created}", status_code=303)
 
 
+@router.post("/users/{username}/tokens/revoke")
+async def revoke_tokens(username: str, request: Request, current: WriterDep) -> Response:
+    """Revoke every API token of an account (a leaked script, someone leaving the team)."""
+    current.require("admin")
+
+    def work() -> int:
+        with database_of(request).write() as db:
+            user = db.scalar(select(User).where(User.username == username))
+            if user is None:
+                raise NotFound(f"no user {username!r}")
+            return revoke_user_tokens(db, current.actor, user)
+
+    revoked = await run_in_threadpool(work)
+    notice = quote(f"revoked {revoked} token(s) of {username}")
+    return RedirectResponse(f"/admin/users?notice={notice}", status_code=303)
+
+
+@router.post("/items/{item_id}/annotators")
+async def add_item_annotator(item_id: ItemId, request: Request, current: WriterDep) -> Response:
+    """Give an item that lacks annotators to a chosen annotator."""
+    current.require("admin")
+    form = await request.form()
+    username = str(form.get("username") or "").strip()
+
+    def work() -> None:
+        database_of(request).write_retry(lambda db: add_annotator(db, current.actor, item_id, username))
+
+    await run_in_threadpool(work)
+    return RedirectResponse(
+        f"/items/{item_id}?notice={quote(username + ' added as an annotator')}", status_code=303
+    )
+
+
+@router.post("/short-items/annotators")
+async def add_annotator_to_short_items(request: Request, current: WriterDep) -> Response:
+    """Give every open item of a discipline that lacks annotators to one chosen annotator (dashboard)."""
+    current.require("admin")
+    form = await request.form()
+    username = str(form.get("username") or "").strip()
+    discipline = str(form.get("discipline") or "")
+
+    def work() -> int:
+        def change(db: Session) -> int:
+            added = 0
+            for item in short_items(db, limit=100_000):
+                if item.discipline != discipline:
+                    continue
+                try:
+                    add_annotator(db, current.actor, item.id, username)
+                    added += 1
+                except (InvalidInput, Conflict):
+                    continue  # already on it, or wrote it: the item stays listed
+            if not added:
+                raise InvalidInput([f"{username or 'nobody'} could not be added to any {discipline} item"])
+            return added
+
+        return database_of(request).write_retry(change)
+
+    added = await run_in_threadpool(work)
+    notice = quote(f"{username} added as an annotator to {added} {discipline} item(s)")
+    return RedirectResponse(f"/dashboard?notice={notice}", status_code=303)
+
+
 @router.post("/items/{item_id}/reopen")
-async def reopen(item_id: int, request: Request, current: WriterDep) -> Response:
+async def reopen(item_id: ItemId, request: Request, current: WriterDep) -> Response:
     """Send a settled item back to its annotators for correction (with a reason, audited)."""
     current.require("admin")
     form = await request.form()
     reason = str(form.get("reason") or "").strip()
-    if len(reason) < settings_of(request).min_justification:
+    settings = settings_of(request)
+    if len(reason) < settings.min_justification:
         raise InvalidInput(["reopening an item needs a reason"])
+    problems = too_long("the reason", reason, settings.limits.reason)
+    if problems:
+        raise InvalidInput(problems)
 
     def work() -> None:
         def change(db: Session) -> None:

@@ -1,29 +1,38 @@
 """JSON API: the same operations as the pages, for scripts, the step editor's preview and load tests.
 
-Writes need the `X-CSRF-Token` header (the session's token, from `GET /api/me`).
+Authentication: a browser session (writes then need the `X-CSRF-Token` header, the session's token
+from `GET /api/me`), or a personal API token, `Authorization: Bearer evp_...` (no CSRF token needed;
+create one on the "API tokens" page or with `expvid platform token create`). A token acts with its
+user's role; a read-only token cannot write. Bodies are validated field by field (422 names the
+field); the request body as a whole is capped (413).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
-from sqlalchemy import select
+from fastapi import APIRouter, Path, Query, Request
 from starlette.concurrency import run_in_threadpool
 
 from expvid.platform.db.models import Item
+from expvid.platform.security.api_tokens import list_tokens
 from expvid.platform.services.access import get_visible_item
 from expvid.platform.services.adjudication import Resolution, adjudication_view, resolve
-from expvid.platform.services.content import Content
 from expvid.platform.services.errors import InvalidInput, NotFound
 from expvid.platform.services.reports import agreement_report, progress
 from expvid.platform.services.review import own_decision, preview_step_edit, submit_decision, uses_step_editor
+from expvid.platform.services.search import ItemFilters, search_items
+from expvid.platform.web.api_models import MAX_INT, PreviewBody, ResolutionBody, parse_body
 from expvid.platform.web.deps import ViewerDep, WriterDep, database_of, settings_of
-from expvid.platform.web.forms import decision_from_json, rows_from_json
+from expvid.platform.web.forms import decision_from_json
 from expvid.platform.web.routes.home import annotator_queue
 from expvid.platform.web.views import visible_history
 
 router = APIRouter(prefix="/api")
+
+ItemId = Annotated[int, Path(ge=1, le=MAX_INT)]
+#: Deepest page offset accepted (PostgreSQL refuses OFFSET beyond a bigint; nobody pages that far).
+MAX_OFFSET = 10_000_000
 
 
 async def _json(request: Request) -> dict[str, Any]:
@@ -60,12 +69,26 @@ def me(current: ViewerDep) -> dict[str, Any]:
         "username": current.actor.name,
         "role": current.actor.role,
         "disciplines": list(current.actor.disciplines),
-        "csrf_token": current.csrf_token,
+        "csrf_token": current.csrf_token or None,
+        "via_token": current.via_token,
+        "read_only": current.read_only,
     }
 
 
 @router.get("/items")
-def my_items(request: Request, current: ViewerDep) -> dict[str, Any]:
+def my_items(
+    request: Request,
+    current: ViewerDep,
+    q: Annotated[str | None, Query(max_length=200)] = None,
+    task: Annotated[str | None, Query(max_length=48)] = None,
+    discipline: Annotated[str | None, Query(max_length=128)] = None,
+    state: Annotated[str | None, Query(max_length=16)] = None,
+    flag: Annotated[str | None, Query(max_length=64)] = None,
+    reviewer: Annotated[str | None, Query(max_length=64)] = None,
+    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 1000,
+) -> dict[str, Any]:
+    """An annotator's queue; for admins and adjudicators, items with the items page's filters."""
     with database_of(request).read() as db:
         if current.actor.role == "annotator":
             queue = annotator_queue(db, current)
@@ -81,19 +104,24 @@ def my_items(request: Request, current: ViewerDep) -> dict[str, Any]:
                 ]
             }
         current.require("admin", "adjudicator")
-        query = select(Item).order_by(Item.id).limit(1000)
         if current.actor.role == "adjudicator":
-            query = query.where(Item.state == "conflict")
+            state = "conflict"
+        filters = ItemFilters(
+            q=q, task=task, discipline=discipline, state=state, flag=flag, reviewer=reviewer
+        )
+        items, total = search_items(db, filters, offset=offset, limit=limit)
         return {
+            "total": total,
+            "offset": offset,
             "items": [
-                {"id": i.id, "task": i.task, "state": i.state, "version": i.version}
-                for i in db.scalars(query)
-            ]
+                {"id": i.id, "key": i.key, "task": i.task, "state": i.state, "version": i.version}
+                for i in items
+            ],
         }
 
 
 @router.get("/items/{item_id}")
-def item_detail(item_id: int, request: Request, current: ViewerDep) -> dict[str, Any]:
+def item_detail(item_id: ItemId, request: Request, current: ViewerDep) -> dict[str, Any]:
     with database_of(request).read() as db:
         item = get_visible_item(db, current.actor, item_id)
         decision = own_decision(db, current.actor, item.id)
@@ -113,7 +141,7 @@ def item_detail(item_id: int, request: Request, current: ViewerDep) -> dict[str,
 
 
 @router.post("/items/{item_id}/decision")
-async def api_decision(item_id: int, request: Request, current: WriterDep) -> dict[str, Any]:
+async def api_decision(item_id: ItemId, request: Request, current: WriterDep) -> dict[str, Any]:
     body = await _json(request)
     database = database_of(request)
     settings = settings_of(request)
@@ -124,9 +152,10 @@ async def api_decision(item_id: int, request: Request, current: WriterDep) -> di
             data = decision_from_json(item, body, step_editor=uses_step_editor(item))
         result = database.write_retry(
             lambda db: submit_decision(
-                db, current.actor, item_id, data, min_justification=settings.min_justification
+                db, current.actor, item_id, data, min_justification=settings.min_justification,
+                bounds=settings.limits,
             )
-        )
+        )  # fmt: skip
         return {
             "decision_id": result.decision_id,
             "decision_version": result.decision_version,
@@ -138,9 +167,14 @@ async def api_decision(item_id: int, request: Request, current: WriterDep) -> di
 
 
 @router.post("/items/{item_id}/preview")
-async def api_preview(item_id: int, request: Request, current: WriterDep) -> dict[str, Any]:
-    """The question rebuilt from an edited step list, without saving anything (step editor preview)."""
-    body = await _json(request)
+async def api_preview(item_id: ItemId, request: Request, current: WriterDep) -> dict[str, Any]:
+    """The question rebuilt from an edited step list, without saving anything (step editor preview).
+
+    A 422 with `"code": "cannot_rebuild"` means the list is fine but this question cannot be made
+    from it: the editor then offers to reject the question and keep the correction.
+    """
+    body = parse_body(PreviewBody, await _json(request))
+    rows = [r.row() for r in body.steps]
     database = database_of(request)
 
     def work() -> dict[str, Any]:
@@ -148,14 +182,13 @@ async def api_preview(item_id: int, request: Request, current: WriterDep) -> dic
             item = get_visible_item(db, current.actor, item_id)
             if not uses_step_editor(item):
                 raise NotFound("this item has no step list")
-            content: Content = preview_step_edit(db, item, rows_from_json(body.get("steps")))
-            return content.as_dict()
+            return preview_step_edit(db, item, rows).as_dict()
 
     return await run_in_threadpool(work)
 
 
 @router.get("/items/{item_id}/history")
-def api_history(item_id: int, request: Request, current: ViewerDep) -> dict[str, Any]:
+def api_history(item_id: ItemId, request: Request, current: ViewerDep) -> dict[str, Any]:
     with database_of(request).read() as db:
         item = get_visible_item(db, current.actor, item_id)
         return {
@@ -174,12 +207,23 @@ def api_history(item_id: int, request: Request, current: ViewerDep) -> dict[str,
 
 
 @router.get("/adjudications/{item_id}")
-def api_adjudication(item_id: int, request: Request, current: ViewerDep) -> dict[str, Any]:
+def api_adjudication(item_id: ItemId, request: Request, current: ViewerDep) -> dict[str, Any]:
     with database_of(request).read() as db:
         view = adjudication_view(db, current.actor, item_id)
         return {
             "item_version": view.item_version,
-            "versions": [{"label": v.label, "content": v.content, "steps": v.rows} for v in view.versions],
+            "versions": [
+                {
+                    "label": v.label,
+                    "content": v.content,
+                    "steps": v.rows,
+                    "derived": [
+                        {"item": d.key, "task": d.task, "content": d.content, "problem": d.problem}
+                        for d in v.derived
+                    ],
+                }
+                for v in view.versions
+            ],
             "judgements": [
                 {
                     "label": j.label,
@@ -193,23 +237,25 @@ def api_adjudication(item_id: int, request: Request, current: ViewerDep) -> dict
 
 
 @router.post("/adjudications/{item_id}")
-async def api_resolve(item_id: int, request: Request, current: WriterDep) -> dict[str, Any]:
-    body = await _json(request)
+async def api_resolve(item_id: ItemId, request: Request, current: WriterDep) -> dict[str, Any]:
+    body = parse_body(ResolutionBody, await _json(request))
     database = database_of(request)
     settings = settings_of(request)
-    raw_content = body.get("content")
     data = Resolution(
-        outcome=str(body.get("outcome")),
-        justification=str(body.get("justification") or ""),
-        item_version=int(body.get("item_version") or 0),
-        content=Content.from_dict(raw_content) if isinstance(raw_content, dict) else None,
-        rows=rows_from_json(body["steps"]) if body.get("steps") is not None else None,
+        outcome=body.outcome,
+        justification=body.justification,
+        item_version=body.item_version,
+        content=body.content.content() if body.content is not None else None,
+        rows=[r.row() for r in body.steps] if body.steps is not None else None,
     )
 
     def work() -> dict[str, Any]:
         item = database.write_retry(
-            lambda db: resolve(db, current.actor, item_id, data, min_justification=settings.min_justification)
-        )
+            lambda db: resolve(
+                db, current.actor, item_id, data, min_justification=settings.min_justification,
+                bounds=settings.limits,
+            )
+        )  # fmt: skip
         return {"item_state": item.state, "item_version": item.version}
 
     return await run_in_threadpool(work)
@@ -234,3 +280,25 @@ def api_agreement(request: Request, current: ViewerDep) -> dict[str, Any]:
     current.require("admin", "adjudicator")
     with database_of(request).read() as db:
         return agreement_report(db).as_dict()
+
+
+@router.get("/tokens")
+def api_tokens(request: Request, current: ViewerDep) -> dict[str, Any]:
+    """The caller's own API tokens (never the tokens themselves, which are not stored)."""
+    with database_of(request).read() as db:
+        rows = list_tokens(db, current.actor.id)
+    return {
+        "tokens": [
+            {
+                "id": t.id,
+                "name": t.name,
+                "prefix": t.prefix,
+                "read_only": t.read_only,
+                "created_at": t.created_at.isoformat(),
+                "last_used_at": t.last_used_at.isoformat() if t.last_used_at else None,
+                "expires_at": t.expires_at.isoformat() if t.expires_at else None,
+                "revoked": t.revoked_at is not None,
+            }
+            for t, _ in rows
+        ]
+    }

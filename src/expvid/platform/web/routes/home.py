@@ -3,21 +3,25 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Annotated
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, Response
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from expvid.platform.db.models import Assignment, Decision, Item
+from expvid.platform.db.models import Assignment, Decision, Item, User
 from expvid.platform.services.access import discipline_matches
 from expvid.platform.services.reports import STATES
+from expvid.platform.services.search import ItemFilters, flag_kinds, reviewers_on_items, search_items
 from expvid.platform.services.tasks import TASKS
 from expvid.platform.web.deps import Viewer, ViewerDep, database_of
 from expvid.platform.web.render import page
 
 router = APIRouter()
 PAGE_SIZE = 100
+#: Deepest page offset accepted (PostgreSQL refuses OFFSET beyond a bigint; nobody pages that far).
+MAX_OFFSET = 10_000_000
 
 
 @dataclass(frozen=True)
@@ -75,34 +79,43 @@ def home(request: Request, current: ViewerDep) -> Response:
 
 
 @router.get("/items", response_class=HTMLResponse)
-def items_page(request: Request, current: ViewerDep) -> Response:
-    """Admin browser over all items, filterable by state, task and discipline."""
+def items_page(
+    request: Request,
+    current: ViewerDep,
+    q: Annotated[str | None, Query(max_length=200)] = None,
+    task: Annotated[str | None, Query(max_length=48)] = None,
+    discipline: Annotated[str | None, Query(max_length=128)] = None,
+    state: Annotated[str | None, Query(max_length=16)] = None,
+    flag: Annotated[str | None, Query(max_length=64)] = None,
+    reviewer: Annotated[str | None, Query(max_length=64)] = None,
+    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
+) -> Response:
+    """Admin browser over all items: text search and filters by task, discipline, state, flag, reviewer."""
     current.require("admin")
-    state = request.query_params.get("state") or None
-    task = request.query_params.get("task") or None
-    discipline = request.query_params.get("discipline") or None
-    try:
-        offset = max(0, int(request.query_params.get("offset", "0")))
-    except ValueError:
-        offset = 0
+    filters = ItemFilters(
+        q=q or None, task=task or None, discipline=discipline or None, state=state or None,
+        flag=flag or None, reviewer=reviewer or None,
+    )  # fmt: skip
     with database_of(request).read() as db:
-        query = select(Item)
-        if state:
-            query = query.where(Item.state == state)
-        if task:
-            query = query.where(Item.task == task)
-        if discipline:
-            query = query.where(Item.discipline == discipline)
-        total = db.scalar(select(func.count()).select_from(query.subquery())) or 0
-        items = list(db.scalars(query.order_by(Item.id).offset(offset).limit(PAGE_SIZE)))
+        items, total = search_items(db, filters, offset=offset, limit=PAGE_SIZE)
         disciplines = [d for (d,) in db.execute(select(Item.discipline).distinct().order_by(Item.discipline))]
+        reviewers = list(
+            db.scalars(
+                select(User.username)
+                .where(User.role.in_(("annotator", "adjudicator")))
+                .order_by(User.username)
+            )
+        )
+        reviewers_of = reviewers_on_items(db, [i.id for i in items])
+        flags = flag_kinds(db)
     return page(
         request,
         "items.html",
         {
             "items": items, "total": total, "offset": offset, "page_size": PAGE_SIZE,
-            "states": STATES, "tasks": list(TASKS), "disciplines": disciplines,
-            "filters": {"state": state, "task": task, "discipline": discipline},
+            "states": STATES, "tasks": list(TASKS), "disciplines": disciplines, "flags": flags,
+            "reviewers": reviewers, "reviewers_of": reviewers_of,
+            "filters": filters, "active": filters.active(),
             "notice": request.query_params.get("notice"),
         },
     )  # fmt: skip

@@ -1,10 +1,15 @@
-"""Review pages: one item with its video, guidelines and the decision form (per task type)."""
+"""Review pages: one item with its video, guidelines and the decision form (per task type).
+
+A refused save redirects back to the item page with the typed form kept as a draft
+(POST-redirect-GET, `web/drafts.py`), so reloading the page never posts again.
+"""
 
 from __future__ import annotations
 
+from typing import Annotated
 from urllib.parse import quote
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -17,12 +22,16 @@ from expvid.platform.services.errors import Conflict, InvalidInput
 from expvid.platform.services.level2 import rows_from_steps
 from expvid.platform.services.review import mark_opened, submit_decision, uses_step_editor
 from expvid.platform.services.settlement import segment_steps
+from expvid.platform.web.api_models import MAX_INT
 from expvid.platform.web.deps import Viewer, ViewerDep, WriterDep, database_of, settings_of
+from expvid.platform.web.drafts import drop_drafts, load_draft, refused
 from expvid.platform.web.forms import decision_from_form, echo
 from expvid.platform.web.render import page
-from expvid.platform.web.views import review_context, visible_history
+from expvid.platform.web.views import next_url, review_context, visible_history
 
 router = APIRouter()
+ItemId = Annotated[int, Path(ge=1, le=MAX_INT)]
+DraftToken = Annotated[str | None, Query(max_length=64)]
 
 
 def _template(item: Item) -> str:
@@ -34,7 +43,7 @@ def _template(item: Item) -> str:
 
 
 @router.get("/items/{item_id}", response_class=HTMLResponse)
-def review_page(item_id: int, request: Request, current: ViewerDep) -> Response:
+def review_page(item_id: ItemId, request: Request, current: ViewerDep, draft: DraftToken = None) -> Response:
     database = database_of(request)
     with database.read() as db:
         item = get_visible_item(db, current.actor, item_id)
@@ -54,8 +63,22 @@ def review_page(item_id: int, request: Request, current: ViewerDep) -> Response:
             mark_opened(db, current.actor, item_id)
     with database.read() as db:
         item = get_visible_item(db, current.actor, item_id)
-        context = review_context(db, current.actor, item)
+        kept = load_draft(db, current.session.session_id, f"/items/{item_id}", draft)
+        data = dict(kept.data) if kept else {}
+        which = data.pop("__form__", "decision")
+        context = review_context(
+            db,
+            current.actor,
+            item,
+            form=data,
+            problems=kept.problems if kept and which == "decision" else None,
+        )
+        if kept and which == "author":
+            context["author_problems"] = kept.problems
+        context["conflict"] = bool(kept and kept.conflict)
         context["notice"] = request.query_params.get("notice")
+        if draft and kept is None:
+            context["notice"] = "The unsaved form has expired; this is the item as it stands."
         return page(request, _template(item), context)
 
 
@@ -74,7 +97,7 @@ def _next_item(db: Session, current: Viewer) -> int | None:
 
 
 @router.post("/items/{item_id}/decision", response_class=HTMLResponse)
-async def save_decision(item_id: int, request: Request, current: WriterDep) -> Response:
+async def save_decision(item_id: ItemId, request: Request, current: WriterDep) -> Response:
     form = await request.form()
     database = database_of(request)
     settings = settings_of(request)
@@ -93,18 +116,23 @@ async def save_decision(item_id: int, request: Request, current: WriterDep) -> R
                 )
             database.write_retry(
                 lambda db: submit_decision(
-                    db, current.actor, item_id, data, min_justification=settings.min_justification
+                    db, current.actor, item_id, data, min_justification=settings.min_justification,
+                    bounds=settings.limits,
                 )
-            )
+            )  # fmt: skip
         except (InvalidInput, Conflict) as error:
-            with database.read() as db:
-                item = get_visible_item(db, current.actor, item_id)
-                problems = error.problems if isinstance(error, InvalidInput) else [str(error)]
-                context = review_context(db, current.actor, item, form=echo(form), problems=problems)
-                context["conflict"] = isinstance(error, Conflict)
-                return page(
-                    request, _template(item), context, status_code=409 if isinstance(error, Conflict) else 422
-                )
+            problems = error.problems if isinstance(error, InvalidInput) else [str(error)]
+            data_kept = {**echo(form), "__form__": "decision"}
+            return refused(
+                request,
+                current,
+                f"/items/{item_id}",
+                data_kept,
+                problems,
+                conflict=isinstance(error, Conflict),
+            )
+        with database.write() as db:
+            drop_drafts(db, current.session.session_id, f"/items/{item_id}")
         with database.read() as db:
             following = _next_item(db, current)
         target = f"/items/{following}?notice=saved" if following else "/?notice=saved"
@@ -113,8 +141,17 @@ async def save_decision(item_id: int, request: Request, current: WriterDep) -> R
     return await run_in_threadpool(work)
 
 
+@router.get("/next/{item_id}")
+def next_item(item_id: ItemId, request: Request, current: ViewerDep) -> Response:
+    """The "next item" key: the reviewer's next open item after `item_id` (wrapping around)."""
+    with database_of(request).read() as db:
+        item = get_visible_item(db, current.actor, item_id)
+        target = next_url(db, current.actor, item) or "/items"
+    return RedirectResponse(target, status_code=303)
+
+
 @router.get("/items/{item_id}/history", response_class=HTMLResponse)
-def history_page(item_id: int, request: Request, current: ViewerDep) -> Response:
+def history_page(item_id: ItemId, request: Request, current: ViewerDep) -> Response:
     with database_of(request).read() as db:
         item = get_visible_item(db, current.actor, item_id)
         events = visible_history(db, current.actor, item)
@@ -141,15 +178,15 @@ async def write_question(video_id: str, request: Request, current: WriterDep) ->
                     answers=[a for a in str(form.get("new_answers") or "").splitlines() if a.strip()],
                     justification=str(form.get("new_justification") or ""),
                     min_justification=settings.min_justification,
+                    bounds=settings.limits,
                 )
             )
         except InvalidInput as error:
-            if back.isdigit():
+            if back.isdigit() and len(back) < 10:
                 with database.read() as db:
-                    item_back = get_visible_item(db, current.actor, int(back))
-                    context = review_context(db, current.actor, item_back, form=echo(form))
-                    context["author_problems"] = error.problems
-                    return page(request, "review_blanks.html", context, status_code=422)
+                    get_visible_item(db, current.actor, int(back))  # 404 for someone else's item
+                data_kept = {**echo(form), "__form__": "author"}
+                return refused(request, current, f"/items/{back}", data_kept, error.problems, conflict=False)
             raise
         target = f"/items/{back}" if back.isdigit() else "/"
         notice = quote(f"new question {item.key} created and sent to two other annotators")

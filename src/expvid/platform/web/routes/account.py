@@ -1,0 +1,82 @@
+"""The signed-in user's own API tokens: create (shown once), list, revoke."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Path, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from sqlalchemy import select
+from starlette.concurrency import run_in_threadpool
+
+from expvid.platform.db.models import User
+from expvid.platform.security.api_tokens import create_token, list_tokens, revoke_token
+from expvid.platform.services.errors import InvalidInput
+from expvid.platform.web.api_models import MAX_INT
+from expvid.platform.web.deps import ViewerDep, WriterDep, database_of
+from expvid.platform.web.render import page
+
+router = APIRouter(prefix="/account")
+TokenId = Annotated[int, Path(ge=1, le=MAX_INT)]
+
+
+def _tokens_page(
+    request: Request, current: ViewerDep, *, new_token: str | None = None, problems: list[str] | None = None,
+    status_code: int = 200,
+) -> Response:  # fmt: skip
+    with database_of(request).read() as db:
+        tokens = [t for t, _ in list_tokens(db, current.actor.id)]
+    response = page(
+        request,
+        "tokens.html",
+        {"tokens": tokens, "new_token": new_token, "problems": problems or [],
+         "notice": request.query_params.get("notice")},
+        status_code,
+    )  # fmt: skip
+    if new_token is not None:
+        response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+@router.get("/tokens", response_class=HTMLResponse)
+def tokens_page(request: Request, current: ViewerDep) -> Response:
+    return _tokens_page(request, current)
+
+
+@router.post("/tokens", response_class=HTMLResponse)
+async def new_token(request: Request, current: WriterDep) -> Response:
+    """Create a token and show it once (the page is not cached; only its digest is stored)."""
+    form = await request.form()
+    name = str(form.get("name") or "")
+    read_only = form.get("read_only") == "1"
+    raw_days = str(form.get("expires_days") or "").strip()
+
+    def work() -> Response:
+        try:
+            days = float(raw_days) if raw_days else None
+        except ValueError:
+            return _tokens_page(
+                request, current, problems=["days until expiry must be a number"], status_code=422
+            )
+        try:
+            with database_of(request).write() as db:
+                user = db.scalar(select(User).where(User.id == current.actor.id))
+                assert user is not None
+                token, _ = create_token(
+                    db, current.actor, user, name=name, read_only=read_only, expires_days=days
+                )
+        except InvalidInput as error:
+            return _tokens_page(request, current, problems=error.problems, status_code=422)
+        return _tokens_page(request, current, new_token=token, status_code=201)
+
+    return await run_in_threadpool(work)
+
+
+@router.post("/tokens/{token_id}/revoke")
+async def revoke(token_id: TokenId, request: Request, current: WriterDep) -> Response:
+    def work() -> None:
+        with database_of(request).write() as db:
+            revoke_token(db, current.actor, token_id)
+
+    await run_in_threadpool(work)
+    return RedirectResponse("/account/tokens?notice=revoked", status_code=303)
