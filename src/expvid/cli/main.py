@@ -13,6 +13,7 @@ from expvid.cli.platform import platform_app
 from expvid.cli.report import compare_command, report_command
 from expvid.cli.sample import sample_app
 from expvid.cli.score import score_command
+from expvid.cli.view import view_command  # light: the viewer is imported when it runs
 
 app = typer.Typer(
     name="expvid",
@@ -27,6 +28,7 @@ app.command("report")(report_command)
 app.command("compare")(compare_command)
 app.command("frames")(frames_command)
 app.command("build")(build_command)
+app.command("view")(view_command)
 app.add_typer(sample_app, name="sample")
 app.add_typer(data_app, name="data")
 app.add_typer(platform_app, name="platform")
