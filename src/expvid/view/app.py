@@ -22,7 +22,7 @@ from expvid.schema import VideoRef
 from expvid.view.detail import item_detail
 from expvid.view.frames import confined
 from expvid.view.render import STATIC_DIR, render_overview, render_page
-from expvid.view.rows import build_rows
+from expvid.view.rows import rows_json
 from expvid.view.session import RunView, ViewSession, dumps
 
 _HEADERS = [
@@ -98,7 +98,7 @@ def create_app(session: ViewSession, *, allowed_hosts: list[str] | None = None) 
     def items() -> Response:
         session.refresh()
         with session.lock:
-            text = session.memo("rows_json", lambda: dumps(session.memo("rows", lambda: build_rows(session))))
+            text = rows_json(session)
         return Response(text, media_type="application/json")
 
     @app.get("/api/item")

@@ -3,7 +3,8 @@
 Rows are short on purpose (one-letter keys): a 10,000-item run with two runs is a few MB of JSON,
 filtered and drawn in the page without asking the server again. Each cell carries its outcome
 (`expvid.view.outcome`), the answer as extraction read it, and flags; each row a lower-cased text
-that the search box matches (id, question, options, gold, answers, the start of each response).
+that the search box matches (id, question, options, gold, answers, the start of each response):
+the question comes first in it, on one line, and is what the list shows.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any
 from expvid.schema import Item, ItemScore, Prediction
 from expvid.view.display import SEARCH_RESPONSE_CHARS, answer_text, gold_text
 from expvid.view.outcome import Verdict, classify
-from expvid.view.session import RunView, ViewSession
+from expvid.view.session import RunView, ViewSession, dumps
 
 
 def verdict_of(
@@ -83,20 +84,19 @@ def build_rows(session: ViewSession) -> dict[str, Any]:
         for run in session.runs:
             cell, text = _cell(run, item_id, item)
             cells.append(cell)
-            texts.append(cell["a"])
             texts.append(text)
-        question = item.question if item is not None else ""
-        search = [item_id, question, gold_text(item), *texts]
+        # The question on one line first (the list shows its start), then what else search reads;
+        # the page adds the id, gold and answers, which the row carries anyway.
+        search = [" ".join(item.question.split()) if item is not None else "", *texts]
         if item is not None and item.options:
             search.extend(item.options.values())
         row: dict[str, Any] = {
             "i": item_id,
             "t": task,
             "d": discipline or "",
-            "q": " ".join(question.split())[:240],
             "g": gold_text(item),
             "r": cells,
-            "s": " \n".join(part for part in search if part).lower(),
+            "s": "\n".join(search),
         }
         if item is not None and item.level is not None:
             row["l"] = item.level
@@ -115,3 +115,8 @@ def build_rows(session: ViewSession) -> dict[str, Any]:
         "disciplines": sorted(disciplines),
         "rows": rows,
     }
+
+
+def rows_json(session: ViewSession) -> str:
+    """The list as JSON text, built once per data version (the served page fetches it as is)."""
+    return str(session.memo("rows_json", lambda: dumps(session.memo("rows", lambda: build_rows(session)))))

@@ -8,6 +8,8 @@ and never silently dropped from the counts.
 
 from __future__ import annotations
 
+import json
+import operator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
@@ -18,6 +20,13 @@ from expvid.run.rundir import ITEM_SCORES, JUDGMENTS, MANIFEST, PREDICTIONS, SCO
 from expvid.schema import DataError, ItemScore, Judgment, Prediction, RunManifest, describe_validation_error
 from expvid.view.tail import FileStamp, JsonlTail, Line, read_json, read_jsonl_whole, stamps_token
 
+
+class _RunItemScore(ItemScore):
+    """A line of item_scores.jsonl: the sample it scores is part of the line (0 when absent)."""
+
+    sample: int = 0
+
+
 SAMPLE_SCORES = "sample_scores.jsonl"  # the name expvid.run.scoring_phase writes
 WATCHED = (MANIFEST, PREDICTIONS, JUDGMENTS, ITEM_SCORES, SAMPLE_SCORES, SCORES)
 
@@ -25,13 +34,35 @@ M = TypeVar("M", bound=BaseModel)
 Key = tuple[str, int]
 
 
-@dataclass(frozen=True)
 class Record(Generic[M]):
-    """A record as written (`raw`), as the schema reads it (`model`), and where (`line`)."""
+    """A record as the schema reads it (`model`), as written (`raw`, parsed when first asked for:
+    only item pages need it), and where (`line`)."""
 
-    raw: dict[str, Any]
-    model: M
-    line: int
+    __slots__ = ("_raw", "line", "model", "text")
+
+    def __init__(self, text: bytes, model: M, line: int) -> None:
+        self.text = text
+        self.model = model
+        self.line = line
+        self._raw: dict[str, Any] | None = None
+
+    @property
+    def raw(self) -> dict[str, Any]:
+        if self._raw is None:
+            value = json.loads(self.text)
+            self._raw = value if isinstance(value, dict) else {}
+        return self._raw
+
+
+def parse(line: Line, schema: type[M], file: str) -> M | str:
+    """The line as a schema model, or `file:line: why` (one JSON pass, in pydantic-core)."""
+    try:
+        return schema.model_validate_json(line.text)
+    except ValidationError as error:
+        return f"{file}:{line.number}: {describe_validation_error(error)}"
+
+
+_key = operator.attrgetter("item_id", "sample")
 
 
 @dataclass
@@ -60,17 +91,12 @@ class _Keyed(Generic[M]):
         return restarted or bool(lines)
 
     def _add(self, line: Line) -> None:
-        where = f"{self.path.name}:{line.number}"
-        if line.record is None:
-            self.problems.append(f"{where}: {line.problem}")
+        model = parse(line, self.schema, self.path.name)
+        if isinstance(model, str):
+            self.problems.append(model)
             return
-        try:
-            model = self.schema.model_validate(line.record)
-        except ValidationError as error:
-            self.problems.append(f"{where}: {describe_validation_error(error)}")
-            return
-        key = (str(line.record["item_id"]), int(getattr(model, "sample", 0)))  # validated: it is there
-        self.records[key] = Record(line.record, model, line.number)
+        item_id, sample = _key(model)
+        self.records[(str(item_id), int(sample))] = Record(line.text, model, line.number)
 
 
 class RunFiles:
@@ -88,7 +114,7 @@ class RunFiles:
         self.manifest_raw: dict[str, Any] = {}
         self.manifest: RunManifest | None = None
         self.scores: dict[str, Any] | None = None
-        self.item_scores: dict[Key, Record[ItemScore]] = {}
+        self.item_scores: dict[Key, Record[ItemScore]] = {}  # (item, sample) -> score
         #: Modification time of item_scores.jsonl: a prediction written after it is not scored yet.
         self.item_scores_mtime: float | None = None
         self._whole_problems: dict[str, list[str]] = {}
@@ -100,6 +126,7 @@ class RunFiles:
         """Read what changed; True when anything did."""
         changed = self._predictions.refresh()
         changed |= self._judgments.refresh()
+        scores_changed = False
         for name in (MANIFEST, SCORES, ITEM_SCORES, SAMPLE_SCORES):
             stamp = FileStamp.of(self.root / name)
             if name in self._stamps and self._stamps[name] == stamp:
@@ -112,7 +139,9 @@ class RunFiles:
                 self.scores, problem = read_json(self.root / SCORES)
                 self._whole_problems[SCORES] = [problem] if problem else []
             else:
-                self._read_item_scores()
+                scores_changed = True
+        if scores_changed:
+            self._read_item_scores()
         return changed
 
     def _read_manifest(self) -> None:
@@ -133,18 +162,11 @@ class RunFiles:
         # sample_scores.jsonl holds every sample when there are several; item_scores.jsonl the headline.
         for name in (SAMPLE_SCORES, ITEM_SCORES):
             for line in read_jsonl_whole(self.root / name):
-                where = f"{name}:{line.number}"
-                if line.record is None:
-                    problems.append(f"{where}: {line.problem}")
+                model = parse(line, _RunItemScore, name)
+                if isinstance(model, str):
+                    problems.append(model)
                     continue
-                try:
-                    model = ItemScore.model_validate(line.record)
-                except ValidationError as error:
-                    problems.append(f"{where}: {describe_validation_error(error)}")
-                    continue
-                sample = line.record.get("sample", 0)
-                key = (model.item_id, int(sample) if isinstance(sample, int) else 0)
-                merged[key] = Record(line.record, model, line.number)
+                merged[(model.item_id, model.sample)] = Record(line.text, model, line.number)
         self.item_scores = merged
         stamp = self._stamps.get(ITEM_SCORES)
         self.item_scores_mtime = None if stamp is None else stamp.mtime_ns / 1e9

@@ -6,6 +6,7 @@ import socket
 from collections.abc import Callable
 
 from expvid.view.app import create_app
+from expvid.view.rows import rows_json
 from expvid.view.session import ViewSession
 
 
@@ -39,6 +40,7 @@ def serve(session: ViewSession, *, host: str, port: int, ready: Callable[[str], 
     elif host not in hosts:
         hosts.append(host)
     app = create_app(session, allowed_hosts=hosts)
+    rows_json(session)  # build the item list now, not on the first page load
     config = uvicorn.Config(app, log_level="warning", lifespan="off", timeout_keep_alive=30)
     server = uvicorn.Server(config)
     ready(url_of(sock, host))

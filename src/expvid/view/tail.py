@@ -42,25 +42,10 @@ class FileStamp:
 
 @dataclass(frozen=True)
 class Line:
-    """One complete line of a JSONL file: its number and its object, or why it is not one."""
+    """One complete, non-blank line of a JSONL file: its number and its bytes."""
 
     number: int
-    record: dict[str, Any] | None
-    problem: str | None = None
-
-
-def parse_line(number: int, raw: bytes) -> Line | None:
-    """A non-blank line as an object, or a `Line` with the problem; None for a blank line."""
-    text = raw.strip()
-    if not text:
-        return None
-    try:
-        value = json.loads(text)
-    except (ValueError, UnicodeDecodeError) as error:
-        return Line(number, None, f"not valid JSON ({error})")
-    if not isinstance(value, dict):
-        return Line(number, None, f"expected a JSON object, got {type(value).__name__}")
-    return Line(number, value)
+    text: bytes
 
 
 class JsonlTail:
@@ -98,9 +83,8 @@ class JsonlTail:
         lines: list[Line] = []
         for raw in data[: cut + 1].split(b"\n")[:-1]:
             self._line += 1
-            parsed = parse_line(self._line, raw)
-            if parsed is not None:
-                lines.append(parsed)
+            if raw.strip():
+                lines.append(Line(self._line, raw))
         self._offset += cut + 1
         return restarted, lines
 
@@ -129,12 +113,7 @@ def read_jsonl_whole(path: Path) -> list[Line]:
     except (FileNotFoundError, NotADirectoryError):
         return []
     cut = data.rfind(b"\n")
-    lines = []
-    for number, raw in enumerate(data[: cut + 1].split(b"\n")[:-1], start=1):
-        parsed = parse_line(number, raw)
-        if parsed is not None:
-            lines.append(parsed)
-    return lines
+    return [Line(n, raw) for n, raw in enumerate(data[: cut + 1].split(b"\n")[:-1], start=1) if raw.strip()]
 
 
 def stamps_token(paths: list[Path]) -> str:

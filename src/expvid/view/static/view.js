@@ -216,7 +216,7 @@
     const data = state.data;
     const fill = (select, options) => {
       const keep = select.value;
-      select.replaceChildren(h("option", { value: "", text: "all" }), options.map(([value, text]) => h("option", { value, text })));
+      select.replaceChildren(h("option", { value: "", text: "all" }), ...options.map(([value, text]) => h("option", { value, text })));
       select.value = keep;
     };
     fill($("#f-task"), data.tasks.map((t) => [t.name, t.label === t.name ? t.name : t.name + " — " + t.label]));
@@ -284,6 +284,18 @@
     return at >= 0 ? [row.r[at]] : row.r;
   }
 
+  // What the search box reads: id, gold, answers and the row's text (question, options, responses),
+  // lower-cased once per row, the first time a search needs it.
+  function haystack(row) {
+    if (row._l === undefined) row._l = [row.i, row.g, ...row.r.map((cell) => cell.a), row.s].join("\n").toLowerCase();
+    return row._l;
+  }
+
+  function question(row) {
+    const cut = row.s.indexOf("\n");
+    return (cut < 0 ? row.s : row.s.slice(0, cut)).slice(0, 240);
+  }
+
   function applyFilters() {
     const f = state.filters;
     const key = JSON.stringify([state.version, f]);
@@ -298,7 +310,7 @@
       if (f.discipline && row.d !== f.discipline) continue;
       if (f.outcome && !cellsFor(row, f).some((cell) => cellMatches(cell, f.outcome))) continue;
       if (f.disagree && !disagrees(row)) continue;
-      if (terms.length && !terms.every((term) => row.s.includes(term))) continue;
+      if (terms.length && !terms.every((term) => haystack(row).includes(term))) continue;
       out.push(i);
     }
     state.filtered = out;
@@ -338,7 +350,7 @@
         ),
       ),
       h("span", { class: "c-gold", text: row.g, title: row.g }),
-      h("span", { class: "c-q", text: row.q, title: row.q }),
+      h("span", { class: "c-q", text: question(row) }),
     );
   }
 
