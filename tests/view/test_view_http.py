@@ -10,6 +10,7 @@ import httpx
 import pytest
 from view_support import LiveViewer, SampleRuns, no_writes_under, snapshot
 
+from expvid.schema import DataError
 from expvid.view import ViewSession, export_html
 from expvid.view.frames import FrameResolver, confined
 
@@ -173,5 +174,5 @@ def test_a_run_being_written_refreshes(sample_runs: SampleRuns, tmp_path: Path) 
 
 def test_export_refuses_to_write_into_a_run(sample_runs: SampleRuns) -> None:
     session = ViewSession([sample_runs.run_a])
-    with pytest.raises(ValueError, match="inside a run directory"):
+    with pytest.raises(DataError, match="inside a run directory"):
         export_html(session, sample_runs.run_a / "view.html", frames=False)

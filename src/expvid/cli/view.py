@@ -50,17 +50,14 @@ def view_command(
             if run.dataset.note:
                 console.print(f"[yellow]{run.label}:[/] {run.dataset.note}", highlight=False)
         if export is not None:
-            try:
-                with console.status("exporting…") as status:
-                    size = export_html(
-                        session,
-                        export,
-                        frames=frames,
-                        thumb_size=thumb_size,
-                        progress=lambda done, total: status.update(f"frames {done}/{total}"),
-                    )
-            except ValueError as error:
-                raise typer.BadParameter(str(error)) from None
+            with console.status("exporting…") as status:
+                size = export_html(
+                    session,
+                    export,
+                    frames=frames,
+                    thumb_size=thumb_size,
+                    progress=lambda done, total: status.update(f"frames {done}/{total}"),
+                )
             typer.echo(f"wrote {export} ({size / 1e6:.1f} MB); open it in a browser, no server needed")
             return
 

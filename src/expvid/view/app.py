@@ -105,7 +105,7 @@ def create_app(session: ViewSession, *, allowed_hosts: list[str] | None = None) 
     def item(id: str = Query(..., max_length=1000)) -> Response:
         session.refresh()
         with session.lock:
-            if id not in session.item_ids():
+            if not session.has_item(id):
                 return _not_found(f"no item {id!r} in these runs")
 
             def frames_ref(run: RunView, item_id: str, sample: int) -> dict[str, Any]:
@@ -119,7 +119,7 @@ def create_app(session: ViewSession, *, allowed_hosts: list[str] | None = None) 
     @app.get("/api/frames")
     def frames(run: str, id: str = Query(..., max_length=1000), sample: int = 0) -> Response:
         found = find_run(run)
-        if found is None or id not in session.item_ids():
+        if found is None or not session.has_item(id):
             return _not_found("no such run or item")
         frame_set = session.frame_set(found, id, sample)
         if frame_set is None:
@@ -141,7 +141,7 @@ def create_app(session: ViewSession, *, allowed_hosts: list[str] | None = None) 
     @app.get("/frame")
     def frame(run: str, n: int, id: str = Query(..., max_length=1000), sample: int = 0) -> Response:
         found = find_run(run)
-        if found is None or id not in session.item_ids():
+        if found is None or not session.has_item(id):
             return _not_found("no such run or item")
         frame_set = session.frame_set(found, id, sample)
         if frame_set is None or not 0 <= n < len(frame_set.frames):

@@ -17,6 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from expvid.schema import DataError
 from expvid.view.detail import item_detail
 from expvid.view.frames import FrameSet, thumbnail
 from expvid.view.render import render_page, static_text
@@ -117,7 +118,7 @@ def export_html(
     roots = [run.root.resolve() for run in session.runs]
     target = out.resolve()
     if any(target.is_relative_to(root) for root in roots):
-        raise ValueError(f"{out}: the export must not be written inside a run directory")
+        raise DataError(f"{out}: the export must not be written inside a run directory")
     bundle = build_bundle(session, frames=frames, thumb_size=thumb_size, progress=progress)
     js = static_text("view.js")
     if "</script" in js.lower():

@@ -176,6 +176,9 @@ class ViewSession:
 
         return list(self.memo("item_ids", build))
 
+    def has_item(self, item_id: str) -> bool:
+        return item_id in self.memo("item_set", lambda: frozenset(self.item_ids()))
+
     def item(self, item_id: str) -> Item | None:
         for run in self.runs:
             found = run.dataset.items.get(item_id)
