@@ -682,7 +682,7 @@
     const n = recorded.length || images.length;
     const head = h("p", { class: "frames-source" },
       h("span", { class: "badge src-" + set.source, "data-testid": "frames-source", text: set.source === "resampled" ? "re-sampled" : set.source }), " ", set.note);
-    const strip = h("div", { class: "frames", "data-testid": "frames", dataset: { source: set.source, count: String(n) } });
+    const strip = h("div", { class: "frames" + (n > 32 ? " many" : ""), "data-testid": "frames", dataset: { source: set.source, count: String(n) } });
     for (let p = 0; p < n; p++) {
       const rec = recorded[p];
       const img = images[p];
