@@ -9,7 +9,6 @@ images the items refer to, checked to lie inside their dataset root.
 from __future__ import annotations
 
 import mimetypes
-from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Query
@@ -173,7 +172,3 @@ def _quote(text: str) -> str:
     from urllib.parse import quote
 
     return quote(text, safe="")
-
-
-def static_path(name: str) -> Path:
-    return STATIC_DIR / name
