@@ -6,6 +6,7 @@ import socket
 from collections.abc import Callable
 
 from expvid.view.app import create_app
+from expvid.view.render import render_overview
 from expvid.view.rows import rows_json
 from expvid.view.session import ViewSession
 
@@ -29,6 +30,13 @@ def url_of(sock: socket.socket, host: str) -> str:
     return f"http://{shown}:{port}/"
 
 
+def warm(session: ViewSession) -> None:
+    """Build the item list and the overview now, so the first page load does not wait for them."""
+    with session.lock:
+        rows_json(session)
+        render_overview(session)
+
+
 def serve(session: ViewSession, *, host: str, port: int, ready: Callable[[str], None]) -> None:
     """Serve until interrupted; `ready(url)` is called once the socket is listening."""
     import uvicorn
@@ -40,7 +48,7 @@ def serve(session: ViewSession, *, host: str, port: int, ready: Callable[[str], 
     elif host not in hosts:
         hosts.append(host)
     app = create_app(session, allowed_hosts=hosts)
-    rows_json(session)  # build the item list now, not on the first page load
+    warm(session)
     config = uvicorn.Config(app, log_level="warning", lifespan="off", timeout_keep_alive=30)
     server = uvicorn.Server(config)
     ready(url_of(sock, host))

@@ -11,7 +11,7 @@
   const POLL_MS = 2000;
   const FAILURES = new Set(["partial", "wrong", "unparseable", "failed", "judge-failed"]);
   const FILTER_KEYS = ["task", "discipline", "outcome", "run", "disagree", "q"];
-  const timings = {};
+  const timings = { scriptStart: performance.now() };
 
   const state = {
     data: null, // {version, runs, tasks, disciplines, rows}
@@ -147,6 +147,7 @@
     state.index = new Map(state.data.rows.map((row, i) => [row.i, i]));
     state.filterKey = null;
     fillFilterOptions();
+    timings.dataReady = performance.now();
     return state.data;
   }
 
