@@ -45,6 +45,10 @@ COMMANDS = {
         "expvid.cli.platform:platform_app", "Expert verification platform (web review of candidates)."
     ),
     "export": LazyCommand("expvid.cli.export:export_app", "Export a benchmark for other evaluation tools."),
+    "view": LazyCommand(
+        "expvid.cli.view:view_command",
+        "Serve a read-only viewer of RUNS (prints its URL), or write it as one HTML file with --export.",
+    ),
 }
 
 app = typer.Typer(
