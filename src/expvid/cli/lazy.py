@@ -50,7 +50,20 @@ def build_command(name: str, target: Any) -> Command:
         single.command(name)(target)
         command = typer.main.get_command(single)
     command.name = name
+    _plain_help(command)
     return command
+
+
+def _plain_help(command: Command) -> None:
+    """Help in Click's plain layout, as the top-level app prints it.
+
+    Typer's rich layout imports `typer.rich_utils` (rich's markdown renderer among others: about
+    0.14 s, half of `expvid frames --help`) and draws panels hard-wrapped at the terminal width.
+    """
+    if hasattr(command, "rich_markup_mode"):
+        command.rich_markup_mode = None
+    for sub in getattr(command, "commands", {}).values():
+        _plain_help(sub)
 
 
 class LazyGroup(TyperGroup):
