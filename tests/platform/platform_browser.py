@@ -4,47 +4,20 @@ browser), signing in through the real login form, and a watch on JavaScript and 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from platform_env import LiveServer, password_of
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]  # fmt: skip
-
-
-def _unavailable(reason: str) -> None:
-    """Skip, or fail when CI requires the browser tests (EXPVID_REQUIRE_BROWSER=1)."""
-    if os.environ.get("EXPVID_REQUIRE_BROWSER") == "1":
-        pytest.fail(reason + " and EXPVID_REQUIRE_BROWSER=1")
-    pytest.skip(reason)
+from chromium import launched_chromium
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
     """Module-scoped: Playwright's sync API keeps an event loop running in this thread while it is
     open, and later test modules call asyncio.run()."""
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        _unavailable(
-            "the playwright package is not installed (pip install playwright; never `playwright install`)"
-        )
-    if not CHROMIUM.exists():
-        _unavailable(
-            f"{CHROMIUM} is missing (apt-get install chromium); browser tests need Debian's Chromium"
-        )
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True
-        )
+    with launched_chromium() as chromium:
         yield chromium
-        chromium.close()
 
 
 #: JavaScript errors and console errors (CSP violations land there) seen by any page of a test.

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from view_support import SampleRuns, eval_process
+
+from chromium import launched_chromium
 
 #: Few frames per level keep decoding cheap; the viewer must show exactly what the run recorded.
 FRAMES = "L1=8,L2=8,L3=16"
@@ -31,32 +32,9 @@ def sample_runs(sample_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> S
     return SampleRuns(data=sample_dir, run_a=run_a, run_b=run_b, cache_a=cache_a)
 
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]  # fmt: skip
-
-
-def _unavailable(reason: str) -> None:
-    if os.environ.get("EXPVID_REQUIRE_BROWSER") == "1":
-        pytest.fail(reason + " and EXPVID_REQUIRE_BROWSER=1")
-    pytest.skip(reason)
-
-
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        _unavailable(
-            "the playwright package is not installed (pip install playwright; never `playwright install`)"
-        )
-    if not CHROMIUM.exists():
-        _unavailable(f"{CHROMIUM} is missing (apt-get install chromium)")
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True
-        )
+    """Module-scoped: Playwright's sync API keeps an event loop running in this thread while it is
+    open, and later test modules call asyncio.run()."""
+    with launched_chromium() as chromium:
         yield chromium
-        chromium.close()

@@ -6,19 +6,14 @@ import hashlib
 import os
 import subprocess
 import sys
-import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
-import uvicorn
-
+from expvid.platform.testing import LiveServer
 from expvid.view import ViewSession, create_app
-from expvid.view.serve import bind
 
 
 @dataclass(frozen=True)
@@ -53,38 +48,16 @@ def eval_process(*args: str) -> subprocess.Popen[str]:
     )  # fmt: skip
 
 
-class LiveViewer:
+class LiveViewer(LiveServer):
     """The viewer app served by uvicorn on 127.0.0.1 (a free port) in a background thread."""
 
     def __init__(self, session: ViewSession) -> None:
+        super().__init__(create_app(session))
         self.session = session
-        self._socket = bind("127.0.0.1", 0)
-        self.port = int(self._socket.getsockname()[1])
-        config = uvicorn.Config(create_app(session), log_level="warning", lifespan="off")
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(
-            target=self.server.run, kwargs={"sockets": [self._socket]}, daemon=True
-        )
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/"
-
-    def __enter__(self) -> LiveViewer:
-        self.thread.start()
-        deadline = time.monotonic() + 10
-        while not self.server.started:
-            if time.monotonic() > deadline or not self.thread.is_alive():
-                raise RuntimeError("the viewer did not start")
-            time.sleep(0.01)
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=10)
-        self._socket.close()
+        return f"{super().url}/"
 
 
 def snapshot(*roots: Path) -> dict[str, tuple[int, int, str]]:

@@ -15,8 +15,8 @@ from fastapi import FastAPI, Query
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.middleware.trustedhost import TrustedHostMiddleware
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from expvid.asgi_headers import ResponseHeaders
 from expvid.schema import VideoRef
 from expvid.view.detail import item_detail
 from expvid.view.frames import confined
@@ -24,6 +24,7 @@ from expvid.view.render import STATIC_DIR, render_overview, render_page
 from expvid.view.rows import rows_json
 from expvid.view.session import RunView, ViewSession, dumps
 
+#: Security headers on every response; no caching (the run may change under the page).
 _HEADERS = [
     (
         b"content-security-policy",
@@ -33,29 +34,6 @@ _HEADERS = [
     (b"referrer-policy", b"no-referrer"),
     (b"cache-control", b"no-store"),
 ]
-
-
-class _Headers:
-    """Security headers on every response; no caching (the run may change under the page)."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-
-        async def with_headers(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                names = {name for name, _ in message.get("headers", [])}
-                message["headers"] = [
-                    *message.get("headers", []),
-                    *(h for h in _HEADERS if h[0] not in names),
-                ]
-            await send(message)
-
-        await self.app(scope, receive, with_headers)
 
 
 def _json(value: Any, status: int = 200) -> Response:
@@ -164,7 +142,7 @@ def create_app(session: ViewSession, *, allowed_hosts: list[str] | None = None) 
 
     hosts = allowed_hosts or ["127.0.0.1", "localhost", "[::1]"]
     app.add_middleware(TrustedHostMiddleware, allowed_hosts=hosts)
-    app.add_middleware(_Headers)
+    app.add_middleware(ResponseHeaders, headers=_HEADERS)
     return app
 
 

@@ -12,8 +12,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from expvid.asgi_headers import ResponseHeaders
 from expvid.platform.config import PlatformSettings
 from expvid.platform.db.engine import Database
 from expvid.platform.security.passwords import Passwords
@@ -33,25 +33,6 @@ _SECURITY_HEADERS = [
     (b"x-frame-options", b"DENY"),
     (b"referrer-policy", b"same-origin"),
 ]
-
-
-class SecurityHeaders:
-    """Adds the headers above to every response (a pure ASGI middleware: streaming stays intact)."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-
-        async def send_with_headers(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                message["headers"] = [*message.get("headers", []), *_SECURITY_HEADERS]
-            await send(message)
-
-        await self.app(scope, receive, send_with_headers)
 
 
 def _wants_json(request: Request) -> bool:
@@ -90,7 +71,7 @@ def create_app(settings: PlatformSettings, *, database: Database | None = None) 
     app.state.database = db
     app.state.passwords = Passwords(settings.passwords)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
-    app.add_middleware(SecurityHeaders)
+    app.add_middleware(ResponseHeaders, headers=_SECURITY_HEADERS)
     app.mount("/static", StaticFiles(directory=str(STATIC_DIR)), name="static")
     for module in (auth, home, review, adjudicate, dashboard, media, admin, account, api):
         app.include_router(module.router)
