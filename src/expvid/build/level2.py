@@ -109,17 +109,8 @@ def check_segments(
             if snap.moved > 1e-3
         ]
         accepted.append(AcceptedSegment(start.time, end.time, segment.title, segment.description, snaps))
-    accepted.sort(key=lambda s: s.start)
-    kept: list[AcceptedSegment] = []
-    for candidate in accepted:
-        if kept and candidate.start < kept[-1].end - 1e-6:
-            rejected.append(
-                f"segment {candidate.title!r} ({format_time(candidate.start)}-{format_time(candidate.end)}) "
-                "overlaps the segment before it"
-            )
-            continue
-        kept.append(candidate)
-    return kept, rejected
+    kept, overlapping = _no_overlap(sorted(accepted, key=lambda s: s.start))
+    return kept, rejected + overlapping
 
 
 def segmentation_parser(bounds: Boundaries, min_s: float, max_s: float) -> Any:
