@@ -7,7 +7,7 @@ Three measurements, all in this run, on the same machine:
    keyframe at or before the clip start to its end, counted with the packet index); after = one
    ordered pass for all clips of the video (`cut_clips`, as the build does; counted by the cutter).
 2. CPU time to cut those clips in one process, per-clip vs one pass (same encoder settings).
-3. Whole builds against the scripted LLM of the tests on a loopback server (`tests/build`), with
+3. Whole builds against the scripted LLM of the tests on a loopback server (`tests/construction`), with
    `--jobs 1` and `--jobs N`, each into a fresh candidate directory: wall time, the clip phase's wall
    and worker seconds, and the speed-up the build report prints. Model replies come from a shared
    response cache after the first build, so the builds differ only in cutting.
@@ -46,7 +46,7 @@ def _sample() -> Path:
 def _build(sources: Path, out: Path, server: object, jobs: int, cache: Path | None) -> dict:
     from build_helpers import build_config
 
-    from expvid.build import build_candidates
+    from expvid.construction import build_candidates
 
     shutil.rmtree(out, ignore_errors=True)
     if cache is not None:  # reuse the model replies of the first build: only cutting differs

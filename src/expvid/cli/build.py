@@ -148,8 +148,8 @@ def build_command(
 
     Exits 1 when units failed (listed in build_report.md; the next run asks exactly those again).
     """
-    from expvid.build import BuildConfig, CurationSettings, build_candidates, estimate_candidates, parse_price
-    from expvid.build.retries import REDO_STAGES
+    from expvid.construction import BuildConfig, CurationSettings, build_candidates, estimate_candidates, parse_price
+    from expvid.construction.retries import REDO_STAGES
 
     prices = {}
     for text in price or []:
@@ -222,7 +222,7 @@ def build_command(
             console.print(message, markup=False)
 
     if dry_run:
-        from expvid.build.estimate import estimate_markdown
+        from expvid.construction.estimate import estimate_markdown
 
         with friendly_errors():
             estimate = asyncio.run(estimate_candidates(config))
@@ -287,7 +287,7 @@ class _RichProgress:
 @contextmanager
 def build_progress(console: Console, *, enabled: bool) -> Iterator[Any]:
     """Rich progress bars (stage, bar, done/total, units per second, elapsed, ETA), or nothing."""
-    from expvid.build.progress import NO_PROGRESS
+    from expvid.construction.progress import NO_PROGRESS
 
     if not enabled:
         yield NO_PROGRESS

@@ -79,7 +79,7 @@ def _substitute(template: str, values: dict[str, str]) -> str:
 
 
 def _read(name: str) -> str | None:
-    resource = files("expvid.build").joinpath("prompts", name)
+    resource = files("expvid.construction").joinpath("prompts", name)
     if not resource.is_file():
         return None
     return resource.read_text(encoding="utf-8").rstrip("\n")
@@ -92,7 +92,7 @@ def load_prompt(prompt_id: str) -> Prompt:
         raise PromptError(f"unknown prompt {prompt_id!r}; known: {', '.join(PROMPTS)}")
     user = _read(f"{prompt_id}.user.txt")
     if user is None:
-        raise PromptError(f"prompt file prompts/{prompt_id}.user.txt is missing from expvid.build")
+        raise PromptError(f"prompt file prompts/{prompt_id}.user.txt is missing from expvid.construction")
     return Prompt(prompt_id, _read(f"{prompt_id}.system.txt"), user, PROMPTS[prompt_id])
 
 
@@ -101,7 +101,7 @@ def text_file(name: str) -> str:
     """A plain text file of `prompts/` (guidelines, retry feedback)."""
     text = _read(name)
     if text is None:
-        raise PromptError(f"prompts/{name} is missing from expvid.build")
+        raise PromptError(f"prompts/{name} is missing from expvid.construction")
     return text
 
 

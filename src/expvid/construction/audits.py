@@ -1,7 +1,7 @@
 """Vision-centric audits of drafted items (ExpVid 3.3: items must not be answerable without the video).
 
 Each audit is calibrated on two scripted builds of the sample, one drafted clean and one drafted to
-leak in known ways (`tests/build/test_build_calibration.py`), which reports every audit's hit rate on
+leak in known ways (`tests/construction/test_build_calibration.py`), which reports every audit's hit rate on
 both; thresholds below were chosen there and are asserted to still separate the two.
 
 - Blind answerability (`blind_answerable`): each item is asked WITHOUT the video, with the evaluation
@@ -41,11 +41,11 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from expvid.build.context import BuildContext
-from expvid.build.drafts import Problem
-from expvid.build.llm import DraftFailure
-from expvid.build.ordering import shortcuts
-from expvid.build.words import STOPWORDS, contains_phrase, content_lemmas, lemma, words
+from expvid.construction.context import BuildContext
+from expvid.construction.drafts import Problem
+from expvid.construction.llm import DraftFailure
+from expvid.construction.ordering import shortcuts
+from expvid.construction.words import STOPWORDS, contains_phrase, content_lemmas, lemma, words
 from expvid.models.types import Message, TextPart
 from expvid.schema import AnswerType, Item
 from expvid.scoring import extract_answer

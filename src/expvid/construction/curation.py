@@ -26,14 +26,14 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, Field
 
-from expvid.build.config import CurationSettings
-from expvid.build.context import BuildContext, LoadedExperiment
-from expvid.build.drafts import StageOutput
-from expvid.build.llm import DraftFailure, json_parser
-from expvid.build.prompts import load_prompt
-from expvid.build.review import Review
-from expvid.build.schemas import TranscriptScores
-from expvid.build.timeline import format_time, timestamped_lines
+from expvid.construction.config import CurationSettings
+from expvid.construction.context import BuildContext, LoadedExperiment
+from expvid.construction.drafts import StageOutput
+from expvid.construction.llm import DraftFailure, json_parser
+from expvid.construction.prompts import load_prompt
+from expvid.construction.review import Review
+from expvid.construction.schemas import TranscriptScores
+from expvid.construction.timeline import format_time, timestamped_lines
 
 STAGE = "curation"
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from expvid.build.config import CurationSettings
-from expvid.build.context import LoadedExperiment
-from expvid.build.curation import curation_markdown, decide
-from expvid.build.drafts import StageOutput
-from expvid.build.sources import SourceExperiment
+from expvid.construction.config import CurationSettings
+from expvid.construction.context import LoadedExperiment
+from expvid.construction.curation import curation_markdown, decide
+from expvid.construction.drafts import StageOutput
+from expvid.construction.sources import SourceExperiment
 from expvid.media.info import VideoInfo
 
 GOOD = {"continuity": 5, "alignment": 4.5, "clarity": 4.5, "integrity": 4, "focus": 4.5}

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from expvid.build.drafts import DraftItem, SegmentRecord
-from expvid.build.state import write_atomic
+from expvid.construction.drafts import DraftItem, SegmentRecord
+from expvid.construction.state import write_atomic
 from expvid.schema import AnswerType, Item
 from expvid.suites.expvid_suite import EXPVID_TASKS, TASKS
 

@@ -21,7 +21,7 @@ import json
 import threading
 from pathlib import Path
 
-from expvid.build.state import write_atomic
+from expvid.construction.state import write_atomic
 
 #: Build stages whose calls can be redone; the names `--redo` accepts.
 REDO_STAGES = ("curation", "level1", "level2", "level3", "blind_audit")

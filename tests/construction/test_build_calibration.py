@@ -20,7 +20,7 @@ import pytest
 from build_helpers import read_jsonl, run_build, subset
 from build_responder import Faults, ScriptedLab
 
-from expvid.build.audits import ASR_LEAK_MARGIN, asr_leakage_score
+from expvid.construction.audits import ASR_LEAK_MARGIN, asr_leakage_score
 from expvid.models.loopback import LoopbackServer
 from expvid.suites.expvid_suite import load_expvid
 

@@ -18,12 +18,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from expvid.build.context import BuildContext, LoadedExperiment
-from expvid.build.drafts import ClipSpec, DraftItem, StageOutput
-from expvid.build.llm import DraftFailure, InvalidReply, json_parser
-from expvid.build.papers import PaperError, PaperSections, read_paper
-from expvid.build.prompts import load_prompt, text_file
-from expvid.build.schemas import BlankDraft, BlankDrafts, Findings, norm_text
+from expvid.construction.context import BuildContext, LoadedExperiment
+from expvid.construction.drafts import ClipSpec, DraftItem, StageOutput
+from expvid.construction.llm import DraftFailure, InvalidReply, json_parser
+from expvid.construction.papers import PaperError, PaperSections, read_paper
+from expvid.construction.prompts import load_prompt, text_file
+from expvid.construction.schemas import BlankDraft, BlankDrafts, Findings, norm_text
 from expvid.schema import count_blanks
 
 STAGE = "level3"

@@ -33,18 +33,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from expvid.build.accounting import Price
-from expvid.build.config import BuildConfig
-from expvid.build.context import LoadedExperiment
-from expvid.build.curation import STAGE as CURATION_STAGE
-from expvid.build.curation import decide
-from expvid.build.drafts import StageOutput
-from expvid.build.papers import PaperError, read_paper
-from expvid.build.prompts import load_prompt, text_file
-from expvid.build.review import CSV_NAME, read_reviews
-from expvid.build.state import STATE_DIR
-from expvid.build.timeline import format_time, timestamped_lines
-from expvid.build.windows import estimate_tokens, transcript_budget, transcript_windows
+from expvid.construction.accounting import Price
+from expvid.construction.config import BuildConfig
+from expvid.construction.context import LoadedExperiment
+from expvid.construction.curation import STAGE as CURATION_STAGE
+from expvid.construction.curation import decide
+from expvid.construction.drafts import StageOutput
+from expvid.construction.papers import PaperError, read_paper
+from expvid.construction.prompts import load_prompt, text_file
+from expvid.construction.review import CSV_NAME, read_reviews
+from expvid.construction.state import STATE_DIR
+from expvid.construction.timeline import format_time, timestamped_lines
+from expvid.construction.windows import estimate_tokens, transcript_budget, transcript_windows
 from expvid.media.sentences import segment_sentences
 
 USAGE_FILE = "usage.json"
@@ -295,7 +295,7 @@ def _priced(
     n_kept: int,
     blind_items: int,
 ) -> dict[str, Any]:
-    from expvid.build.pipeline import effective_prices
+    from expvid.construction.pipeline import effective_prices
 
     prices: dict[str, Price] = effective_prices(config)
     stages: dict[str, dict[str, Any]] = {}

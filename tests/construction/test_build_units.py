@@ -10,13 +10,13 @@ from pathlib import Path
 import av
 import pytest
 
-from expvid.build.level1 import mentioned, target_check
-from expvid.build.llm import InvalidReply
-from expvid.build.ordering import kendall, rebuild, shortcuts, symmetric
-from expvid.build.retries import ROUNDS_PER_EPOCH, RetryBook
-from expvid.build.schemas import FourOptionMCQ
-from expvid.build.windows import transcript_windows
-from expvid.build.words import contains_phrase, lemma
+from expvid.construction.level1 import mentioned, target_check
+from expvid.construction.llm import InvalidReply
+from expvid.construction.ordering import kendall, rebuild, shortcuts, symmetric
+from expvid.construction.retries import ROUNDS_PER_EPOCH, RetryBook
+from expvid.construction.schemas import FourOptionMCQ
+from expvid.construction.windows import transcript_windows
+from expvid.construction.words import contains_phrase, lemma
 from expvid.media.clip_pass import ClipJob, cut_clips
 from expvid.media.clips import cut_clip
 from expvid.media.transcript_model import Cue

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from expvid.build.audits import (
+from expvid.construction.audits import (
     AuditResult,
     asr_leakage,
     balance_report,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from expvid.build.prompts import PROMPTS, PromptError, load_prompt, retry_feedback, text_file
+from expvid.construction.prompts import PROMPTS, PromptError, load_prompt, retry_feedback, text_file
 
 PAPER = Path("/work/shared/seeds/000_d486a81fe50e6571.txt")
 G_PROMPTS = [p for p in PROMPTS if p.startswith(("g1_", "g2_"))]

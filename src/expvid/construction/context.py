@@ -20,14 +20,14 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
-from expvid.build.accounting import Ledger
-from expvid.build.config import BuildConfig
-from expvid.build.drafts import ClipSpec
-from expvid.build.llm import LLMClient
-from expvid.build.progress import NO_PROGRESS, PhaseClock, ProgressSink
-from expvid.build.sources import SourceExperiment
-from expvid.build.state import BuildState
-from expvid.build.timeline import Boundaries
+from expvid.construction.accounting import Ledger
+from expvid.construction.config import BuildConfig
+from expvid.construction.drafts import ClipSpec
+from expvid.construction.llm import LLMClient
+from expvid.construction.progress import NO_PROGRESS, PhaseClock, ProgressSink
+from expvid.construction.sources import SourceExperiment
+from expvid.construction.state import BuildState
+from expvid.construction.timeline import Boundaries
 from expvid.media.clip_pass import ClipJob, cut_clips
 from expvid.media.errors import MediaError
 from expvid.media.info import VideoInfo

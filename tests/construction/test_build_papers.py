@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from expvid.build.papers import PaperError, read_paper, sections_from_markdown
+from expvid.construction.papers import PaperError, read_paper, sections_from_markdown
 
 
 def write_pdf(path: Path, pages: list[list[str]]) -> None:

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from expvid.build import BuildConfig, CurationSettings, Price, build_candidates
+from expvid.construction import BuildConfig, CurationSettings, Price, build_candidates
 from expvid.models.loopback import LoopbackServer
 
 #: The sample's experiments are 126-153 s long; the interquartile range of 8 would drop half of them.

@@ -22,7 +22,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from expvid.build.llm import InvalidReply
+from expvid.construction.llm import InvalidReply
 from expvid.media.transcript_model import Cue
 
 _CLOCK = re.compile(r"^\s*(?:(\d+):)?(\d{1,2}):(\d{1,2}(?:[.,]\d+)?)\s*$")

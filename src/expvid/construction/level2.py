@@ -36,14 +36,14 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from expvid.build.context import BuildContext, LoadedExperiment
-from expvid.build.drafts import ClipSpec, DraftItem, SegmentRecord, SegmentStep, StageOutput
-from expvid.build.llm import Drafted, DraftFailure, InvalidReply, json_parser
-from expvid.build.ordering import rebuild, shortcuts
-from expvid.build.prompts import load_prompt
-from expvid.build.schemas import OrderingMCQ, SegmentDraft, SegmentList, StepList, norm_text
-from expvid.build.timeline import Boundaries, format_time, parse_time, timestamped_lines
-from expvid.build.windows import estimate_tokens, transcript_budget, transcript_windows
+from expvid.construction.context import BuildContext, LoadedExperiment
+from expvid.construction.drafts import ClipSpec, DraftItem, SegmentRecord, SegmentStep, StageOutput
+from expvid.construction.llm import Drafted, DraftFailure, InvalidReply, json_parser
+from expvid.construction.ordering import rebuild, shortcuts
+from expvid.construction.prompts import load_prompt
+from expvid.construction.schemas import OrderingMCQ, SegmentDraft, SegmentList, StepList, norm_text
+from expvid.construction.timeline import Boundaries, format_time, parse_time, timestamped_lines
+from expvid.construction.windows import estimate_tokens, transcript_budget, transcript_windows
 from expvid.schema import OPTION_LETTERS
 
 STAGE = "level2"

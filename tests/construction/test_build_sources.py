@@ -10,7 +10,7 @@ from build_helpers import read_jsonl, run_build
 from build_responder import ScriptedLab
 from test_build_papers import write_pdf
 
-from expvid.build.sources import discover_sources
+from expvid.construction.sources import discover_sources
 from expvid.media.transcripts import read_transcript, write_transcript
 from expvid.models.loopback import LoopbackServer
 from expvid.schema import DataError

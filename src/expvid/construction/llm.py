@@ -27,10 +27,10 @@ from typing import Any, Generic, TypeVar, overload
 
 from pydantic import BaseModel, ValidationError
 
-from expvid.build.accounting import Ledger
-from expvid.build.jsontext import MalformedReply, extract_json
-from expvid.build.prompts import load_prompt, retry_feedback
-from expvid.build.retries import RetryBook
+from expvid.construction.accounting import Ledger
+from expvid.construction.jsontext import MalformedReply, extract_json
+from expvid.construction.prompts import load_prompt, retry_feedback
+from expvid.construction.retries import RetryBook
 from expvid.models.cache import CACHE_ROUND, cache_round, request_fingerprint
 from expvid.models.types import (
     BackendError,

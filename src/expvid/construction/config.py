@@ -9,8 +9,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from expvid.build.accounting import Price
-from expvid.build.timeline import DEFAULT_MAX_PAD, DEFAULT_TOLERANCE
+from expvid.construction.accounting import Price
+from expvid.construction.timeline import DEFAULT_MAX_PAD, DEFAULT_TOLERANCE
 
 
 class CurationSettings(BaseModel):

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from expvid.build.drafts import StageOutput
+from expvid.construction.drafts import StageOutput
 
 STATE_DIR = ".build"
 

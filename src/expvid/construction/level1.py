@@ -27,12 +27,12 @@ import re
 from collections.abc import Awaitable
 from typing import Any, TypeVar
 
-from expvid.build.context import BuildContext, LoadedExperiment
-from expvid.build.drafts import ClipSpec, DraftItem, StageOutput
-from expvid.build.jsontext import MalformedReply, looks_like_refusal, strip_reasoning
-from expvid.build.llm import Drafted, DraftFailure, InvalidReply, json_parser
-from expvid.build.prompts import NO_CAPTION, load_prompt
-from expvid.build.schemas import (
+from expvid.construction.context import BuildContext, LoadedExperiment
+from expvid.construction.drafts import ClipSpec, DraftItem, StageOutput
+from expvid.construction.jsontext import MalformedReply, looks_like_refusal, strip_reasoning
+from expvid.construction.llm import Drafted, DraftFailure, InvalidReply, json_parser
+from expvid.construction.prompts import NO_CAPTION, load_prompt
+from expvid.construction.schemas import (
     FourOptionMCQ,
     MaterialList,
     OperationAlignment,
@@ -40,7 +40,7 @@ from expvid.build.schemas import (
     ToolList,
     norm_text,
 )
-from expvid.build.words import contains_phrase, mentioned_in
+from expvid.construction.words import contains_phrase, mentioned_in
 from expvid.media.errors import MediaError
 from expvid.media.sampler import sample_video
 from expvid.media.sentences import Sentence, segment_sentences

@@ -21,8 +21,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from expvid.build.accounting import Ledger
-from expvid.build.audits import (
+from expvid.construction.accounting import Ledger
+from expvid.construction.audits import (
     PHRASE_TASKS,
     AuditResult,
     asr_leakage,
@@ -34,23 +34,23 @@ from expvid.build.audits import (
     position_flags,
     text_checks,
 )
-from expvid.build.config import BuildConfig
-from expvid.build.context import BuildContext, LoadedExperiment, link_or_copy
-from expvid.build.curation import CurationReport, curation_markdown, decide, score_transcript
-from expvid.build.drafts import ClipSpec, Problem, StageOutput
-from expvid.build.estimate import record_usage
-from expvid.build.level1 import run_level1
-from expvid.build.level2 import run_level2
-from expvid.build.level3 import run_level3
-from expvid.build.llm import LLMClient
-from expvid.build.progress import NO_PROGRESS, ProgressSink
-from expvid.build.report import flags_section, items_section, markdown_report, phases_section
-from expvid.build.retries import RetryBook
-from expvid.build.review import CSV_NAME, read_reviews, write_review_csv
-from expvid.build.sources import SourceExperiment, discover_sources
-from expvid.build.state import STATE_DIR, BuildState, write_atomic
-from expvid.build.words import content_lemmas
-from expvid.build.writer import finalize, write_candidates
+from expvid.construction.config import BuildConfig
+from expvid.construction.context import BuildContext, LoadedExperiment, link_or_copy
+from expvid.construction.curation import CurationReport, curation_markdown, decide, score_transcript
+from expvid.construction.drafts import ClipSpec, Problem, StageOutput
+from expvid.construction.estimate import record_usage
+from expvid.construction.level1 import run_level1
+from expvid.construction.level2 import run_level2
+from expvid.construction.level3 import run_level3
+from expvid.construction.llm import LLMClient
+from expvid.construction.progress import NO_PROGRESS, ProgressSink
+from expvid.construction.report import flags_section, items_section, markdown_report, phases_section
+from expvid.construction.retries import RetryBook
+from expvid.construction.review import CSV_NAME, read_reviews, write_review_csv
+from expvid.construction.sources import SourceExperiment, discover_sources
+from expvid.construction.state import STATE_DIR, BuildState, write_atomic
+from expvid.construction.words import content_lemmas
+from expvid.construction.writer import finalize, write_candidates
 from expvid.media.errors import MediaError
 from expvid.media.sampler import probe
 from expvid.media.transcripts import TranscriptError, read_transcript
@@ -92,7 +92,7 @@ def _load(source: SourceExperiment) -> LoadedExperiment:
 async def estimate_candidates(config: BuildConfig) -> dict[str, Any]:
     """`--dry-run`: read and probe the sources, plan every stage, estimate calls, tokens and cost.
     No model is asked and nothing is written (see `estimate.py`)."""
-    from expvid.build.estimate import estimate_build
+    from expvid.construction.estimate import estimate_build
 
     _check_out(config.out.expanduser())
     sources = discover_sources(config.sources)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from expvid.build.jsontext import MalformedReply, extract_json
-from expvid.build.level2 import check_segments, match_step, read_permutation, split_numbered
-from expvid.build.llm import InvalidReply
-from expvid.build.schemas import (
+from expvid.construction.jsontext import MalformedReply, extract_json
+from expvid.construction.level2 import check_segments, match_step, read_permutation, split_numbered
+from expvid.construction.llm import InvalidReply
+from expvid.construction.schemas import (
     FourOptionMCQ,
     OperationAlignment,
     QuantityMCQ,
@@ -16,7 +16,7 @@ from expvid.build.schemas import (
     SegmentList,
     StepList,
 )
-from expvid.build.timeline import Boundaries, format_time, parse_time
+from expvid.construction.timeline import Boundaries, format_time, parse_time
 from expvid.media.transcript_model import Cue
 
 

@@ -12,11 +12,11 @@ from collections import Counter
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
-from expvid.build.progress import PHASES
+from expvid.construction.progress import PHASES
 from expvid.suites.expvid_suite import EXPVID_TASKS
 
 if TYPE_CHECKING:
-    from expvid.build.context import BuildContext
+    from expvid.construction.context import BuildContext
 
 
 def phases_section(context: BuildContext) -> dict[str, dict[str, Any]]:

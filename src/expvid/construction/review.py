@@ -25,11 +25,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from expvid.build.state import write_atomic
+from expvid.construction.state import write_atomic
 from expvid.schema import DataError
 
 if TYPE_CHECKING:
-    from expvid.build.curation import CurationReport
+    from expvid.construction.curation import CurationReport
 
 CSV_NAME = "curation.csv"
 DECISIONS = ("keep", "exclude")

@@ -20,8 +20,8 @@ import itertools
 import math
 from collections.abc import Sequence
 
-from expvid.build.llm import ECHO_LIMIT
-from expvid.build.timeline import timestamped_lines
+from expvid.construction.llm import ECHO_LIMIT
+from expvid.construction.timeline import timestamped_lines
 from expvid.media.transcript_model import Cue
 
 CHARS_PER_TOKEN = 3.0
