@@ -53,14 +53,18 @@ def main() -> None:
         "a random half of level 1": [f for f in videos if "/level_1/" in f and rng.random() < 0.5],
     }
     print(f"{len(files)} files in the listing")
-    print(f"{'selection':28} {'files':>6} {'patterns':>9} {'per-file s':>11} {'collapsed s':>12} {'ratio':>7}")
+    print(
+        f"{'selection':28} {'files':>6} {'patterns':>9} {'per-file s':>11} {'collapsed s':>12} {'ratio':>7}"
+    )
     for name, needed in selections.items():
         collapsed = minimal_patterns(needed, files)
         per_file = [glob.escape(f) for f in needed]
         slow, selected_slow = timed(per_file, files)
         fast, selected_fast = timed(collapsed, files)
         assert selected_slow == selected_fast == set(needed), name
-        print(f"{name:28} {len(needed):>6} {len(collapsed):>9} {slow:>11.3f} {fast:>12.4f} {slow / fast:>6.0f}x")
+        print(
+            f"{name:28} {len(needed):>6} {len(collapsed):>9} {slow:>11.3f} {fast:>12.4f} {slow / fast:>6.0f}x"
+        )
 
 
 if __name__ == "__main__":

@@ -14,8 +14,8 @@ from build_helpers import build_config, run_build, subset
 from build_responder import RETRY_MARK, ScriptedLab
 from typer.testing import CliRunner
 
-from expvid.construction import CurationSettings, build_candidates
 from expvid.cli.main import app
+from expvid.construction import CurationSettings, build_candidates
 from expvid.models.loopback import LoopbackServer
 from expvid.schema import DataError
 

@@ -148,7 +148,13 @@ def build_command(
 
     Exits 1 when units failed (listed in build_report.md; the next run asks exactly those again).
     """
-    from expvid.construction import BuildConfig, CurationSettings, build_candidates, estimate_candidates, parse_price
+    from expvid.construction import (
+        BuildConfig,
+        CurationSettings,
+        build_candidates,
+        estimate_candidates,
+        parse_price,
+    )
     from expvid.construction.retries import REDO_STAGES
 
     prices = {}
