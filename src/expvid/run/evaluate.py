@@ -34,7 +34,7 @@ from expvid.run.progress import run_progress
 from expvid.run.request_settings import apply_image_limit, check_input_mode, generation_record, sent_summary
 from expvid.run.rundir import AppendLog, RunDir
 from expvid.run.scoring_phase import DatasetPrint, RunScores, ScoringInputs, judge_and_score
-from expvid.run.selection import Selection, select_items, select_records
+from expvid.run.selection import Selection, select_items, select_records, suite_task_names
 from expvid.run.terminal import message_console
 from expvid.schema import DataError, Item, SamplerSettings
 from expvid.suites.base import Dataset
@@ -199,7 +199,7 @@ async def evaluate(
     validate_options(suite, config)
     dataset = suite.load(config.data, strict=config.strict)
     refuse_uncountable(dataset, config.tasks)
-    selection = select_records(dataset, config.tasks, config.limit)
+    selection = select_records(dataset, config.tasks, config.limit, suite_task_names(suite))
     items = selection.items
     if not items and not selection.invalid:
         raise DataError(f"{config.data}: no items to evaluate for tasks {config.tasks or 'all'}")

@@ -18,7 +18,7 @@ from expvid.run.manifest import new_manifest
 from expvid.run.progress import run_progress
 from expvid.run.rundir import AppendLog, RunDir
 from expvid.run.scoring_phase import DatasetPrint, RunScores, ScoringInputs, judge_and_score
-from expvid.run.selection import select_records
+from expvid.run.selection import select_records, suite_task_names
 from expvid.run.terminal import message_console
 from expvid.schema import DataError, Item, JudgeSettings, Prediction, RecordProblem, read_jsonl
 from expvid.suites.base import Dataset
@@ -74,7 +74,7 @@ async def rescore_run(run_dir: Path, *, judge: JudgeChoice, show_progress: bool 
             f"{config.data}: the annotation files changed since run {run_dir} was made "
             f"(fingerprint {dataset.annotations_fingerprint()[:12]} vs {recorded[:12]})"
         )
-    selection = select_records(dataset, config.tasks, config.limit)
+    selection = select_records(dataset, config.tasks, config.limit, suite_task_names(suite))
     cache = config.cache_dir / "responses" if config.cache_dir else None
     run_judge = _judge_for(suite, selection.items, judge, cache)
     if run_judge is not None:
@@ -187,7 +187,7 @@ async def score_external(
     # The tasks the file answers, all of their records: an item without a prediction leaves the
     # run incomplete (and says so), an invalid record of those tasks is scored 0.
     tasks = [task for task in dataset.by_task() if any(p.task == task for p in matched.values())]
-    selection = select_records(dataset, tasks, None)
+    selection = select_records(dataset, tasks, None, suite_task_names(the_suite))
     config = EvalConfig(
         suite=suite,
         data=data,

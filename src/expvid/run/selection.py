@@ -5,6 +5,10 @@ the whole dataset.
 malformed line near the top of a file is scored 0 in a limited run exactly as in a full one. A run
 that leaves records out (`--limit`, `--tasks`) is *partial*: every report labels it so, and its
 rows are never shown beside a paper's rows without that label.
+
+Partial is measured against the suite's full task list, not against the files on disk: a dataset
+root holding only some task files (`expvid data fetch expvid DIR --tasks tools`) gives a partial
+run, since an average over 1 of 4 Level-1 tasks is not the paper's Level-1 average.
 """
 
 from __future__ import annotations
@@ -34,9 +38,19 @@ def _check_tasks(dataset: Dataset, tasks: Sequence[str]) -> None:
         raise DataError(f"unknown task(s) {', '.join(unknown)}; this dataset has: {names}")
 
 
-def select_records(dataset: Dataset, tasks: Sequence[str] | None, limit: int | None) -> Selection:
+def select_records(
+    dataset: Dataset,
+    tasks: Sequence[str] | None,
+    limit: int | None,
+    suite_tasks: Sequence[str] | None = None,
+) -> Selection:
     """The items and invalid records of the chosen tasks (all when None), the first `limit` records
-    of each task in file order."""
+    of each task in file order.
+
+    `suite_tasks` is the suite's full task list (`[spec.name for spec in suite.tasks]`): tasks of
+    it that were not chosen, or whose files the dataset does not hold, make the run partial. Without
+    it, only the tasks present in `dataset` are the whole.
+    """
     if tasks is not None:
         _check_tasks(dataset, tasks)
     items_by_task = dataset.by_task()
@@ -66,11 +80,40 @@ def select_records(dataset: Dataset, tasks: Sequence[str] | None, limit: int | N
     reasons = []
     if cut:
         reasons.append(f"at most {limit} of up to {most} records per task (--limit)")
-    left_out = [task for task in present if task not in chosen]
-    if left_out:
-        reasons.append(f"{len(chosen)} of {len(present)} tasks ({', '.join(left_out)} left out)")
+    reasons += _tasks_missing(dataset, present, chosen, tasks, suite_tasks)
     selection.partial = "; ".join(reasons) or None
     return selection
+
+
+def _tasks_missing(
+    dataset: Dataset,
+    present: Sequence[str],
+    chosen: Sequence[str],
+    tasks: Sequence[str] | None,
+    suite_tasks: Sequence[str] | None,
+) -> list[str]:
+    """Why the chosen tasks are not the whole suite: tasks left out by `--tasks`, tasks whose files
+    the dataset root does not hold (a partial download), or an empty list."""
+    whole = list(dict.fromkeys([*(suite_tasks or ()), *present]))
+    held = {spec.name for spec in dataset.tasks} | set(present)
+    if tasks is not None:  # --tasks chose: every other task of the suite is left out
+        left_out, absent = [task for task in whole if task not in chosen], []
+    else:  # all chosen: tasks whose files the dataset does not hold are missing (an empty file is not)
+        left_out, absent = [], [task for task in whole if task not in held]
+    if not left_out and not absent:
+        return []
+    parts = []
+    if left_out:
+        parts.append(f"{', '.join(left_out)} left out")
+    if absent:
+        parts.append(f"{', '.join(absent)} not in the dataset")
+    covered = len(whole) - len(left_out) - len(absent)
+    return [f"{covered} of {len(whole)} tasks ({'; '.join(parts)})"]
+
+
+def suite_task_names(suite: object) -> list[str]:
+    """The suite's full task list (its `tasks` specs), the whole that partial is measured against."""
+    return [spec.name for spec in getattr(suite, "tasks", ())]
 
 
 def select_items(dataset: Dataset, tasks: Sequence[str] | None, limit: int | None) -> list[Item]:

@@ -217,6 +217,12 @@ def paired_comparison(
         valid += finite.sum(0)
         done += size
 
+    # Each statistic's own items and videos: a task row counts that task's items, a level row its tasks'.
+    per_cluster = [count[:, k] for k in range(len(tasks))]
+    t_index = {t: i for i, t in enumerate(tasks)}
+    for spec in levels:
+        idx = [t_index[t] for t in spec.tasks if t in t_index]
+        per_cluster.append(count[:, idx].sum(axis=1) if idx else np.zeros(n_clusters))
     results = {}
     for k, name in enumerate(names):
         if np.isnan(observed[k]):
@@ -229,7 +235,7 @@ def paired_comparison(
             diff=float(observed[k]),
             ci95=intervals[k],
             p_value=p_value,
-            n_items=len(pairs),
-            n_clusters=n_clusters,
+            n_items=int(per_cluster[k].sum()),
+            n_clusters=int(np.count_nonzero(per_cluster[k])),
         )
     return results

@@ -9,7 +9,7 @@ Scores written before some of these counts existed simply lack those lines.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from expvid.run.scoring_phase import RunScores
@@ -64,3 +64,39 @@ def run_caveats(label: str, scores: RunScores) -> list[str]:
     if n_judge:
         lines.append(f"{label}: {n_judge} item(s) whose judge failed scored 0 (by task: {where})")
     return lines
+
+
+def _groups(labelled: Sequence[tuple[str, str | None]]) -> str:
+    by_print: dict[str, list[str]] = {}
+    for label, fingerprint in labelled:
+        by_print.setdefault(fingerprint or "not recorded", []).append(label)
+    return " vs ".join(f"{', '.join(labels)} ({key[:12]})" for key, labels in by_print.items())
+
+
+def dataset_notes(runs: Sequence[tuple[str, RunScores]]) -> list[str]:
+    """Lines saying that rows side by side were made on different data: other annotation files
+    (different items), or other media (two partial or damaged downloads of one release). The same
+    check `expvid compare` refuses on, said under every table instead of refusing."""
+    if len(runs) < 2:
+        return []
+    notes = []
+    annotations = [(label, s.run.annotations_fingerprint or _legacy_print(s)) for label, s in runs]
+    known = [(label, value) for label, value in annotations if value is not None]
+    if len({value for _, value in known}) > 1:
+        notes.append(
+            "runs scored on DIFFERENT annotation files (not the same items; annotation fingerprints "
+            f"{_groups(known)}): their numbers are not comparable"
+        )
+        return notes
+    media = [(label, s.run.dataset_fingerprint) for label, s in runs if s.run.media_fingerprinted]
+    if len({value for _, value in media}) > 1:
+        notes.append(
+            "runs made on DIFFERENT media (a partial or different download: media fingerprints "
+            f"{_groups(media)}; `expvid data check` lists missing files): their numbers are not over the same videos"
+        )
+    return notes
+
+
+def _legacy_print(scores: RunScores) -> str | None:
+    """Scores written before media were fingerprinted hold the annotations-only hash as the dataset's."""
+    return None if scores.run.media_fingerprinted else scores.run.dataset_fingerprint

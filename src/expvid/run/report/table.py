@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from expvid.run.report.caveats import partial_label, run_caveats
+from expvid.run.report.caveats import dataset_notes, partial_label, run_caveats
 from expvid.run.report.departures import departure_notes
 from expvid.run.report.settings_note import run_settings_note
 from expvid.run.rundir import RunDir
@@ -76,12 +76,16 @@ class Row:
     partial: str | None = None
     #: One line per kind of problem behind the row's numbers (see `caveats.run_caveats`).
     caveats: list[str] = field(default_factory=list)
+    #: The run's dataset fingerprint (annotations and media), None for published rows.
+    dataset: str | None = None
 
 
 @dataclass
 class Table:
     groups: tuple[ColumnGroup, ...]
     rows: list[Row]
+    #: Notes about the rows together (runs made on different media), shown under the table.
+    notes: list[str] = field(default_factory=list)
 
     @property
     def columns(self) -> list[Column]:
@@ -193,10 +197,12 @@ def run_rows(run: LoadedRun, groups: Sequence[ColumnGroup]) -> list[Row]:
     row.notes = settings + list(scores.run.notes) + _extras_notes(scores) + departure_notes(run.rundir, label)
     row.partial = scores.run.partial
     row.caveats = run_caveats(label, scores)
+    row.dataset = scores.run.dataset_fingerprint
     rows = [row]
     for name, mode in data.get("extraction_modes", {}).items():
         extra = _row(f"{label} [{name} extraction]", mode, groups)
         extra.partial = row.partial
+        extra.dataset = row.dataset
         extra.notes = [
             f"{label}: {name} extraction guessed {mode['n_fallback']} answer(s) at random (seeded) and reads "
             f"{len(mode['differs'])} reply(ies) differently from the strict extraction"
@@ -229,4 +235,4 @@ def build_table(suite: EvalSuite, runs: Sequence[LoadedRun], references: Sequenc
     groups = default_layout(suite)
     rows = [row for run in runs for row in run_rows(run, groups)]
     rows.extend(reference_rows(suite, references))
-    return Table(groups=groups, rows=rows)
+    return Table(groups=groups, rows=rows, notes=dataset_notes([(run.label, run.scores) for run in runs]))

@@ -38,7 +38,8 @@ def to_markdown(table: Table, *, title: str | None = None) -> str:
 def run_notes(table: Table) -> list[str]:
     """Caveats every rendering must show: run notes (offline judge, incomplete run), then one line
     per kind of problem behind each run's numbers (partial run, failures, invalid, truncated, ...)."""
-    notes = [note for row in table.rows if not row.reference for note in row.notes]
+    notes = list(table.notes)
+    notes += [note for row in table.rows if not row.reference for note in row.notes]
     notes += [line for row in table.rows if not row.reference for line in row.caveats]
     if any(row.partial for row in table.rows) and any(row.reference for row in table.rows):
         notes.append(
@@ -55,7 +56,8 @@ def to_csv(table: Table) -> str:
         for column in group.columns:
             name = f"{group.name}/{column.label}"
             header += [name, f"{name} ci_low", f"{name} ci_high", f"{name} n"]
-    header.append("frames and resolution")
+    header += ["dataset fingerprint", "table notes", "frames and resolution"]
+    table_notes = " | ".join(table.notes)
     writer.writerow(header)
     for row in table.rows:
         cells: list[object] = [row.label, int(row.reference), row.partial or ""]
@@ -68,6 +70,6 @@ def to_csv(table: Table) -> str:
                 "" if ci is None else f"{ci[1]:.4f}",
                 row.counts.get(column.key, ""),
             ]
-        cells.append(row.settings or "")
+        cells += [row.dataset or "", "" if row.reference else table_notes, row.settings or ""]
         writer.writerow(cells)
     return buffer.getvalue()
