@@ -12,7 +12,7 @@ import typer
 from pydantic import ValidationError
 from rich.console import Console
 
-from expvid.cli.errors import friendly_errors, require_http_urls
+from expvid.cli.errors import friendly_errors, require_http_urls, require_spec_urls
 from expvid.run.terminal import message_console
 
 console = message_console(stderr=True)
@@ -171,6 +171,9 @@ def build_command(
             f"expected comma-separated level numbers, got {levels!r}", param_hint="--levels"
         ) from None
     require_http_urls("--base-url", base_url)
+    require_spec_urls("--llm", llm)
+    require_spec_urls("--vlm", vlm)
+    require_spec_urls("--blind-llm", blind_llm)
     redo_stages = tuple(part.strip() for part in (redo or "").split(",") if part.strip())
     unknown = [stage for stage in redo_stages if stage not in REDO_STAGES]
     if unknown:

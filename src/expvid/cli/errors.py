@@ -57,10 +57,12 @@ def require_http_urls(flag: str, *urls: str | None) -> None:
 
 
 def require_spec_urls(flag: str, *specs: str | None) -> None:
-    """Refuse `openai:MODEL@host:port/v1` (a server without a scheme in a model spec) before any work."""
-    from expvid.run.config import spec_url_problem
+    """Refuse a malformed model spec before any work, the same way for every command that takes
+    one (`eval --model/--judge`, `score --judge`, `build --llm/--vlm/--blind-llm`): e.g.
+    `openai:MODEL@host:port/v1`, a server without a scheme, would send every request elsewhere."""
+    from expvid.models.spec import spec_problem
 
     for spec in specs:
-        problem = None if spec is None else spec_url_problem(spec, flag)
+        problem = None if spec is None else spec_problem(spec)
         if problem:
-            raise typer.BadParameter(problem.removeprefix(f"{flag} "), param_hint=flag)
+            raise typer.BadParameter(problem, param_hint=flag)

@@ -3,6 +3,10 @@
 expvid score RUN_DIR [--judge SPEC]                 re-score a run (e.g. with another judge)
 expvid score --data DIR --predictions FILE --out DIR   score a JSONL made anywhere else
 expvid score --from lmms-eval LOGDIR [--data DIR]       score lmms-eval's logged samples, item by item
+
+Exit status as `expvid eval`: 0 when every record got a model answer and a judgement where one was
+needed; 3 when scores were written but some records scored 0 without one (failed items, invalid
+records, judge failures), unless --allow-failures; 2 for usage and data errors.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from typing import Annotated
 
 import typer
 
-from expvid.cli.errors import friendly_errors, require_http_urls
+from expvid.cli.errors import EXIT_ITEMS_FAILED, friendly_errors, require_http_urls, require_spec_urls
 from expvid.run.config import JUDGE_INPUTS, parse_key_values
 from expvid.run.report import build_table, load_runs, to_markdown
 from expvid.suites.registry import get_suite
@@ -39,7 +43,11 @@ def score_command(
         str | None, typer.Option("--language", help="SFE: en, zh or both (with --predictions).")
     ] = None,
     suite_option: Annotated[
-        list[str] | None, typer.Option("--suite-option", help="Suite setting KEY=VALUE (with --predictions).")
+        list[str] | None,
+        typer.Option(
+            "--suite-option",
+            help="Suite setting KEY=VALUE (with --predictions; on a RUN_DIR for scoring, e.g. judge_protocol=per_blank).",
+        ),
     ] = None,
     judge_input: Annotated[
         str | None,
@@ -53,18 +61,39 @@ def score_command(
             help="lmms-eval: RUN_DIR is an lmms-eval --output_path with samples_*.jsonl (--log_samples).",
         ),
     ] = None,
+    no_cache: Annotated[
+        bool, typer.Option("--no-cache", help="Ask the judge again instead of reusing cached judge replies.")
+    ] = False,
+    allow_failures: Annotated[
+        bool,
+        typer.Option(
+            "--allow-failures",
+            help="Exit 0 even when records scored 0 without a model answer or a judgement.",
+        ),
+    ] = False,
 ) -> None:
-    """Score a run directory, an external predictions file, or lmms-eval logs (--from lmms-eval)."""
+    """Score a run directory, an external predictions file, or lmms-eval logs (--from lmms-eval).
+
+    Exit status: 0 when every record got a model answer (and a judgement where needed); 3 when the
+    scores were written but some records scored 0 without one (failed items, invalid records, judge
+    failures; counted in scores.json), unless --allow-failures; 2 for usage and data errors.
+    """
     from expvid.run.rescore import JudgeChoice, rescore_run, score_external
 
     require_http_urls("--judge-base-url", judge_base_url)
+    require_spec_urls("--judge", judge)
     if judge_input not in (None, *JUDGE_INPUTS):
         raise typer.BadParameter(f"expected one of {', '.join(JUDGE_INPUTS)}", param_hint="--judge-input")
     choice = JudgeChoice(
-        spec=judge, base_url=judge_base_url, api_key_env=judge_api_key_env, judge_input=judge_input
+        spec=judge,
+        base_url=judge_base_url,
+        api_key_env=judge_api_key_env,
+        judge_input=judge_input,
+        no_cache=no_cache,
     )
     if from_tool is not None:
-        _score_lmms_eval(from_tool, run_dir, data, out, suite, choice, quiet)
+        target = _score_lmms_eval(from_tool, run_dir, data, out, suite, choice, quiet)
+        _exit_status(target, allow_failures)
         return
     try:
         options = parse_key_values(suite_option or [], flag="--suite-option", bare_is_true=False)
@@ -90,13 +119,31 @@ def score_command(
             )
         elif run_dir is not None:
             target = run_dir
-            asyncio.run(rescore_run(run_dir, judge=choice, show_progress=not quiet))
+            asyncio.run(
+                rescore_run(run_dir, judge=choice, show_progress=not quiet, suite_options=options or None)
+            )
         else:
             raise typer.BadParameter("give a RUN_DIR, or --data, --predictions and --out")
         runs = load_runs([target])
         suite_name = runs[0].scores.run.suite
         table_suite = get_suite(suite_name, options) if predictions is not None else get_suite(suite_name)
         typer.echo(to_markdown(build_table(table_suite, runs, references=[])))
+    _exit_status(target, allow_failures)
+
+
+def _exit_status(target: Path, allow_failures: bool) -> None:
+    """`expvid eval`'s rule: exit 3 when records scored 0 without a model answer or a judgement."""
+    from expvid.run.rundir import RunDir
+    from expvid.run.scoring_phase import read_scores
+    from expvid.run.terminal import message_console
+
+    problems = read_scores(RunDir(target)).run.n_problems
+    if problems and not allow_failures:
+        message_console(stderr=True).print(
+            f"[yellow]{problems} record(s) scored 0 without a model answer or a judgement[/] (see the notes "
+            f"above); exit status {EXIT_ITEMS_FAILED} (--allow-failures for 0)"
+        )
+        raise typer.Exit(code=EXIT_ITEMS_FAILED)
 
 
 def _score_lmms_eval(
@@ -107,8 +154,9 @@ def _score_lmms_eval(
     suite: str,
     choice: object,
     quiet: bool,
-) -> None:
-    """`--from lmms-eval LOGDIR`: expvid's scores next to lmms-eval's for every logged item."""
+) -> Path:
+    """`--from lmms-eval LOGDIR`: expvid's scores next to lmms-eval's for every logged item; returns
+    the scored run directory."""
     from expvid.export.lmms_eval_compare import compare_logs, data_from_results, summary_lines
 
     if tool != "lmms-eval":
@@ -126,3 +174,4 @@ def _score_lmms_eval(
     for line in summary_lines(comparison):
         typer.echo(line)
     typer.echo(f"per-item comparison: {target / 'lmms_eval_comparison.jsonl'}; expvid run: {target}")
+    return target

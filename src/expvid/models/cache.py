@@ -11,6 +11,12 @@ resumes a killed run against a restarted server (new port) or adds a second endp
 for what was already answered. Backend kind and model stay in the key, so another model or another API
 family is always a miss.
 
+Unless the caller asks for the server to count too (`scope="server"`, backend option
+`cache_scope="server"`): judges do, because a judge's reply is part of a measurement, and a judge
+server that answered badly (a wrong model behind the same name, a broken template) must not have
+its replies served again once it is fixed or replaced by another server. The URL is then in the
+key, normalised (no trailing slash; several endpoints as their sorted set).
+
 `metadata["cache_round"]` (a positive integer) asks for a FRESH answer to a request that was already
 answered: it joins the key without being sent, so the request reaches the model again and its reply
 is stored beside the old one. `expvid build` uses it to retry a unit whose cached reply was unusable
@@ -70,12 +76,12 @@ def cache_key(
     model: str,
     base_url: str | None = None,
     extra: dict[str, Any] | None = None,
+    scope: str = "model",
 ) -> str:
     """sha256 of the canonical JSON of the full request; `extra` holds body additions and wire options.
 
-    `base_url` is accepted (callers know it) and deliberately ignored: see the module docstring.
+    `base_url` joins the key only with `scope="server"`: see the module docstring.
     """
-    del base_url  # where the model was reached does not change its answer
     payload: dict[str, Any] = {
         "v": KEY_VERSION,
         "backend": backend,
@@ -83,6 +89,8 @@ def cache_key(
         "request": request_fingerprint(request),
         "extra": extra or {},
     }
+    if scope == "server":
+        payload["server"] = ",".join(sorted(url.strip().rstrip("/") for url in (base_url or "").split(",")))
     round_ = cache_round(request)
     if round_:
         payload["round"] = round_

@@ -25,16 +25,15 @@ from expvid.models.baselines import FirstOptionBaseline, LongestOptionBaseline, 
 from expvid.models.blind import BlindBackend
 from expvid.models.credentials import read_api_key
 from expvid.models.options import BackendOptions, parse_options
+from expvid.models.spec import SPEC_FORMS, check_spec
 from expvid.models.types import BackendConfigError, ModelBackend
 
-SPEC_FORMS = (
-    "openai:MODEL, openai:MODEL@http://host:port/v1[,http://host2:port/v1...], anthropic:MODEL, "
-    "gemini:MODEL, vllm:PATH, hf:PATH, random, random:SEED, longest-option, first-option, blind:<spec>"
-)
+__all__ = ["SPEC_FORMS", "create_backend"]
 
 
 def create_backend(spec: str, **options: Any) -> ModelBackend:
     """Build the backend named by `spec`; `options` are the fields of `BackendOptions`."""
+    check_spec(spec)  # the form first, the same check every command makes before any work
     parsed = parse_options(options)
     spec = spec.strip()
     kind, sep, rest = spec.partition(":")

@@ -91,6 +91,10 @@ class OpenAICompatBackend(RemoteBackend):
     def input_modes(self) -> tuple[str, ...]:
         return ("images", "video") if self.rules.accepts_video else ("images",)
 
+    @property
+    def reasoning_model(self) -> bool:
+        return self.rules.reasons_by_default
+
     def _prepare(self, request: GenerateRequest) -> PreparedChat:
         return PreparedChat(request=request, messages=encode_messages(request))
 

@@ -34,6 +34,11 @@ class BackendOptions(BaseModel):
     max_images: int | None = Field(default=None, ge=0)
     #: Directory of the sqlite response cache; None disables caching.
     cache_dir: Path | None = None
+    #: What a cached reply is keyed by besides the request: "model" (the model name: the same model
+    #: reached on another host or port answers from the cache, as a resumed build campaign needs) or
+    #: "server" (the server URL too: judges, so a reply of a broken or other judge server is never
+    #: replayed for a fixed one; see `models.cache`).
+    cache_scope: Literal["model", "server"] = "model"
     #: Merged last into the request body (OpenAI-compatible, Anthropic) or config (Gemini).
     extra_body: dict[str, Any] | None = None
     #: Full-jitter exponential backoff: attempt n sleeps uniform(0, min(max, base * 2**n)).

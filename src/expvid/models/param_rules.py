@@ -43,6 +43,8 @@ _GPT5_POINT = re.compile(r"^gpt-5\.\d+")
 OPENAI_HOSTS = ("api.openai.com",)
 AZURE_SUFFIX = ".openai.azure.com"
 
+#: Families whose models reason on every request by default.
+REASONING_FAMILIES = frozenset({"openai-o-series", "openai-gpt-5", "deepseek-reasoner"})
 #: Every effort level OpenAI has named, weakest first (used to pick the nearest accepted one).
 EFFORT_ORDER = ("none", "minimal", "low", "medium", "high", "xhigh")
 
@@ -62,6 +64,13 @@ class ChatRules:
     reasoning_efforts: tuple[str, ...] | None = None
     #: Whether the server can take frames as one video (vLLM's `video_url`); OpenAI's API cannot.
     accepts_video: bool = True
+
+    @property
+    def reasons_by_default(self) -> bool:
+        """The model spends completion tokens on hidden reasoning unless told otherwise (o-series,
+        gpt-5, deepseek-reasoner): a short token budget (a judge's 20-1,024) leaves no room for the
+        answer. gpt-5.1 and later default to effort "none", so they do not."""
+        return self.family in REASONING_FAMILIES
 
     def describe(self) -> dict[str, object]:
         return {

@@ -124,11 +124,24 @@ class RemoteBackend(ABC):
         """How this backend can take a video's frames (the runner refuses a run it cannot serve)."""
         return ("images",)
 
+    @property
+    def reasoning_model(self) -> bool:
+        """Whether the model spends output tokens on reasoning by default (known from its rules);
+        judges give such a model a token budget that leaves room for the answer."""
+        return False
+
     def request_hash(self, request: GenerateRequest) -> str:
         extra = self._wire_options()
         if request.input_mode != "images":  # images keep the keys they always had
             extra = {**extra, "input_mode": request.input_mode}
-        return cache_key(request, backend=self.kind, model=self.model, base_url=self.base_url, extra=extra)
+        return cache_key(
+            request,
+            backend=self.kind,
+            model=self.model,
+            base_url=self.base_url,
+            extra=extra,
+            scope=self.options.cache_scope,
+        )
 
     async def generate(self, request: GenerateRequest) -> GenerateResponse:
         check_image_cap(request, self.max_images, self.name)

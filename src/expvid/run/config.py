@@ -42,14 +42,11 @@ def url_problem(url: str, flag: str) -> str | None:
 
 
 def spec_url_problem(spec: str, flag: str) -> str | None:
-    """Why the server in a model spec (`openai:MODEL@URL`) is unusable, or None. `MODEL@host:8000/v1`
-    without a scheme would otherwise be read as a model name and sent to the default server."""
-    _, sep, rest = spec.rpartition("@")
-    if not sep or rest.startswith(("http://", "https://")):
-        return None
-    if ":" in rest or "/" in rest or rest.startswith("localhost"):
-        return f"{flag} {spec!r} names the server {rest!r} without a scheme; write @http://{rest}"
-    return None
+    """Why a model spec is unusable (`expvid.models.spec.spec_problem`), prefixed with the flag, or None."""
+    from expvid.models.spec import spec_problem
+
+    problem = spec_problem(spec)
+    return None if problem is None else f"{flag} {problem}"
 
 
 def _value(text: str) -> Any:

@@ -94,7 +94,13 @@ def judge_spec(suite: EvalSuite, spec: str | None, base_url: str | None) -> str 
 
 
 def _judge_options(config: EvalConfig, responses: Path | None) -> dict[str, Any]:
-    options: dict[str, Any] = {"concurrency": config.judge_concurrency, "cache_dir": responses}
+    # A judge's cached replies are keyed by its server too: another or a repaired judge server
+    # judges again instead of replaying what the old one said.
+    options: dict[str, Any] = {
+        "concurrency": config.judge_concurrency,
+        "cache_dir": responses,
+        "cache_scope": "server",
+    }
     if config.judge_base_url:
         options["base_url"] = config.judge_base_url
     if config.judge_api_key_env:

@@ -33,9 +33,16 @@ class JudgeChoice:
     concurrency: int = 4
     #: "raw" or "stripped" (ProMQA / SFE); None keeps the run's own choice.
     judge_input: str | None = None
+    #: Ask the judge again instead of answering from the response cache (`expvid score --no-cache`).
+    no_cache: bool = False
 
     def options(self, cache_dir: Path | None) -> dict[str, Any]:
-        options: dict[str, Any] = {"concurrency": self.concurrency, "cache_dir": cache_dir}
+        # Judge replies are cached per server (see `models.cache`), and not at all with --no-cache.
+        options: dict[str, Any] = {
+            "concurrency": self.concurrency,
+            "cache_dir": None if self.no_cache else cache_dir,
+            "cache_scope": "server",
+        }
         if self.base_url:
             options["base_url"] = self.base_url
         if self.api_key_env:
@@ -51,10 +58,18 @@ def _judge_for(
     return suite.build_judge(judge_spec(suite, choice.spec, choice.base_url), choice.options(cache))
 
 
-async def rescore_run(run_dir: Path, *, judge: JudgeChoice, show_progress: bool = True) -> RunScores:
+async def rescore_run(
+    run_dir: Path,
+    *,
+    judge: JudgeChoice,
+    show_progress: bool = True,
+    suite_options: dict[str, Any] | None = None,
+) -> RunScores:
     """Score a run again from its predictions (the model is not called; frames are not decoded).
 
     Only the annotations must be those the run was made on; the media need not be present.
+    `suite_options` change the run's suite settings for scoring (e.g. ExpVid's
+    `judge_protocol=per_blank`) and are recorded in its manifest.
     """
     rundir = RunDir(run_dir)
     manifest = rundir.read_manifest()
@@ -62,8 +77,13 @@ async def rescore_run(run_dir: Path, *, judge: JudgeChoice, show_progress: bool 
     if not isinstance(settings, dict):
         raise DataError(f"{rundir.manifest_path}: no run settings recorded")
     config = EvalConfig.model_validate(settings)
+    changes: dict[str, Any] = {}
     if judge.judge_input is not None:
-        config = EvalConfig.model_validate({**settings, "judge_input": judge.judge_input})
+        changes["judge_input"] = judge.judge_input
+    if suite_options:
+        changes["suite_options"] = {**config.suite_options, **suite_options}
+    if changes:
+        config = EvalConfig.model_validate({**settings, **changes})
         manifest.config["settings"] = config.model_dump(mode="json", exclude={"backend_options"})
     suite = make_suite_named(manifest.suite, config.suite_settings())
     dataset = suite.load(config.data, strict=False, check_media=False)
@@ -77,8 +97,9 @@ async def rescore_run(run_dir: Path, *, judge: JudgeChoice, show_progress: bool 
     selection = select_records(dataset, config.tasks, config.limit, suite_task_names(suite))
     cache = config.cache_dir / "responses" if config.cache_dir else None
     run_judge = _judge_for(suite, selection.items, judge, cache)
-    if run_judge is not None:
-        rundir.write_manifest(manifest.model_copy(update={"judge": run_judge.manifest_settings()}))
+    if run_judge is not None or changes:
+        update = {"judge": run_judge.manifest_settings()} if run_judge is not None else {}
+        rundir.write_manifest(manifest.model_copy(update=update))
     fingerprint = DatasetPrint(
         manifest.dataset_fingerprint,
         recorded,

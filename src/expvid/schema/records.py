@@ -114,6 +114,14 @@ class Judgment(BaseModel):
     sample: int = 0
     #: Hash of what was judged (the extracted answer); a re-done prediction makes the judgment stale.
     input_sha256: str | None = None
+    #: Why the judge's (last) reply stopped, as its provider said ("stop", "length", ...), and its
+    #: token usage: a judge failure then says whether the budget went to reasoning.
+    finish_reason: str | None = None
+    usage: Usage | None = None
+    #: What the judge's request really sent (token limit field and value, reasoning effort, ...).
+    sent: dict[str, Any] = Field(default_factory=dict)
+    #: Requests the judgment took (per-blank judging asks once per blank; retries add more).
+    n_requests: int | None = None
     created_at: datetime = Field(default_factory=utc_now)
 
     @property

@@ -32,6 +32,7 @@ from expvid.scoring import (
     needs_judge,
     score_item,
 )
+from expvid.scoring.judges.llm_blank import JUDGE_PROTOCOLS, JudgeProtocol
 from expvid.suites.base import Dataset
 from expvid.suites.expvid_prompts import build_prompt
 from expvid.suites.expvid_suite import EXPVID_TASKS, load_expvid
@@ -119,6 +120,13 @@ def frame_count(item: Item, frames: FrameOptions) -> int:
     return count
 
 
+#: Suite options (`--suite-option KEY=VALUE`): `judge_protocol` is how an LLM judge decides Level-3
+#: blanks: "per_blank" (the paper's protocol, section 4: one request per blank) or "per_item"
+#: (expvid's batched default: one request per item). The offline judge decides blank by blank either way.
+OPTION_KEYS = ("judge_protocol",)
+DEFAULT_JUDGE_PROTOCOL: JudgeProtocol = "per_item"
+
+
 class ExpVidSuite:
     """The ten ExpVid tasks under the paper's evaluation settings."""
 
@@ -127,6 +135,18 @@ class ExpVidSuite:
     levels = EXPVID_LEVELS
     generation = GENERATION
     default_judge_model = DEFAULT_JUDGE_MODEL
+
+    def __init__(self, **options: Any) -> None:
+        unknown = sorted(set(options) - set(OPTION_KEYS))
+        if unknown:
+            raise ValueError(f"unknown expvid suite option(s) {unknown}; options: {', '.join(OPTION_KEYS)}")
+        protocol = str(options.get("judge_protocol", DEFAULT_JUDGE_PROTOCOL)).replace("-", "_")
+        if protocol not in JUDGE_PROTOCOLS:
+            raise ValueError(
+                f"judge_protocol must be one of {', '.join(JUDGE_PROTOCOLS)} "
+                f"(per_blank: the paper's), got {options['judge_protocol']!r}"
+            )
+        self.judge_protocol: JudgeProtocol = "per_blank" if protocol == "per_blank" else "per_item"
 
     def load(
         self,
@@ -198,7 +218,7 @@ class ExpVidSuite:
         return score_item(item, extraction, judgment)
 
     def build_judge(self, spec: str | None, backend_options: dict[str, Any]) -> BlankJudgeAdapter:
-        return build_blank_judge(spec, backend_options)
+        return build_blank_judge(spec, backend_options, protocol=self.judge_protocol)
 
     def reference_rows(self) -> list[dict[str, Any]]:
         """Table 2 as published (both thinking settings where the paper lists two rows)."""
@@ -219,10 +239,13 @@ class BlankJudgeAdapter(JudgeAdapter):
         return await self.inner.judge(item, blanks)
 
 
-def build_blank_judge(spec: str | None, backend_options: dict[str, Any]) -> BlankJudgeAdapter:
-    """Level-3 judge: an LLM judge behind any backend spec (the paper used Phi-3-mini), or, with
-    no spec, the offline judge (normalised match + MiniLM similarity), labelled offline in reports."""
+def build_blank_judge(
+    spec: str | None, backend_options: dict[str, Any], *, protocol: JudgeProtocol = DEFAULT_JUDGE_PROTOCOL
+) -> BlankJudgeAdapter:
+    """Level-3 judge: an LLM judge behind any backend spec (the paper used Phi-3-mini), deciding per
+    item or per blank (`protocol`), or, with no spec, the offline judge (normalised match + MiniLM
+    similarity), labelled offline in reports."""
     if spec is None:
         return BlankJudgeAdapter(OfflineBlankJudge())
     backend = create_backend(spec, **backend_options)
-    return BlankJudgeAdapter(LLMBlankJudge(backend))
+    return BlankJudgeAdapter(LLMBlankJudge(backend, protocol=protocol))

@@ -16,9 +16,7 @@ from expvid.suites.protocol import EvalSuite
 def _expvid(**options: Any) -> EvalSuite:
     from expvid.suites.expvid_eval import ExpVidSuite
 
-    if options:
-        raise ValueError(f"the expvid suite takes no suite options, got {sorted(options)}")
-    return ExpVidSuite()
+    return ExpVidSuite(**options)
 
 
 def _scivideobench(**options: Any) -> EvalSuite:

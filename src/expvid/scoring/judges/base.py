@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
-from expvid.models.types import BackendError, GenerateRequest, Message, ModelBackend
+from expvid.models.types import BackendError, GenerateRequest, Message, ModelBackend, ThinkingConfig
 from expvid.schema import Item, JudgeSettings, Judgment
+from expvid.scoring.judges.calls import ask_judge, cut_before_answering, cut_message, reply_record
 
 
 @runtime_checkable
@@ -58,30 +59,46 @@ async def ask_graded_judge(
     purpose: str,
     parse: Callable[[str | None], float],
     parse_errors: tuple[type[Exception], ...],
+    thinking: ThinkingConfig | None = None,
 ) -> Judgment:
     """One temperature-0 judge call whose reply is read by `parse` into a graded score.
 
     A failed request and an unreadable reply both become a Judgment with `error` set (and the raw
-    reply kept), so a judge failure is counted as one and never turns into a zero.
+    reply kept), so a judge failure is counted as one and never turns into a zero. A reply cut by
+    the token limit before any answer is asked again with a larger budget (`calls.ask_judge`);
+    the finish reason, usage and what was sent are recorded either way.
     """
     request = GenerateRequest(
         messages=messages,
         temperature=0.0,
         max_tokens=max_tokens,
         seed=seed,
+        thinking=thinking,
         metadata={"purpose": purpose, "item_id": item_id, "task": task},
     )
     try:
-        response = await backend.generate(request)
+        response = await ask_judge(backend, request)
     except BackendError as error:
-        return Judgment(item_id=item_id, task=task, judge=judge, error=f"judge request failed: {error}")
+        return Judgment(
+            item_id=item_id, task=task, judge=judge, error=f"judge request failed: {error}", sent=error.sent
+        )
+    record = reply_record(response)
+    if cut_before_answering(response):
+        return Judgment(
+            item_id=item_id, task=task, judge=judge, raw=response.text, error=cut_message(response), **record
+        )
     try:
         value = parse(response.text)
     except parse_errors as error:
         return Judgment(
-            item_id=item_id, task=task, judge=judge, raw=response.text, error=f"unparseable judge: {error}"
+            item_id=item_id,
+            task=task,
+            judge=judge,
+            raw=response.text,
+            error=f"unparseable judge: {error}",
+            **record,
         )
-    return Judgment(item_id=item_id, task=task, judge=judge, score=float(value), raw=response.text)
+    return Judgment(item_id=item_id, task=task, judge=judge, score=float(value), raw=response.text, **record)
 
 
 def llm_judge_settings(name: str, backend: ModelBackend, prompt: str) -> JudgeSettings:

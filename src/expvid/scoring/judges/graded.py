@@ -28,6 +28,7 @@ from expvid.models.types import Message, ModelBackend, TextPart
 from expvid.schema import JudgeSettings, Judgment
 from expvid.scoring.extraction.reasoning import split_reasoning
 from expvid.scoring.judges.base import ask_graded_judge, llm_judge_settings
+from expvid.scoring.judges.calls import judge_budget
 
 TEMPLATE_FILE = "sfe_judge.txt"
 SYSTEM_FILE = "sfe_judge_system.txt"
@@ -91,6 +92,8 @@ class GradedJudge:
     ) -> None:
         self.backend = backend
         self.max_tokens = max_tokens
+        #: The official limit for a model that answers at once; room to reason for one that does not.
+        self.budget = judge_budget(backend, max_tokens)
         self.seed = seed
         self.template = template if template is not None else load_text(TEMPLATE_FILE)
         self.system = system if system is not None else load_text(SYSTEM_FILE)
@@ -113,7 +116,8 @@ class GradedJudge:
                 Message(role="system", content=[TextPart(text=self.system)]),
                 Message(role="user", content=[TextPart(text=user)]),
             ],
-            max_tokens=self.max_tokens,
+            max_tokens=self.budget.max_tokens,
+            thinking=self.budget.thinking,
             seed=self.seed,
             purpose="sfe_judge",
             parse=parse_zero_to_ten,
@@ -121,7 +125,7 @@ class GradedJudge:
         )
 
     def describe(self) -> dict[str, Any]:
-        return {
+        described: dict[str, Any] = {
             "name": self.name,
             "kind": "llm",
             "offline": False,
@@ -134,6 +138,9 @@ class GradedJudge:
             "max_tokens": self.max_tokens,
             "seed": self.seed,
         }
+        if self.budget.thinking is not None:  # a reasoning judge: its budget joins its identity
+            described["budget"] = self.budget.describe()
+        return described
 
     def manifest_settings(self) -> JudgeSettings:
         return llm_judge_settings(

@@ -26,6 +26,7 @@ from typing import Any
 from expvid.models.types import Message, ModelBackend, TextPart
 from expvid.schema import JudgeSettings, Judgment
 from expvid.scoring.judges.base import ask_graded_judge, llm_judge_settings
+from expvid.scoring.judges.calls import judge_budget
 
 TEMPLATE_FILE = "promqa_ternary_step.txt"
 JUDGE_MAX_TOKENS = 256  # official evaluate.py default
@@ -121,6 +122,8 @@ class TernaryJudge:
     ) -> None:
         self.backend = backend
         self.max_tokens = max_tokens
+        #: The official limit for a model that answers at once; room to reason for one that does not.
+        self.budget = judge_budget(backend, max_tokens)
         self.seed = seed
         self.template = template if template is not None else load_template()
         self.name = name or f"promqa-ternary:{backend.name}"
@@ -154,7 +157,8 @@ class TernaryJudge:
             item_id=item_id,
             task=task,
             messages=[Message(role="user", content=[TextPart(text=prompt)])],
-            max_tokens=self.max_tokens,
+            max_tokens=self.budget.max_tokens,
+            thinking=self.budget.thinking,
             seed=self.seed,
             purpose="promqa_judge",
             parse=parse_ternary,
@@ -162,7 +166,7 @@ class TernaryJudge:
         )
 
     def describe(self) -> dict[str, Any]:
-        return {
+        described: dict[str, Any] = {
             "name": self.name,
             "kind": "llm",
             "offline": False,
@@ -175,6 +179,9 @@ class TernaryJudge:
             "seed": self.seed,
             "sees_frames": False,
         }
+        if self.budget.thinking is not None:  # a reasoning judge: its budget joins its identity
+            described["budget"] = self.budget.describe()
+        return described
 
     def manifest_settings(self) -> JudgeSettings:
         return llm_judge_settings(self.name, self.backend, self.template)

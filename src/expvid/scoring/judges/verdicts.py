@@ -83,6 +83,9 @@ def _verdict_list(value: Any) -> list[Any] | None:
         for key in ("verdicts", "verdict", "judgments", "results", "correct"):
             if isinstance(value.get(key), list):
                 return list(value[key])
+        for key in ("verdict", "correct"):  # one blank judged: {"correct": true}
+            if isinstance(value.get(key), bool):
+                return [value[key]]
         return None
     if isinstance(value, list):
         return value
