@@ -19,12 +19,13 @@ by the token limit. The run summary carries the same counts, and why the run is 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, FiniteFloat, ValidationError
 
 from expvid.run.judging import JudgeTask, JudgingPhase, judge_identity, load_judgments
 from expvid.run.progress import RunProgress
@@ -44,6 +45,7 @@ from expvid.run.score_extras import (
 )
 from expvid.schema import ErrorKind, ExtractionStatus, Item, ItemScore, JudgeSettings, Judgment, Prediction
 from expvid.scoring import Extraction, ScoreReport, build_report
+from expvid.scoring.metrics import possible_units, video_id_of
 from expvid.suites.base import InvalidRecord
 from expvid.suites.protocol import EvalSuite, RunJudge
 
@@ -109,7 +111,7 @@ class RunItemScore(ItemScore):
 
     sample: int = 0
     groups: dict[str, str] = Field(default_factory=dict)
-    metrics: dict[str, float | None] = Field(default_factory=dict)
+    metrics: dict[str, FiniteFloat | None] = Field(default_factory=dict)
     #: Why the item scored 0 without an answer: the prediction's error kind, or `invalid`.
     error_kind: ErrorKind | None = None
     error: str | None = None
@@ -189,8 +191,38 @@ def _judge_note(judge: RunJudge) -> str | None:
 def _metric_values(
     suite: EvalSuite, entries: list[tuple[Item, Extraction, Judgment | None, str | None]]
 ) -> MetricValues:
+    """The suite's extra per-item metrics; a value that is not a finite number has no value (None)."""
     hook = getattr(suite, "extra_metrics", None)
-    return hook(entries) if callable(hook) and entries else {}
+    values: MetricValues = hook(entries) if callable(hook) and entries else {}
+    return {
+        item_id: {name: _finite_or_none(value) for name, value in metrics.items()}
+        for item_id, metrics in values.items()
+    }
+
+
+def _finite_or_none(value: float | None) -> float | None:
+    return value if value is None or math.isfinite(value) else None
+
+
+def _score_one(suite: EvalSuite, item: Item, extraction: Extraction, judgment: Judgment | None) -> ItemScore:
+    """The suite's score of one answer. A score that is not a finite number (a metric fed a value no
+    answer should produce) is refused by `ItemScore`; the answer is then recorded as unparseable,
+    scored 0, so one reply costs one item, never the run's report."""
+    try:
+        score: ItemScore = suite.score(item, extraction, judgment)
+    except ValidationError:
+        return ItemScore(
+            item_id=item.id,
+            task=item.task,
+            status=ExtractionStatus.UNPARSEABLE,
+            extracted=None,
+            earned=0.0,
+            possible=possible_units(item),
+            discipline=item.discipline,
+            video_id=video_id_of(item),
+            judge_error=None if judgment is None or judgment.ok else judgment.error,
+        )
+    return score
 
 
 async def judge_and_score(
@@ -236,7 +268,7 @@ async def judge_and_score(
         if note:
             notes.append(note)
     sample_scores: dict[Key, ItemScore] = {
-        key: suite.score(by_id[key[0]], extraction, judgments.get(key))
+        key: _score_one(suite, by_id[key[0]], extraction, judgments.get(key))
         for key, extraction in extractions.items()
     }
     headline_keys = [(item.id, 0) for item in items if (item.id, 0) in sample_scores]

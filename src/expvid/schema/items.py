@@ -12,7 +12,7 @@ import string
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, FiniteFloat, field_validator, model_validator
 
 #: Option letters the suites use: ExpVid completeness verification goes up to J, SciVideoBench
 #: always has ten options (A-J).
@@ -74,10 +74,10 @@ class Box(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    x1: float
-    y1: float
-    x2: float
-    y2: float
+    x1: FiniteFloat
+    y1: FiniteFloat
+    x2: FiniteFloat
+    y2: FiniteFloat
 
     @model_validator(mode="after")
     def _ordered(self) -> Box:

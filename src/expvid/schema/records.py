@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, FiniteFloat
 
 
 def utc_now() -> datetime:
@@ -107,7 +107,8 @@ class Judgment(BaseModel):
     task: str
     judge: str
     verdicts: list[bool] | None = None
-    score: float | None = None
+    #: A graded judge's score; never NaN or infinite (a reply without a number is an error).
+    score: FiniteFloat | None = None
     raw: str | None = None
     error: str | None = None
     cached: bool = False
@@ -130,14 +131,19 @@ class Judgment(BaseModel):
 
 
 class ItemScore(BaseModel):
-    """The score of one item: `earned` out of `possible` units (blanks, or 1 for an MCQ)."""
+    """The score of one item: `earned` out of `possible` units (blanks, or 1 for an MCQ).
+
+    Both are finite numbers, always: a NaN or infinity (from a reply such as `[NaN, NaN, NaN, NaN]`)
+    is refused here, so it can never be written as null into item_scores.jsonl / scores.json and
+    cost a run its report. Extraction and metrics keep such values out in the first place.
+    """
 
     item_id: str
     task: str
     status: ExtractionStatus
     extracted: Any = None
-    earned: float
-    possible: float = 1.0
+    earned: FiniteFloat
+    possible: FiniteFloat = 1.0
     discipline: str | None = None
     video_id: str | None = None
     #: Set when the item needed a judge and the judge failed: scored 0, counted as n_judge_failed.
@@ -147,7 +153,7 @@ class ItemScore(BaseModel):
 class TaskScore(BaseModel):
     """Aggregate for one task: `score` on a 0-100 scale, with counts that make failures visible."""
 
-    score: float
+    score: FiniteFloat
     n: int
     n_unparseable: int = 0
     n_failed: int = 0
@@ -160,4 +166,4 @@ class TaskScore(BaseModel):
     n_truncated: int = 0
     #: Failed items by `ErrorKind` value, e.g. {"media": 3, "request": 1}.
     failed_by_kind: dict[str, int] = Field(default_factory=dict)
-    ci95: tuple[float, float] | None = None
+    ci95: tuple[FiniteFloat, FiniteFloat] | None = None

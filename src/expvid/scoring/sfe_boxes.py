@@ -12,12 +12,15 @@ The official scorer (lmms-eval `sfe/utils.py`: `parse_float_sequence_within`, `c
   every gold box is taken. The summed IoU is divided by the number of gold boxes.
 
 Differences kept small and explicit: a box pair whose union area is 0 (degenerate boxes) has IoU
-0 here, where the official code divides by zero. The order-free alternative (best pair first,
+0 here, where the official code divides by zero; a piece whose four values are not all finite
+(`[NaN, NaN, NaN, NaN]`, `[inf, ...]`: Python's `float()` reads both) is skipped like any piece
+that is not four numbers, where the official code computes an IoU of NaN that poisons its mean. The order-free alternative (best pair first,
 `expvid.scoring.metrics.greedy_box_iou`) is reported beside it as a lenient metric.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 
@@ -37,9 +40,11 @@ def parse_official_boxes(text: str) -> BoxList | None:
         if len(values) != 4:
             continue
         try:
-            boxes.append([float(value) for value in values])
+            box = [float(value) for value in values]
         except ValueError:
             continue
+        if all(math.isfinite(value) for value in box):
+            boxes.append(box)
     return boxes or None
 
 
@@ -51,9 +56,10 @@ def official_iou(box1: Sequence[float], box2: Sequence[float]) -> float:
     area1 = (box1[2] - box1[0]) * (box1[3] - box1[1])
     area2 = (box2[2] - box2[0]) * (box2[3] - box2[1])
     union = area1 + area2 - intersection
-    if union == 0:
-        return 0.0  # the official code raises ZeroDivisionError here
-    return intersection / union
+    if union == 0 or not math.isfinite(union):
+        return 0.0  # the official code raises ZeroDivisionError (or yields NaN) here
+    iou = intersection / union
+    return iou if math.isfinite(iou) else 0.0
 
 
 def prediction_order_greedy_iou(
