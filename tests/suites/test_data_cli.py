@@ -74,3 +74,33 @@ def test_validate_rejects_unusable_input(tmp_path: Path) -> None:
     assert code == 2 and "not a directory" in output
     code, output = _invoke(str(tmp_path), "--tasks", "nonsense")
     assert code == 2 and "unknown ExpVid task 'nonsense'" in output
+
+
+def test_decode_finds_a_damaged_middle_that_reading_packets_cannot(sample_dir: Path, tmp_path: Path) -> None:
+    """Bytes overwritten mid-file (a bad sector, a transfer that kept the size): every packet is
+    there, so `--media read` (the default) passes; only decoding finds it, as `eval` would."""
+    import random
+
+    root = tmp_path / "release"
+    shutil.copytree(sample_dir / "annotations", root / "annotations")
+    shutil.copytree(sample_dir / "videos", root / "videos")
+    # Clean videos decode clean, four files at a time (no picture is ever lost between decoders).
+    code, output = _invoke(str(root), "--media", "decode", command="check")
+    assert code == 0, output
+    first = json.loads((root / TASKS["tools"].path).read_text("utf-8").splitlines()[0])
+    damaged = root / first["video_path"]
+    size = damaged.stat().st_size
+    with damaged.open("r+b") as handle:
+        handle.seek(size // 2)
+        handle.write(random.Random(7).randbytes(size // 12))
+    assert damaged.stat().st_size == size
+    code, output = _invoke(str(root), "--tasks", "tools", command="check")
+    assert code == 0, output
+    assert "media read: packets, not decoded (--media decode decodes every frame)" in " ".join(output.split())
+    code, output = _invoke(str(root), "--tasks", "tools", "--media", "decode", command="check")
+    assert code == 1, output
+    problem = next(line for line in output.splitlines() if line.startswith(str(damaged)))
+    assert ": decoding frame " in problem and "failed: Invalid data found" in problem
+    records = [json.loads(line) for line in (root / TASKS["tools"].path).read_text("utf-8").splitlines()]
+    users = sum(record["video_path"] == first["video_path"] for record in records)
+    assert _rows(output)["tools"][6] == str(users)  # the items of that clip: media unreadable

@@ -26,6 +26,7 @@ data_app = typer.Typer(no_args_is_help=True, help="Inspect and validate benchmar
 
 class MediaMode(StrEnum):
     read = "read"
+    decode = "decode"
     exists = "exists"
     none = "none"
 
@@ -53,8 +54,10 @@ def check(
         MediaMode,
         typer.Option(
             "--media",
-            help="read: open every video (all packets) and image; exists: only check the files are "
-            "there; none: skip media.",
+            help="read (default): open every video and read all its packets, verify every image (finds "
+            "missing, unreadable and cut-short files; nothing is decoded); decode: also decode every frame "
+            "(slow; finds damaged sections inside a video); exists: only check the files are there; "
+            "none: skip media.",
         ),
     ] = MediaMode.read,
     language: Annotated[str | None, typer.Option("--language", help="SFE: en, zh or both.")] = None,
@@ -146,7 +149,12 @@ def _print(report: DataCheck) -> None:
     table.add_row("total", "", *(str(v) for v in totals))
     print_table(console, table)
     console.print(f"dataset {dataset.root}", markup=False)
-    media_note = {"read": "media read", "exists": "media checked for presence", "none": "media not checked"}
+    media_note = {
+        "read": "media read: packets, not decoded (--media decode decodes every frame)",
+        "decode": "media decoded frame by frame",
+        "exists": "media checked for presence",
+        "none": "media not checked",
+    }
     console.print(
         f"fingerprint {dataset.fingerprint()} (annotations and media; {media_note[report.media_check]})"
     )

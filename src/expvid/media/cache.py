@@ -6,7 +6,9 @@ resumed run); the second time should cost a stat, a small read and nothing else.
 - Keys are hashes of (file content hash, sampling request, output settings), so a renamed or
   copied video still hits, and a re-encoded one misses.
 - The content hash of a big file is remembered under its identity (real path, size, mtime_ns,
-  inode, device) in memory and on disk, so a file is hashed once, not on every request.
+  ctime_ns, inode, device; see `fileid`) in memory and on disk, so a file is hashed once, not on
+  every request, and a file rewritten in place with the same size and mtime (`rsync --inplace -t`,
+  `cp --preserve`) is hashed again: the frames are those of the content, as promised.
 - Entries are single files written to a temporary name and `os.replace`d into place: a reader sees
   the old entry, the new one, or none, never half of one, with any number of processes at once.
 - A damaged entry (bad magic, short file, checksum mismatch) is treated as a miss and rewritten.
@@ -23,18 +25,21 @@ import os
 import struct
 import tempfile
 import threading
+import time
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from expvid.media.fileid import FileIdentity, file_identity
+from expvid.media.fileid import FileIdentity, file_identity, settled
 
 log = logging.getLogger(__name__)
 
 #: Bump when the entry layout or the meaning of cached frames changes: old entries then miss.
 #: 2: a video's end is measured from its frames' timestamps, the same for every container.
-CACHE_VERSION = 2
+#: 3: times count from a running-clock format's first timestamp; non-square pixels are honoured;
+#:    file identities include the change time (an in-place rewrite keeping size and mtime).
+CACHE_VERSION = 3
 _MAGIC = b"EXPVIDF1"
 _HEADER = struct.Struct(">8sI")  # magic, header length
 
@@ -97,10 +102,14 @@ class FrameCache:
         except (OSError, ValueError, AttributeError):
             known = None
         if not known:
+            looked_at = time.time_ns()
             known = hash_file(identity.realpath)
-            if file_identity(path) == identity:  # not rewritten while we read it
-                record = {"identity": list(identity), "sha256": known}
-                self._write_atomic(memo_file, json.dumps(record).encode())
+            # Remember it only if the file was not rewritten while we read it and cannot still be
+            # rewritten within the same ctime tick (see `fileid.settled`).
+            if file_identity(path) != identity or not settled(identity, looked_at):
+                return known
+            record = {"identity": list(identity), "sha256": known}
+            self._write_atomic(memo_file, json.dumps(record).encode())
         with _hash_lock:
             _hash_memo[identity] = known
         return known

@@ -11,9 +11,13 @@ Why like this (each point is measured in tests through `DecodeStats`):
 - Inside a unit only the packets a target depends on are sent to the decoder: reference pictures
   and the targets themselves. Non-reference pictures (most B-frames) are skipped unless wanted, and
   nothing after the last target of a GOP is decoded.
-- Decoded frames are matched to targets by pts, so the frame returned is exactly the one a full
-  decode would show at that time; the conversion callback runs as each target comes out of the
-  decoder, so only small converted images are kept.
+- Decoded pictures are matched to targets by the packet that coded them (each packet sent to the
+  decoder carries its decode-order position as `opaque`, which FFmpeg copies onto the picture it
+  yields), so the frame returned is exactly the one a full decode would show, even where two
+  frames share a timestamp (then matching by pts alone finds one picture for two frames). Where a
+  decoder drops the opaque value, pictures are matched by pts, in decode order among equal ones.
+  The conversion callback runs as each target comes out of the decoder, so only small converted
+  images are kept.
 - Units are split into two contiguous runs decoded by two decoders in threads: PyAV releases the
   GIL while decoding and scaling, so both cores work on one video.
 - A target the decoder does not produce (a damaged stream, a keyframe the decoder cannot start
@@ -147,15 +151,13 @@ class _Worker(Generic[T]):
         self.convert = convert
         self.units = units
         self.threads = threads
-        # pts of each target picture -> its presentation index.
-        self.wanted = {
-            int(index.packet_pts[packet]): _frame_of_packet(index, packet)
-            for unit in units
-            for packet in unit.targets
-        }
+        # Decode-order position of each target packet -> the presentation index of its frame.
+        self.wanted = {packet: _frame_of_packet(index, packet) for unit in units for packet in unit.targets}
+        # For decoders that do not pass `opaque` on: pts -> packets sent with it, in decode order.
+        self.sent_by_pts: dict[int, list[int]] = {}
         self.stats = DecodeStats(workers=1)
         self.results: dict[int, T] = {}
-        self.seen_pts: set[int] = set()
+        self.seen_packets: set[int] = set()
         self.seen_gops: set[int] = set()
         # Where decoding is, so a failure can say which frame and time it was working on.
         self.position: int | None = None  # decode-order position of the packet last read
@@ -166,6 +168,7 @@ class _Worker(Generic[T]):
             context = stream.codec_context
             context.thread_type = "AUTO" if self.threads != 1 else "SLICE"
             context.thread_count = self.threads
+            context.copy_opaque = True  # each picture says which packet coded it (see `_take`)
             try:
                 self._decode_units(container, stream, self.units, fresh=True)
                 incomplete = [unit for unit in self.units if self._missing(unit)]
@@ -191,8 +194,7 @@ class _Worker(Generic[T]):
 
     def _missing(self, unit: DecodeUnit) -> set[int]:
         """Target packets of `unit` whose picture has not come out of the decoder."""
-        pts = self.index.packet_pts
-        return {packet for packet in unit.targets if self.wanted[int(pts[packet])] not in self.results}
+        return {packet for packet in unit.targets if self.wanted[packet] not in self.results}
 
     def _retry(
         self, container: av.container.InputContainer, stream: av.VideoStream, units: list[DecodeUnit]
@@ -209,7 +211,7 @@ class _Worker(Generic[T]):
         for unit in retry_units:
             lost = sorted(self._missing(unit))
             if lost:
-                frame = self.wanted[int(index.packet_pts[lost[0]])]
+                frame = self.wanted[lost[0]]
                 raise CorruptMediaError(
                     self.path,
                     f"the decoder produced no picture for frame {frame} "
@@ -304,6 +306,8 @@ class _Worker(Generic[T]):
                 gop = int(index.packet_gop[position])
                 if gop not in self.seen_gops:
                     self.seen_gops.add(gop)
+                packet.opaque = _tag(position)
+                self.sent_by_pts.setdefault(int(index.packet_pts[position]), []).append(position)
                 for frame in context.decode(packet):
                     self._take(frame)
             else:
@@ -325,18 +329,48 @@ class _Worker(Generic[T]):
 
     def _take(self, frame: av.VideoFrame) -> None:
         """Account for a decoded picture; convert it if it is a target not yet converted."""
-        pts = frame.pts
         self.stats.frames_decoded += 1
-        if pts is None:
+        packet = self._packet_of(frame)
+        if packet is None:
             return  # no time to show it at, so never a target (a missing target is reported later)
-        if pts in self.seen_pts:
+        if packet in self.seen_packets:
             self.stats.duplicate_frames += 1
             return
-        self.seen_pts.add(pts)
-        frame_index = self.wanted.get(pts)
+        self.seen_packets.add(packet)
+        frame_index = self.wanted.get(packet)
         if frame_index is not None and frame_index not in self.results:
             self.results[frame_index] = self.convert(frame)
             self.stats.frames_converted += 1
+
+    def _packet_of(self, frame: av.VideoFrame) -> int | None:
+        """The decode-order position of the packet that coded `frame` (its `opaque`); failing that,
+        the earliest packet sent with the frame's pts whose picture has not come out yet."""
+        position = tagged_position(frame)
+        if position is not None:
+            return position
+        if frame.pts is None:
+            return None
+        sent = self.sent_by_pts.get(int(frame.pts), [])
+        fresh = [packet for packet in sent if packet not in self.seen_packets]
+        if fresh:
+            return fresh[0]
+        return sent[-1] if sent else None
+
+
+def _tag(position: int) -> tuple[int]:
+    """A packet's `opaque` value: its position, in an object of its own. PyAV files opaque values
+    under the object's id and drops that entry when any buffer holding it is freed; small ints are
+    shared objects (position 5 of two videos decoded at once), so a bare int could vanish from under
+    the other decoder's picture."""
+    return (position,)
+
+
+def tagged_position(frame: av.VideoFrame) -> int | None:
+    """The decode-order position `_tag` put on the packet that coded `frame`, or None."""
+    opaque = frame.opaque
+    if isinstance(opaque, tuple) and len(opaque) == 1 and isinstance(opaque[0], int):
+        return opaque[0]
+    return None
 
 
 def default_workers() -> int:
@@ -404,5 +438,4 @@ def describe_packet(index: VideoIndex, packet: int) -> str:
 
 def _frame_of_packet(index: VideoIndex, packet: int) -> int:
     """Presentation index of the frame coded by a packet (inverse of `index.frame_packet`)."""
-    pts = index.packet_pts[packet]
-    return int(index.frame_pts.searchsorted(pts))
+    return int(index.packet_frame[packet])

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,9 +24,10 @@ import numpy as np
 
 from expvid.media.container import check_file, corrupt, open_video
 from expvid.media.errors import CorruptMediaError, EmptyMediaError, TruncatedMediaError
-from expvid.media.fileid import FileIdentity, file_identity
+from expvid.media.fileid import FileIdentity, file_identity, settled
 from expvid.media.h264 import non_reference_test
 from expvid.media.info import VideoInfo
+from expvid.media.timeline import running_clock
 
 #: Times within this many seconds of a frame's pts count as that pts (float noise, not frames:
 #: the finest common time base, 1/90000 s, is 11 microseconds).
@@ -61,6 +63,18 @@ class VideoIndex:
     frame_times: np.ndarray  # float64 seconds
     gop_start: np.ndarray  # int64: decode-order position of each GOP's first packet
     packet_gop: np.ndarray  # int64: decode-order position -> GOP number
+
+    @cached_property
+    def packet_frame(self) -> np.ndarray:
+        """int64: decode-order position -> presentation index of the frame it codes (-1: not shown).
+
+        The inverse of `frame_packet`. Not the pts: two frames may share a timestamp (a VFR stream
+        remuxed into Matroska's 1 ms clock, a capture tool writing one time twice), and each is
+        still its own frame, coded by its own packet.
+        """
+        inverse = np.full(len(self.packet_pts), -1, dtype=np.int64)
+        inverse[self.frame_packet] = np.arange(len(self.frame_packet), dtype=np.int64)
+        return inverse
 
     @property
     def num_packets(self) -> int:
@@ -153,6 +167,7 @@ def build_index(path: str | os.PathLike[str]) -> VideoIndex:
         if not pts_list:
             raise EmptyMediaError(file, "the video stream holds no frames")
         rotation, frame_width, frame_height = first.finish(len(pts_list))
+        aspect = pixel_aspect(stream.sample_aspect_ratio, first.aspect)
         declared_frames = stream.frames or 0
         declared_end = _declared_end(container, stream, time_base)
         declared_rate = stream.average_rate or stream.guessed_rate
@@ -202,7 +217,10 @@ def build_index(path: str | os.PathLike[str]) -> VideoIndex:
 
     rotation = rotation % 360
     swapped = rotation in (90, 270)
-    width, height = (frame_height, frame_width) if swapped else (frame_width, frame_height)
+    # Non-square pixels: the picture is shown stretched horizontally by the sample aspect ratio
+    # (ffmpeg's `scale=iw*sar:ih`), before any rotation.
+    square_width = max(1, round(frame_width * aspect)) if aspect != 1 else frame_width
+    width, height = (frame_height, square_width) if swapped else (square_width, frame_height)
     variable = bool(len(intervals) > 1 and (intervals.max() - intervals.min()) > max(1, 0.01 * typical))
     info = VideoInfo(
         path=str(file),
@@ -222,6 +240,8 @@ def build_index(path: str | os.PathLike[str]) -> VideoIndex:
         variable_frame_rate=variable,
         time_base=f"{time_base.numerator}/{time_base.denominator}",
         size_bytes=identity.size,
+        sample_aspect_ratio=f"{aspect.numerator}/{aspect.denominator}",
+        timeline_origin=start if running_clock(container_name) else 0.0,
     )
     return VideoIndex(
         info=info,
@@ -259,6 +279,8 @@ class _FirstPicture:
         self.context = context
         self.is_skippable = is_skippable
         self.geometry: tuple[int, int, int] | None = None  # (rotation, width, height)
+        #: The sample aspect ratio the decoder reports with the first picture (None: unset).
+        self.aspect: Fraction | None = None
         self.sent = 0
 
     def feed(self, packet: av.Packet, position: int) -> None:
@@ -297,7 +319,18 @@ class _FirstPicture:
 
     def _found(self, frame: av.VideoFrame) -> None:
         self.geometry = (int(frame.rotation or 0), frame.width, frame.height)
+        self.aspect = self.context.sample_aspect_ratio
         self.context.flush_buffers()
+
+
+def pixel_aspect(container: Fraction | None, codec: Fraction | None) -> Fraction:
+    """The sample aspect ratio a player uses: the container's when it states one (an MP4 `pasp`
+    box, Matroska's display size), else the bitstream's (H.264 VUI, MPEG-2 sequence header), else 1.
+    The same preference as ffmpeg's `av_guess_sample_aspect_ratio`; nonsense values count as unset."""
+    for value in (container, codec):
+        if value is not None and value > 0 and Fraction(1, 16) <= value <= 16:
+            return Fraction(value)
+    return Fraction(1)
 
 
 def last_frame_duration(frame_pts: np.ndarray) -> float | None:
@@ -365,7 +398,10 @@ class _IndexMemo:
             if found is not None:
                 self._entries.move_to_end(identity)
                 return found
+        looked_at = time.time_ns()
         index = build_index(path)
+        if not settled(index.identity, looked_at):
+            return index  # changed a moment ago: may change again within the same ctime tick
         with self._lock:
             self._entries[index.identity] = index
             while len(self._entries) > self._capacity:

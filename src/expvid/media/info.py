@@ -16,8 +16,12 @@ class VideoInfo:
     own timestamps (`index.last_frame_duration`), never from the container, so the same stream has
     the same end as MP4, MOV, MKV or WebM (within the 1 ms clock of the last two). `width`/`height` are the display size, after the
     rotation in `rotation` (degrees counter-clockwise, 0/90/180/270) is applied; `coded_width` /
-    `coded_height` are the stored size. `fps` is the average rate (frames / duration); check
-    `variable_frame_rate` before assuming frame i is at i / fps.
+    `coded_height` are the stored size. The display size honours non-square pixels: a 720x576
+    picture with a sample aspect ratio (`sample_aspect_ratio`) of 64/45 (PAL 16:9) is 1024x576, as
+    a player shows it. `fps` is the average rate (frames / duration); check `variable_frame_rate`
+    before assuming frame i is at i / fps. `timeline_origin` is the pts that a dataset's time 0
+    stands for (`media.timeline`): the first frame's time for running-clock formats (MPEG-TS), else
+    0; sampled frames report their times from it.
     """
 
     path: str
@@ -37,6 +41,8 @@ class VideoInfo:
     variable_frame_rate: bool
     time_base: str
     size_bytes: int
+    sample_aspect_ratio: str = "1/1"
+    timeline_origin: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready dict (for the CLI, the frame cache and run logs)."""

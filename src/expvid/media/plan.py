@@ -164,38 +164,66 @@ class FramePlan:
             return "fps" if self.thinning == "uniform" else "fps_keep_last"
         return "times"
 
-    def window(self, video_start: float, video_end: float) -> tuple[float, float]:
-        """The [start, end] window on a video spanning [video_start, video_end]; errors if outside."""
+    def window(
+        self, video_start: float, video_end: float, *, origin: float = 0.0, lead: float | None = None
+    ) -> tuple[float, float]:
+        """The [start, end] window on a video spanning [video_start, video_end] (pts seconds).
+
+        The plan's own times (`start`, `end`, `times`) are seconds from `origin`: the stream's
+        first timestamp for formats whose clock runs on from wherever recording began (MPEG-TS
+        from a camcorder starts at 601.4 s; see `media.timeline`), 0 otherwise. A window that
+        starts more than `lead` (one frame interval) before the first frame, or ends after the
+        last frame's end, lies outside the video: an error naming both, never clamped to frame 0.
+        `lead` None (no video measured yet) leaves the start unchecked.
+        """
         if self.start is not None:
-            start = self.start
+            start = origin + self.start
         else:
             # Explicit times may ask for t = 0 even when the first frame starts a little later.
-            start = min(0.0, video_start) if self.times is not None else video_start
-        end = video_end if self.end is None else self.end
+            start = min(origin, video_start) if self.times is not None else video_start
+        end = video_end if self.end is None else origin + self.end
         if end > video_end + _SLACK:
             raise WindowError(
-                None, f"window end {end:.6g} s is beyond the end of the video ({video_end:.6g} s)"
+                None,
+                f"window end {end - origin:.6g} s is beyond the end of the video ({video_end - origin:.6g} s)",
             )
         if not start < end:
-            raise WindowError(None, f"window start {start:.6g} s is not before its end {end:.6g} s")
+            raise WindowError(
+                None, f"window start {start - origin:.6g} s is not before its end {end - origin:.6g} s"
+            )
+        if lead is not None and self.start is not None and start < video_start - lead - _SLACK:
+            raise WindowError(
+                None,
+                f"window [{start - origin:.6g}, {end - origin:.6g}] s starts before the video's first frame "
+                f"at {video_start - origin:.6g} s",
+            )
         return start, end
 
-    def targets(self, video_start: float, video_end: float) -> list[float]:
-        """Target times on a video spanning [video_start, video_end]."""
-        start, end = self.window(video_start, video_end)
+    def targets(
+        self, video_start: float, video_end: float, *, origin: float = 0.0, lead: float | None = None
+    ) -> list[float]:
+        """Target times (pts seconds) on a video spanning [video_start, video_end]; see `window`."""
+        start, end = self.window(video_start, video_end, origin=origin, lead=lead)
         if self.num_frames is not None:
             return uniform_times(start, end, self.num_frames)
         if self.fps is not None:
             return fps_times(start, end, self.fps, self.max_frames, thinning=self.thinning)
         assert self.times is not None
-        for t in self.times:
+        targets = [origin + t for t in self.times]
+        for t in targets:
             if t < start - _SLACK or t > end + _SLACK or t >= video_end:
                 raise WindowError(
                     None,
-                    f"target time {t:.6g} s is outside the window [{start:.6g}, {end:.6g}] "
-                    f"of a video ending at {video_end:.6g} s",
+                    f"target time {t - origin:.6g} s is outside the window [{start - origin:.6g}, "
+                    f"{end - origin:.6g}] of a video ending at {video_end - origin:.6g} s",
                 )
-        return list(self.times)
+            if lead is not None and t < video_start - lead - _SLACK:
+                raise WindowError(
+                    None,
+                    f"target time {t - origin:.6g} s is before the video's first frame at "
+                    f"{video_start - origin:.6g} s",
+                )
+        return targets
 
     def describe(self) -> dict[str, Any]:
         """JSON-ready description (logs, cache keys): only the fields that matter for this mode."""

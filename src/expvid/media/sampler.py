@@ -59,7 +59,7 @@ class SampledFrame:
     """One encoded frame: which frame it is (`index`, `time`), why (`target`), and its bytes."""
 
     index: int  # position in presentation order from the stream start
-    time: float  # the frame's pts in seconds
+    time: float  # the frame's pts in seconds, from the timeline's origin (`VideoInfo.timeline_origin`)
     target: float  # the time it was chosen for (index is the frame on screen at `target`)
     width: int
     height: int
@@ -193,7 +193,9 @@ def sample_video(
 
     Choose frames with exactly one of: `num_frames` (midpoints of N equal segments of the window),
     `fps` (+ `max_frames` cap, `thinning` "uniform" or "keep_last"), or explicit `times`. The
-    window [`start`, `end`] defaults to the whole video; outside the video is an error.
+    window [`start`, `end`] defaults to the whole video; outside the video is an error. Times are
+    seconds from the video's time 0 as a player counts it (`media.timeline`: the first timestamp of
+    an MPEG-TS, else the timeline's zero), and frame times are reported the same way.
     Output: `size` x `size` (squash, default 224), or aspect kept with `max_side` (takes precedence),
     or both None for the display size. `cache`: a `FrameCache`, True (default directory,
     `$EXPVID_CACHE_DIR` or ~/.cache/expvid) or False. `workers`: decoders run in parallel on this
@@ -365,19 +367,24 @@ def _run(
 
     index = load_index(file)
     info = replace(index.info, path=str(file))  # the index may be shared with another path to the file
+    # The request's times count from the timeline's origin (the first timestamp of a running-clock
+    # format such as MPEG-TS, else 0); a window may start up to one frame before the first frame.
+    origin = info.timeline_origin
+    lead = float(index.frame_times[1] - index.frame_times[0]) if info.num_frames > 1 else info.duration
     try:
-        window = plan.window(info.start, info.end)
-        targets = plan.targets(info.start, info.end)
+        start, end = plan.window(info.start, info.end, origin=origin, lead=lead)
+        targets = plan.targets(info.start, info.end, origin=origin, lead=lead)
     except MediaError as error:
         raise error.for_path(file) from None
+    window = (start - origin, end - origin)
     chosen = [int(i) for i in index.frames_at(targets)]
     width, height = output_size(info.width, info.height, size=size, max_side=max_side)
     result = decode_frames(file, index, chosen, lambda frame: convert(frame, width, height), workers=workers)
     metas = [
         {
             "index": frame,
-            "time": index.frame_time(frame),
-            "target": float(target),
+            "time": index.frame_time(frame) - origin,
+            "target": float(target) - origin,
             "width": width,
             "height": height,
         }

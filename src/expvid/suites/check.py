@@ -6,9 +6,12 @@ partial download (videos missing or cut short) and a hand-edited file (bad JSON,
 among the options) are found here, listed by file and line or by path, and counted per task, so
 nobody learns about them from a score that is lower than it should be.
 
-Reading media: "exists" only stats the files; "read" also opens every video and reads all its
-packets (no decoding: the same index the sampler builds, which catches a file cut short by an
-interrupted copy) and verifies every image. Files are read by a few threads at once.
+Reading media: "exists" only stats the files; "read" (the default) also opens every video and
+reads all its packets (no decoding: the same index the sampler builds, which catches a missing or
+unreadable file and one cut short by an interrupted copy) and verifies every image; "decode" also
+decodes every frame of every video (`expvid.media.verify`: slow, about a full playback's decoding
+work, but it finds a damaged middle section that reading packets cannot see). Files are read by a
+few threads at once.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from typing import Literal
 from expvid.schema import VideoRef
 from expvid.suites.base import Dataset, FileProblem, InvalidRecord, MediaFile, media_paths
 
-MediaCheck = Literal["none", "exists", "read"]
+MediaCheck = Literal["none", "exists", "read", "decode"]
 
 
 @dataclass(frozen=True)
@@ -89,7 +92,7 @@ def check_dataset(dataset: Dataset, media: MediaCheck = "read", *, workers: int 
     """Count every task's records, invalid records and items whose media is missing or unreadable."""
     result = DataCheck(dataset=dataset, media_check=media)
     if media != "none":
-        result.media_problems = _media_problems(dataset, media == "read", workers)
+        result.media_problems = _media_problems(dataset, media, workers)
     bad = {problem.key: problem for problem in result.media_problems}
     levels = {spec.name: spec.level for spec in dataset.tasks}
     rows: dict[str, TaskCheck] = {spec.name: TaskCheck(spec.name, spec.level) for spec in dataset.tasks}
@@ -112,7 +115,8 @@ def check_dataset(dataset: Dataset, media: MediaCheck = "read", *, workers: int 
     return result
 
 
-def _media_problems(dataset: Dataset, read: bool, workers: int) -> list[MediaProblem]:
+def _media_problems(dataset: Dataset, media: MediaCheck, workers: int) -> list[MediaProblem]:
+    read = media in ("read", "decode")
     files = list(dataset.media_files().values())
     videos = {
         path for item in dataset.items if isinstance(item.media, VideoRef) for path in media_paths(item)
@@ -123,7 +127,8 @@ def _media_problems(dataset: Dataset, read: bool, workers: int) -> list[MediaPro
             return MediaProblem(entry.key, entry.path, "missing", entry.items)
         if not read:
             return None
-        reader: Callable[[Path], str | None] = _read_video if str(entry.path) in videos else _read_image
+        video_reader = _decode_video if media == "decode" else _read_video
+        reader: Callable[[Path], str | None] = video_reader if str(entry.path) in videos else _read_image
         problem = reader(entry.path)
         return None if problem is None else MediaProblem(entry.key, entry.path, problem, entry.items)
 
@@ -144,6 +149,12 @@ def _read_video(path: Path) -> str | None:
     except MediaError as error:
         return error.problem
     return None
+
+
+def _decode_video(path: Path) -> str | None:
+    from expvid.media.verify import decode_problem
+
+    return decode_problem(path)
 
 
 def _read_image(path: Path) -> str | None:
