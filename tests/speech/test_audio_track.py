@@ -8,8 +8,8 @@ from pathlib import Path
 import av
 import numpy as np
 import pytest
-from conftest import NarratedVideo
 
+from conftest import NarratedVideo
 from expvid.media.audio import AudioTrack, chunk_bounds, extract_audio, pcm_sha256, wav_bytes
 from expvid.media.errors import MediaError
 from expvid.media.synth import scene_frame, write_video
@@ -20,7 +20,7 @@ def test_audio_is_decoded_and_named_by_its_samples(narrated_video: NarratedVideo
     assert track.rate == 16_000
     assert track.duration == pytest.approx(narrated_video.seconds, abs=0.1)
     # speech where the cues are, near-silence between them
-    for start, end, _text in narrated_video.cues:
+    for start, _end, _text in narrated_video.cues:
         loud = np.abs(track.samples[int((start + 0.3) * 16000) : int((start + 1.0) * 16000)]).max()
         assert loud > 3000
     assert np.abs(track.samples[int(3.4 * 16000) : int(3.9 * 16000)]).max() < 1500
@@ -55,7 +55,11 @@ def test_long_audio_is_cut_at_its_quietest_moment() -> None:
 def _stream_copy(source: Path, target: Path) -> None:
     """What `ffmpeg -i in.mp4 -c copy out.mkv` does: every packet copied into another container."""
     with av.open(str(source)) as reader, av.open(str(target), "w") as writer:
-        streams = {s.index: writer.add_stream_from_template(s) for s in reader.streams if s.type in ("video", "audio")}
+        streams = {
+            s.index: writer.add_stream_from_template(s)
+            for s in reader.streams
+            if s.type in ("video", "audio")
+        }
         for packet in reader.demux(*reader.streams):
             if packet.dts is None or packet.stream.index not in streams:
                 continue

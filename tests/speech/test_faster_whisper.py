@@ -11,7 +11,6 @@ import json
 from pathlib import Path
 
 from conftest import NarratedVideo
-
 from expvid.construction.speech import SpeechStage, parse_stt_spec
 from expvid.media.transcripts import read_transcript
 
@@ -19,7 +18,9 @@ from expvid.media.transcripts import read_transcript
 def test_faster_whisper_transcript_is_timed_cached_and_readable(
     narrated_video: NarratedVideo, tiny_whisper: Path, tmp_path: Path
 ) -> None:
-    settings = parse_stt_spec(f"faster-whisper:{tiny_whisper}", language="en", beam_size=1, temperatures=(0.0,))
+    settings = parse_stt_spec(
+        f"faster-whisper:{tiny_whisper}", language="en", beam_size=1, temperatures=(0.0,)
+    )
     stage = SpeechStage(settings, tmp_path / "speech")
     path = asyncio.run(stage.transcript_for(narrated_video.path))
     data = json.loads(path.read_text(encoding="utf-8"))

@@ -29,7 +29,11 @@ N_TIMESTAMPS = 1501  # <|0.00|> .. <|30.00|>
 
 def _byte_tokens() -> list[str]:
     """GPT-2's byte-to-unicode table: the 256 single-byte tokens of a byte-level BPE."""
-    printable = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+    printable = (
+        list(range(ord("!"), ord("~") + 1))
+        + list(range(ord("¡"), ord("¬") + 1))
+        + list(range(ord("®"), ord("ÿ") + 1))
+    )
     codes = printable[:]
     extra = 0
     for byte in range(256):
@@ -45,9 +49,13 @@ def make_tiny_whisper(folder: Path) -> Path:
     """Write a converted tiny Whisper into `folder/ct2` and return that path."""
     import ctranslate2
     import torch
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
-    from tokenizers import AddedToken
-    from transformers import GenerationConfig, PreTrainedTokenizerFast, WhisperConfig, WhisperForConditionalGeneration
+    from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers
+    from transformers import (
+        GenerationConfig,
+        PreTrainedTokenizerFast,
+        WhisperConfig,
+        WhisperForConditionalGeneration,
+    )
 
     torch.manual_seed(0)
     hf_dir = folder / "hf"
@@ -107,10 +115,18 @@ def make_tiny_whisper(folder: Path) -> Path:
     )
     model.save_pretrained(hf_dir)
     (hf_dir / "preprocessor_config.json").write_text(
-        json.dumps({"feature_size": 80, "sampling_rate": 16000, "hop_length": 160, "chunk_length": 30,
-                    "n_fft": 400, "feature_extractor_type": "WhisperFeatureExtractor"}),
+        json.dumps(
+            {
+                "feature_size": 80,
+                "sampling_rate": 16000,
+                "hop_length": 160,
+                "chunk_length": 30,
+                "n_fft": 400,
+                "feature_extractor_type": "WhisperFeatureExtractor",
+            }
+        ),
         encoding="utf-8",
-    )  # fmt: skip
+    )
     out = folder / "ct2"
     converter = ctranslate2.converters.TransformersConverter(
         str(hf_dir), copy_files=["tokenizer.json", "preprocessor_config.json"]

@@ -154,7 +154,9 @@ def mux_audio(video: Path, samples: np.ndarray, rate: int, out: Path, *, bitrate
         step = 1024
         pcm = np.ascontiguousarray(samples, dtype=np.int16)
         for offset in range(0, len(pcm), step):
-            frame = av.AudioFrame.from_ndarray(pcm[offset : offset + step].reshape(1, -1), format="s16", layout="mono")
+            frame = av.AudioFrame.from_ndarray(
+                pcm[offset : offset + step].reshape(1, -1), format="s16", layout="mono"
+            )
             frame.sample_rate = rate
             frame.pts = offset
             frame.time_base = Fraction(1, rate)

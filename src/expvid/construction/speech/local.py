@@ -43,7 +43,9 @@ def _model(settings: SpeechSettings) -> Any:
                     settings.model, device=settings.device, compute_type=settings.compute_type, cpu_threads=0
                 )
             except (OSError, RuntimeError, ValueError) as error:
-                raise SpeechEngineError(f"faster-whisper cannot load model {settings.model!r}: {error}") from None
+                raise SpeechEngineError(
+                    f"faster-whisper cannot load model {settings.model!r}: {error}"
+                ) from None
         return _MODELS[key]
 
 

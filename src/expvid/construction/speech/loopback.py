@@ -47,7 +47,9 @@ def _error(status: int, message: str, param: str | None = None, code: str | None
     return JSONResponse(body, status_code=status)
 
 
-def speech_regions(samples: np.ndarray, rate: int, *, threshold: float = 0.02, gap: float = 0.35) -> list[tuple[float, float]]:
+def speech_regions(
+    samples: np.ndarray, rate: int, *, threshold: float = 0.02, gap: float = 0.35
+) -> list[tuple[float, float]]:
     """[start, end) seconds of the stretches whose 20 ms RMS exceeds `threshold` (full scale 1.0)."""
     hop = max(1, rate // 50)
     frames = len(samples) // hop
@@ -141,7 +143,9 @@ class TranscriptionServer(LoopbackServer):
         granularities = fields.get("timestamp_granularities[]", [])
         bad = [g for g in granularities if g not in ("word", "segment")]
         if bad:
-            return self._refuse(_error(400, f"'{bad[0]}' is not one of ['word', 'segment']", param="timestamp_granularities"))
+            return self._refuse(
+                _error(400, f"'{bad[0]}' is not one of ['word', 'segment']", param="timestamp_granularities")
+            )
         if granularities and response_format != "verbose_json":
             message = "timestamp_granularities is only supported with response_format=verbose_json"
             return self._refuse(_error(400, message, param="timestamp_granularities"))
@@ -160,10 +164,18 @@ class TranscriptionServer(LoopbackServer):
         with self._guard:
             if self.script.rate_limited > 0:
                 self.script.rate_limited -= 1
-                body = {"error": {"message": "Rate limit reached for requests", "type": "requests",
-                                  "param": None, "code": "rate_limit_exceeded"}}  # fmt: skip
+                body = {
+                    "error": {
+                        "message": "Rate limit reached for requests",
+                        "type": "requests",
+                        "param": None,
+                        "code": "rate_limit_exceeded",
+                    }
+                }
                 return JSONResponse(body, status_code=429, headers={"retry-after": self.script.retry_after})
-            self.transcriptions.append(TranscriptionRequest(fields, upload.filename or "", len(data), duration, auth))
+            self.transcriptions.append(
+                TranscriptionRequest(fields, upload.filename or "", len(data), duration, auth)
+            )
         regions = speech_regions(samples, rate)
         segments, words = [], []
         for index, (start, end) in enumerate(regions):
@@ -171,12 +183,27 @@ class TranscriptionServer(LoopbackServer):
             tokens = text.split()
             step = (end - start) / max(1, len(tokens))
             for k, token in enumerate(tokens):
-                words.append({"word": token, "start": round(start + k * step, 2), "end": round(start + (k + 1) * step, 2)})
-            segments.append({
-                "id": index, "seek": 0, "start": start, "end": end, "text": f" {text}",
-                "tokens": [50364 + k for k in range(len(tokens))], "temperature": 0.0, "avg_logprob": -0.25,
-                "compression_ratio": 1.2, "no_speech_prob": 0.01,
-            })  # fmt: skip
+                words.append(
+                    {
+                        "word": token,
+                        "start": round(start + k * step, 2),
+                        "end": round(start + (k + 1) * step, 2),
+                    }
+                )
+            segments.append(
+                {
+                    "id": index,
+                    "seek": 0,
+                    "start": start,
+                    "end": end,
+                    "text": f" {text}",
+                    "tokens": [50364 + k for k in range(len(tokens))],
+                    "temperature": 0.0,
+                    "avg_logprob": -0.25,
+                    "compression_ratio": 1.2,
+                    "no_speech_prob": 0.01,
+                }
+            )
         text = " ".join(s["text"].strip() for s in segments)
         if response_format == "text":
             return PlainTextResponse(text)
@@ -185,7 +212,12 @@ class TranscriptionServer(LoopbackServer):
         usage = {"type": "duration", "seconds": int(np.ceil(duration))}
         if response_format == "json":
             return JSONResponse({"text": text, "usage": usage})
-        body: dict[str, Any] = {"task": "transcribe", "language": "english", "duration": round(duration, 2), "text": text}
+        body: dict[str, Any] = {
+            "task": "transcribe",
+            "language": "english",
+            "duration": round(duration, 2),
+            "text": text,
+        }
         if not granularities or "segment" in granularities:
             body["segments"] = segments
         if "word" in granularities:

@@ -65,7 +65,11 @@ def _nest_words(segments: list[dict[str, Any]], words: list[dict[str, Any]]) -> 
         middle = (float(word["start"]) + float(word["end"])) / 2
         best = min(
             result,
-            key=lambda s: 0.0 if s["start"] <= middle <= s["end"] else min(abs(s["start"] - middle), abs(s["end"] - middle)),
+            key=lambda s: (
+                0.0
+                if s["start"] <= middle <= s["end"]
+                else min(abs(s["start"] - middle), abs(s["end"] - middle))
+            ),
         )
         best["words"].append(word)
     return result
@@ -150,8 +154,10 @@ class RemoteTranscriber:
                     raise SpeechEngineError(f"{self.url}: HTTP {response.status_code}: {message}")
             if attempt >= self.settings.max_retries:
                 raise SpeechEngineError(f"{self.url}: {failure.message} (after {attempt + 1} attempts)")
-            delay = failure.retry_after_s if failure.retry_after_s is not None else backoff_delay(
-                attempt, base_s=0.5, max_s=20.0
+            delay = (
+                failure.retry_after_s
+                if failure.retry_after_s is not None
+                else backoff_delay(attempt, base_s=0.5, max_s=20.0)
             )
             attempt += 1
             self.retries += 1

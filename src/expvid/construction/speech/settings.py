@@ -68,9 +68,16 @@ class SpeechSettings(BaseModel):
             "model_identity": self.model_identity(),
             "language_requested": self.language,
             "word_timestamps": self.word_timestamps,
-            **({} if self.remote else {"beam_size": self.beam_size, "temperatures": list(self.temperatures),
-                                        "vad_filter": self.vad_filter}),
-        }  # fmt: skip
+            **(
+                {}
+                if self.remote
+                else {
+                    "beam_size": self.beam_size,
+                    "temperatures": list(self.temperatures),
+                    "vad_filter": self.vad_filter,
+                }
+            ),
+        }
 
     def key(self) -> str:
         payload = json.dumps(self.describe(), sort_keys=True)

@@ -50,7 +50,9 @@ class SpeechLedger:
         return round(seconds / 60 * settings.price_per_minute, 6)
 
     def as_dict(self, settings: SpeechSettings | None) -> dict[str, Any]:
-        data: dict[str, Any] = {k: (round(v, 3) if isinstance(v, float) else v) for k, v in asdict(self).items()}
+        data: dict[str, Any] = {
+            k: (round(v, 3) if isinstance(v, float) else v) for k, v in asdict(self).items()
+        }
         data["minutes"] = round(self.audio_seconds / 60, 3)
         data["cost_this_run"] = self.cost(settings)
         data["cost_including_cached"] = self.cost(settings, include_cached=True)

@@ -62,15 +62,30 @@ class SvbBuildConfig(BaseModel):
     def _types(cls, value: dict[str, int]) -> dict[str, int]:
         unknown = sorted(set(value) - set(QUESTION_TYPES))
         if unknown or any(v < 0 for v in value.values()) or not any(value.values()):
-            raise ValueError(f"per_type needs counts >= 0 for {', '.join(QUESTION_TYPES)} (some > 0), got {value}")
+            raise ValueError(
+                f"per_type needs counts >= 0 for {', '.join(QUESTION_TYPES)} (some > 0), got {value}"
+            )
         return {t: int(value.get(t, 0)) for t in QUESTION_TYPES}
 
     def fingerprint(self, *parts: Any) -> str:
         """Settings that change what a stage produces (not where models run or how much is spent)."""
         relevant = self.model_dump(
             mode="json",
-            exclude={"sources", "out", "llm", "blind_llm", "stt", "backend_options", "prices", "concurrency",
-                     "blind_samples", "blind_temperature", "blind_margin", "leak_margin", "retry_failed"},
-        )  # fmt: skip
+            exclude={
+                "sources",
+                "out",
+                "llm",
+                "blind_llm",
+                "stt",
+                "backend_options",
+                "prices",
+                "concurrency",
+                "blind_samples",
+                "blind_temperature",
+                "blind_margin",
+                "leak_margin",
+                "retry_failed",
+            },
+        )
         payload = json.dumps([relevant, *parts], sort_keys=True, default=str)
         return hashlib.sha256(payload.encode()).hexdigest()[:20]

@@ -49,9 +49,11 @@ def load(prompt_id: str, override: Path | None = None) -> Prompt:
     if system_custom is None and user_custom is None:
         return bundled
     prompt = Prompt(
-        prompt_id, system_custom if system_custom is not None else system, user_custom or user,
+        prompt_id,
+        system_custom if system_custom is not None else system,
+        user_custom or user,
         f"replaced from {override}",
-    )  # fmt: skip
+    )
     lost = sorted(bundled.placeholders - prompt.placeholders)
     if lost:
         raise PromptError(
@@ -69,6 +71,8 @@ def check_override_dir(override: Path | None) -> None:
     known = {f"{p}.{part}.txt" for p in PROMPTS for part in ("system", "user")}
     unknown = sorted(p.name for p in override.iterdir() if p.suffix == ".txt" and p.name not in known)
     if unknown:
-        raise PromptError(f"{override}: unknown prompt file(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+        raise PromptError(
+            f"{override}: unknown prompt file(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}"
+        )
     for prompt_id in PROMPTS:
         load(prompt_id, override)

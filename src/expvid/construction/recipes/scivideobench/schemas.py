@@ -18,7 +18,7 @@ Text = Annotated[str, BeforeValidator(_stripped), Field(min_length=1)]
 
 
 def clock_seconds(text: str) -> float:
-    """"mm:ss" -> seconds; ValueError otherwise."""
+    """ "mm:ss" -> seconds; ValueError otherwise."""
     match = _CLOCK.match(text)
     if not match or int(match.group(2)) >= 60:
         raise ValueError(f"expected a time as mm:ss, got {text!r}")
