@@ -69,7 +69,7 @@ def provenance(
     source = experiment.source.video
     return {
         "uid": draft.uid,
-        "item": draft.uid,
+        "item": f"{draft.task}/{draft.video_id}/{draft.question_id}",
         "recipe": "scivideobench",
         "experiment_id": draft.video_id,
         "video_id": draft.video_id,
