@@ -177,7 +177,8 @@ class TranscriptionServer(LoopbackServer):
                 TranscriptionRequest(fields, upload.filename or "", len(data), duration, auth)
             )
         regions = speech_regions(samples, rate)
-        segments, words = [], []
+        segments: list[dict[str, Any]] = []
+        words: list[dict[str, Any]] = []
         for index, (start, end) in enumerate(regions):
             text = self.script.texts[index] if index < len(self.script.texts) else f"speech {index + 1}"
             tokens = text.split()
@@ -204,7 +205,7 @@ class TranscriptionServer(LoopbackServer):
                     "no_speech_prob": 0.01,
                 }
             )
-        text = " ".join(s["text"].strip() for s in segments)
+        text = " ".join(str(s["text"]).strip() for s in segments)
         if response_format == "text":
             return PlainTextResponse(text)
         if response_format in ("srt", "vtt"):
@@ -212,15 +213,15 @@ class TranscriptionServer(LoopbackServer):
         usage = {"type": "duration", "seconds": int(np.ceil(duration))}
         if response_format == "json":
             return JSONResponse({"text": text, "usage": usage})
-        body: dict[str, Any] = {
+        verbose: dict[str, Any] = {
             "task": "transcribe",
             "language": "english",
             "duration": round(duration, 2),
             "text": text,
         }
         if not granularities or "segment" in granularities:
-            body["segments"] = segments
+            verbose["segments"] = segments
         if "word" in granularities:
-            body["words"] = words
-        body["usage"] = usage
-        return JSONResponse(body)
+            verbose["words"] = words
+        verbose["usage"] = usage
+        return JSONResponse(verbose)

@@ -109,7 +109,8 @@ class RemoteTranscriber:
                     "(response_format verbose_json with timestamp_granularities[]=segment is needed; "
                     "gpt-4o-transcribe offers only json/text: use whisper-1 or a Whisper server)"
                 )
-            words = body.get("words") if isinstance(body.get("words"), list) else []
+            found = body.get("words")
+            words: list[dict[str, Any]] = found if isinstance(found, list) else []
             segments += clean_segments(_nest_words(raw, words), offset=start, limit=end)
             language = language or body.get("language")
         return SpeechResult(

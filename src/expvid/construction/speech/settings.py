@@ -99,4 +99,4 @@ def parse_stt_spec(spec: str, **options: object) -> SpeechSettings:
         if not model:
             raise ValueError(f"speech-to-text spec {spec!r}: the model name is missing (openai:MODEL@URL)")
     values = {key: value for key, value in options.items() if value is not None}
-    return SpeechSettings(engine=engine, model=model, base_url=base_url, **values)  # type: ignore[arg-type]
+    return SpeechSettings(engine=engine, model=model, base_url=base_url, **values)
