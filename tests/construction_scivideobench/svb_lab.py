@@ -15,7 +15,7 @@ import re
 import threading
 from typing import Any
 
-from expvid.models.loopback import RecordedRequest
+from expvid.models.loopback import RecordedRequest, Reply
 
 _LINE = re.compile(r"^(\d\d:\d\d)-(\d\d:\d\d): (.+)$", re.MULTILINE)
 _OPTION = re.compile(r"^([A-J])\. (.+)$", re.MULTILINE)
@@ -36,8 +36,17 @@ class SvbLab:
         with self._lock:
             self.kinds[kind] = self.kinds.get(kind, 0) + 1
 
-    def __call__(self, request: RecordedRequest) -> str:
+    def __call__(self, request: RecordedRequest) -> Reply:
         text = "\n".join(request.texts)
+        reply = self._reply(text)
+        # usage as a server would count it, roughly: 4 characters a token, 500 tokens a 448-pixel frame
+        return Reply.ok(
+            reply,
+            prompt_tokens=len(text) // 4 + 500 * len(request.images),
+            completion_tokens=len(reply) // 4 + 1,
+        )
+
+    def _reply(self, text: str) -> str:
         if "Answer with the option's letter" in text:
             self._count("blind")
             return "A"

@@ -13,25 +13,26 @@ from pathlib import Path
 
 import av
 import numpy as np
-from conftest import SvbBuild
 from typer.testing import CliRunner
+
+from conftest import SvbBuild
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "platform"))
 
-from platform_env import FAST_PASSWORDS, add_users, password_of  # noqa: E402
-from platform_http import Browserless  # noqa: E402
-from sqlalchemy import select  # noqa: E402
+from platform_env import FAST_PASSWORDS, add_users, password_of
+from platform_http import Browserless
+from sqlalchemy import select
 
-from expvid.cli.main import app  # noqa: E402
-from expvid.platform import PlatformSettings  # noqa: E402
-from expvid.platform.db.engine import Database  # noqa: E402
-from expvid.platform.db.migrate import upgrade_to_head  # noqa: E402
-from expvid.platform.db.models import Item  # noqa: E402
-from expvid.platform.services.exporter import export_public  # noqa: E402
-from expvid.platform.services.importer import import_candidates  # noqa: E402
-from expvid.platform.testing import LiveServer  # noqa: E402
-from expvid.platform.web.app import create_app  # noqa: E402
-from expvid.suites.scivideobench import load_scivideobench  # noqa: E402
+from expvid.cli.main import app
+from expvid.platform import PlatformSettings
+from expvid.platform.db.engine import Database
+from expvid.platform.db.migrate import upgrade_to_head
+from expvid.platform.db.models import Item
+from expvid.platform.services.exporter import export_public
+from expvid.platform.services.importer import import_candidates
+from expvid.platform.testing import LiveServer
+from expvid.platform.web.app import create_app
+from expvid.suites.scivideobench import load_scivideobench
 
 USERS = {"alice": ("annotator", []), "bob": ("annotator", []), "carol": ("adjudicator", [])}
 
