@@ -108,3 +108,17 @@ def test_eval_runs_the_built_release_unchanged(svb_build: SvbBuild, tmp_path) ->
     assert result.exit_code == 0, result.output
     scores = json.loads((run / "scores.json").read_text(encoding="utf-8"))
     assert sum(task["n"] for task in scores["tasks"].values()) == 6
+
+
+def test_a_replacement_prompt_that_drops_a_placeholder_stops_before_any_call(
+    svb_build: SvbBuild, tmp_path
+) -> None:  # type: ignore[no-untyped-def]
+    prompts = tmp_path / "prompts"
+    prompts.mkdir()
+    (prompts / "svb_evaluate.user.txt").write_text("Answer {question}\n{options}\n", encoding="utf-8")
+    sent = len(svb_build.llm.requests)
+    args = build_args(svb_build.sources, tmp_path / "out", svb_build.llm, svb_build.stt)
+    result = runner.invoke(app, [*args, "-R", f"prompts={prompts}"])
+    assert result.exit_code == 2, result.output
+    assert "drops the placeholder(s) {paper}, {title}, {transcript}" in result.output
+    assert len(svb_build.llm.requests) == sent

@@ -149,7 +149,11 @@ def build_command(
     recipe_option: Annotated[
         list[str] | None,
         typer.Option(
-            "-R", "--recipe-option", help="KEY=VALUE setting of a --recipe other than expvid. Repeatable."
+            "-R",
+            "--recipe-option",
+            help="KEY=VALUE setting of --recipe scivideobench (stt=faster-whisper:MODEL|openai:MODEL@URL, stt_price, "
+            "stt_language, stt_api_key_env, stt_beam_size, per_type=conceptual:2,..., exemplars, prompts, frames, "
+            "frame_max_side, paper_chars, noise; docs/scivideobench-recipe.md). Repeatable.",
         ),
     ] = None,
 ) -> None:

@@ -23,6 +23,7 @@ from expvid.construction.audits import AuditResult
 from expvid.construction.drafts import Problem
 from expvid.construction.llm import LLMClient
 from expvid.construction.pipeline import _check_out
+from expvid.construction.prompts import PromptError
 from expvid.construction.recipes.scivideobench import prompts as recipe_prompts
 from expvid.construction.recipes.scivideobench.audits import blind_audit, text_audits
 from expvid.construction.recipes.scivideobench.config import SvbBuildConfig
@@ -33,9 +34,11 @@ from expvid.construction.recipes.scivideobench.roles import Roles, load_exemplar
 from expvid.construction.recipes.scivideobench.writer import write_release
 from expvid.construction.retries import RetryBook
 from expvid.construction.sources import discover_sources
+from expvid.construction.speech.local import SpeechEngineError
 from expvid.construction.speech.stage import SpeechStage
 from expvid.construction.state import STATE_DIR, BuildState, write_atomic
 from expvid.models import ModelBackend, create_backend
+from expvid.schema import DataError
 from expvid.suites.scivideobench.loader import record_to_item
 
 Log = Callable[[str], None]
@@ -54,9 +57,21 @@ async def _experiments(config: SvbBuildConfig, speech: SpeechStage | None) -> li
 
 
 def _speech(config: SvbBuildConfig, state_root: Any) -> SpeechStage | None:
-    return (
-        SpeechStage(config.stt, state_root / "speech", concurrency=config.concurrency) if config.stt else None
-    )
+    if config.stt is None:
+        return None
+    try:
+        return SpeechStage(config.stt, state_root / "speech", concurrency=config.concurrency)
+    except SpeechEngineError as error:
+        raise DataError(f"speech-to-text: {error}") from None
+
+
+def _check_inputs(config: SvbBuildConfig) -> dict[str, list[dict[str, str]]]:
+    """Replacement prompts and exemplars, checked before anything is asked (one-line errors)."""
+    try:
+        recipe_prompts.check_override_dir(config.prompts)
+    except PromptError as error:
+        raise DataError(str(error)) from None
+    return load_exemplars(config.exemplars)
 
 
 async def build_scivideobench(config: SvbBuildConfig, *, log: Log | None = None) -> dict[str, Any]:
@@ -64,8 +79,7 @@ async def build_scivideobench(config: SvbBuildConfig, *, log: Log | None = None)
     started = time.monotonic()
     out = config.out.expanduser()
     _check_out(out)
-    recipe_prompts.check_override_dir(config.prompts)
-    exemplars = load_exemplars(config.exemplars)
+    exemplars = _check_inputs(config)
     discover_sources(config.sources)  # a missing folder stops here, before any model is created
     out.mkdir(parents=True, exist_ok=True)
     state = BuildState(out)
