@@ -139,6 +139,15 @@ def eval_command(
     no_retry_failed: Annotated[
         bool, typer.Option("--no-retry-failed", help="On resume, keep failed items failed.")
     ] = False,
+    stop_after_errors: Annotated[
+        int,
+        typer.Option(
+            "--stop-after-errors",
+            min=0,
+            help="Stop (resumable, exit 2) after N requests in a row fail with the same non-transient "
+            "error (e.g. HTTP 400/404); 0 never stops.",
+        ),
+    ] = 10,
     seed: Annotated[int, typer.Option("--seed")] = 0,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bars.")] = False,
     samples: Annotated[
@@ -277,6 +286,7 @@ def eval_command(
         cache_dir=None if no_cache else (cache_dir or default_cache_root()),
         strict=strict,
         retry_failed=not no_retry_failed,
+        stop_after_errors=stop_after_errors,
         samples=samples,
         suite_options=suite_options,
         human_judgments=human_judgments,

@@ -2,7 +2,10 @@
 
 Imported lazily like the Anthropic SDK. The SDK's retries are switched off (one attempt per call) so
 our retry loop, limiter and cache apply. `thinking_budget` maps the request's ThinkingConfig: 0 turns
-thinking off, a positive number caps it, -1 (thinking on, no budget) lets the model decide.
+thinking off, a positive number caps it, -1 (thinking on, no budget) lets the model decide; under
+each model's known rules (`gemini_rules`: Gemini 2.5 Pro cannot turn thinking off, so its minimum
+128 goes out, and budgets are kept in range) and what a 400 teaches about a model the rules do not
+know, once per backend. What went out is recorded in every prediction (`sent`).
 
 Gemini takes the temperature and the seed (both sent and recorded). A candidate stopped by the
 provider's safety filters with no text, and a blocked prompt, are refusals: model answers recorded
@@ -13,8 +16,16 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+from dataclasses import dataclass
 from typing import Any
 
+from expvid.models.gemini_rules import (
+    BudgetChoice,
+    LearnedThinking,
+    choose_budget,
+    gemini_thinking,
+    learned_from,
+)
 from expvid.models.options import BackendOptions
 from expvid.models.remote import RemoteBackend
 from expvid.models.retry import AttemptFailure, failure_for_status
@@ -40,10 +51,23 @@ def import_genai() -> tuple[Any, Any, Any]:
     return genai, types, errors
 
 
+@dataclass(frozen=True)
+class PreparedGemini:
+    """A request whose thinking budget is chosen per attempt (after what the server taught)."""
+
+    request: GenerateRequest
+
+
 def gemini_payload(
-    request: GenerateRequest, *, model: str, types: Any, extra_body: dict[str, Any] | None
+    request: GenerateRequest,
+    *,
+    model: str,
+    types: Any,
+    extra_body: dict[str, Any] | None,
+    budget: BudgetChoice | None = None,
 ) -> dict[str, Any]:
-    """Keyword arguments for `aio.models.generate_content`. System text goes to system_instruction."""
+    """Keyword arguments for `aio.models.generate_content`. System text goes to system_instruction.
+    `budget` (from `gemini_rules`) replaces the plain mapping of the request's thinking setting."""
     system = [
         p.text for m in request.messages if m.role == "system" for p in m.content if isinstance(p, TextPart)
     ]
@@ -68,11 +92,13 @@ def gemini_payload(
         config["seed"] = request.seed
     thinking = request.thinking
     if thinking is not None:
-        if thinking.enabled and thinking.budget_tokens != 0:
-            budget = -1 if thinking.budget_tokens is None else thinking.budget_tokens
-            config["thinking_config"] = types.ThinkingConfig(thinking_budget=budget, include_thoughts=True)
-        else:
+        chosen = budget if budget is not None else choose_budget(thinking, None, model)
+        if chosen.budget == 0:
             config["thinking_config"] = types.ThinkingConfig(thinking_budget=0)
+        elif chosen.budget is not None:
+            config["thinking_config"] = types.ThinkingConfig(
+                thinking_budget=chosen.budget, include_thoughts=True
+            )
     if extra_body:
         config["http_options"] = types.HttpOptions(extra_body=dict(extra_body))
     return {"model": model, "contents": contents, "config": types.GenerateContentConfig(**config)}
@@ -161,6 +187,9 @@ class GeminiBackend(RemoteBackend):
         super().__init__(model, base_url=base_url, options=options)
         self._api_key = api_key
         self._transport_errors = transport_errors()
+        #: The model's known thinking rules (None: unknown), and what its 400s taught.
+        self.thinking_rules = gemini_thinking(model)
+        self.learned = LearnedThinking()
 
     def _new_client(self) -> Any:
         http_options = self._types.HttpOptions(
@@ -173,12 +202,40 @@ class GeminiBackend(RemoteBackend):
     def _api_key_env(self) -> str | None:
         return self.options.api_key_env or DEFAULT_KEY_ENV
 
-    def _prepare(self, request: GenerateRequest) -> dict[str, Any]:
-        return gemini_payload(
-            request, model=self.model, types=self._types, extra_body=self.options.extra_body
+    @property
+    def reasoning_model(self) -> bool:
+        """Gemini 2.5 Pro and Flash think by default (their thoughts count toward the output limit)."""
+        rules = self.thinking_rules
+        return (
+            rules is not None and rules.budget_range is not None and rules.family != "gemini-2.5-flash-lite"
         )
 
-    def _sent_for(self, payload: dict[str, Any]) -> dict[str, Any]:
+    def _describe_extra(self) -> dict[str, Any]:
+        return {
+            "thinking_rules": None if self.thinking_rules is None else self.thinking_rules.describe(),
+            "thinking_learned": self.learned.describe(),
+        }
+
+    def _prepare(self, request: GenerateRequest) -> PreparedGemini:
+        return PreparedGemini(request)
+
+    def _compose(self, prepared: PreparedGemini) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The payload for one attempt and what it sends (thinking as the rules and 400s say)."""
+        request = prepared.request
+        budget = None
+        if request.thinking is not None:
+            budget = self.learned.adjust(choose_budget(request.thinking, self.thinking_rules, self.model))
+        payload = gemini_payload(
+            request, model=self.model, types=self._types, extra_body=self.options.extra_body, budget=budget
+        )
+        sent = self._sent_for(payload)
+        if budget is not None and budget.reason is not None:
+            sent["not_sent"] = {"thinking": budget.reason}
+        return payload, sent
+
+    def _sent_for(self, payload: Any) -> dict[str, Any]:
+        if isinstance(payload, PreparedGemini):
+            return self._compose(payload)[1]
         config = payload["config"]
         budget = getattr(getattr(config, "thinking_config", None), "thinking_budget", None)
         sent: dict[str, Any] = {
@@ -192,22 +249,40 @@ class GeminiBackend(RemoteBackend):
             sent["thinking_budget"] = budget
         return sent
 
-    async def _send_once(self, payload: dict[str, Any]) -> GenerateResponse:
+    async def _send_once(self, payload: PreparedGemini) -> GenerateResponse:
+        """One attempt; a 400 about the thinking budget is learned from and answered at once, as
+        long as the lesson changes what is sent (else the server's own error is final)."""
         timeouts, transport_errors = self._transport_errors
-        try:
-            async with asyncio.timeout(self.options.timeout_s):
-                response = await self._client().aio.models.generate_content(**payload)
-        except timeouts:
-            raise AttemptFailure.timeout(f"no complete answer within {self.options.timeout_s} s") from None
-        except self._errors.APIError as error:
-            http_response = getattr(error, "response", None)
-            headers = getattr(http_response, "headers", None) or {}
-            raise failure_for_status(int(error.code or 0), headers, str(error.message or error)) from None
-        except transport_errors as error:
-            raise AttemptFailure.network(f"{type(error).__name__}: {error}") from None
-        except ValueError as error:  # pydantic / JSON errors from a body that is not a response
-            raise AttemptFailure.malformed(f"{type(error).__name__}: {error}") from None
-        return parse_generate_content(response, model=self.model)
+        resends = 0
+        while True:
+            body, sent = self._compose(payload)
+            try:
+                async with asyncio.timeout(self.options.timeout_s):
+                    response = await self._client().aio.models.generate_content(**body)
+            except timeouts:
+                raise AttemptFailure.timeout(
+                    f"no complete answer within {self.options.timeout_s} s", sent=sent
+                ) from None
+            except self._errors.APIError as error:
+                message = str(error.message or error)
+                lesson = learned_from(message) if int(error.code or 0) == 400 else None
+                if lesson is not None and payload.request.thinking is not None and resends < 3:
+                    self.learned.learn(lesson, message)  # (another request may have learned it first)
+                    if self._compose(payload)[1].get("thinking_budget") != sent.get("thinking_budget"):
+                        resends += 1
+                        self._counters.param_fallbacks += 1
+                        continue
+                http_response = getattr(error, "response", None)
+                headers = getattr(http_response, "headers", None) or {}
+                failure = failure_for_status(int(error.code or 0), headers, message)
+                failure.sent = sent
+                raise failure from None
+            except transport_errors as error:
+                raise AttemptFailure.network(f"{type(error).__name__}: {error}", sent=sent) from None
+            except ValueError as error:  # pydantic / JSON errors from a body that is not a response
+                raise AttemptFailure.malformed(f"{type(error).__name__}: {error}") from None
+            parsed = parse_generate_content(response, model=self.model)
+            return parsed.model_copy(update={"sent": sent})
 
     async def _close_client(self, client: Any) -> None:
         await client.aio.aclose()

@@ -47,6 +47,7 @@ from expvid.models.loopback_requests import (
 )
 from expvid.models.loopback_rules import (
     AnthropicRules,
+    GeminiThinkingRules,
     OpenAIChatRules,
     OpenAIReasoningRules,
     Rejection,
@@ -55,6 +56,7 @@ from expvid.models.loopback_rules import (
 
 __all__ = [
     "AnthropicRules",
+    "GeminiThinkingRules",
     "LoopbackServer",
     "OpenAIChatRules",
     "OpenAIReasoningRules",

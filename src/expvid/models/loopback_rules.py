@@ -12,6 +12,9 @@ reasoning model's endpoint, so a backend is tested against the exact error it wi
   part -> `invalid_value` (OpenAI's chat API takes no video). Bodies and wording as the API sends
   them (quoted in many public issue reports).
 - `OpenAIChatRules()`: OpenAI's non-reasoning chat models: no video, unknown arguments refused.
+- `GeminiThinkingRules()`: a Gemini thinking model's budget rules (2.5 Pro by default: 128-32768
+  or -1, never 0): budget 0 -> 400 INVALID_ARGUMENT "Budget 0 is invalid. This model only works in
+  thinking mode.", a budget out of range -> "The thinking budget (N) is invalid." (the API's words).
 - `AnthropicRules()`: at most 100 images per request ("Too much media: 0 document pages + 101
   images > 100"), temperature within 0..1 and only 1 while extended thinking is on.
 """
@@ -39,6 +42,10 @@ def openai_error(message: str, *, param: str | None, code: str | None) -> Reject
     return Rejection(
         400, {"error": {"message": message, "type": "invalid_request_error", "param": param, "code": code}}
     )
+
+
+def gemini_error(message: str) -> Rejection:
+    return Rejection(400, {"error": {"code": 400, "message": message, "status": "INVALID_ARGUMENT"}})
 
 
 def anthropic_error(message: str) -> Rejection:
@@ -190,4 +197,36 @@ class AnthropicRules:
                     "documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking"
                     "#important-considerations-when-using-extended-thinking"
                 )
+        return None
+
+
+class GeminiThinkingRules:
+    """The thinking-budget rules of a Gemini model, answered as the Gemini API answers them."""
+
+    def __init__(
+        self,
+        *,
+        models: Collection[str] | None = None,
+        budget_range: tuple[int, int] = (128, 32768),
+        can_disable: bool = False,
+    ) -> None:
+        self.models = None if models is None else frozenset(models)
+        self.budget_range = budget_range
+        self.can_disable = can_disable
+
+    def __call__(self, record: RecordedRequest) -> Rejection | None:
+        if not _applies(record, "gemini", self.models):
+            return None
+        config = record.body.get("generationConfig") or {}
+        thinking = config.get("thinkingConfig") or config.get("thinking_config") or {}
+        budget = thinking.get("thinkingBudget", thinking.get("thinking_budget"))
+        if budget is None or budget == -1:
+            return None
+        if budget == 0:
+            if self.can_disable:
+                return None
+            return gemini_error("Budget 0 is invalid. This model only works in thinking mode.")
+        low, high = self.budget_range
+        if not low <= budget <= high:
+            return gemini_error(f"The thinking budget ({budget}) is invalid.")
         return None

@@ -176,3 +176,40 @@ def nearest_effort(wanted: str, accepted: tuple[str, ...] | None) -> str:
     if not known:
         return accepted[0]
     return min(known, key=lambda level: (abs(rank[level] - target), -rank[level]))
+
+
+#: Backend options that only say how a request is phrased; their resolved effect is compared on
+#: resume (`resolved_phrasing`), not the options as given.
+PHRASING_OPTIONS = ("send_temperature", "max_tokens_param", "thinking_style")
+
+
+def resolved_phrasing(spec: str, options: BackendOptions, thinking_enabled: bool | None) -> dict[str, object]:
+    """How the backend of `spec` will phrase every request, as the rules resolve it before the first
+    one: whether the temperature is sent, the token-limit field, the thinking style. The same for
+    `send_temperature=true` given explicitly and for a model whose rules send it anyway, so a resume
+    compares what is sent, not how it was asked for. Empty for backends these options do not drive.
+    """
+    import os
+
+    from expvid.models.spec import split_spec
+
+    kind, model, url = split_spec(spec)
+    if kind not in ("openai", "vllm"):
+        return {}
+    base_url: str | None = None
+    if kind == "openai":
+        listed = options.base_urls[0] if options.base_urls else None
+        base_url = url or options.base_url or listed or os.environ.get("OPENAI_BASE_URL")
+        base_url = base_url or "https://api.openai.com/v1"
+    rules = chat_rules(model, base_url, options)
+    if rules.temperature == "send":
+        temperature_sent = True
+    elif rules.temperature == "omit":
+        temperature_sent = False
+    else:  # gpt-5.1+: only while no reasoning effort but "none" goes out
+        temperature_sent = not bool(thinking_enabled)
+    return {
+        "temperature_sent": temperature_sent,
+        "token_limit_field": rules.token_limit_field,
+        "thinking_style": rules.thinking_style,
+    }

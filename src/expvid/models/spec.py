@@ -84,3 +84,17 @@ def check_spec(spec: str) -> None:
     problem = spec_problem(spec)
     if problem is not None:
         raise BackendConfigError(problem)
+
+
+def split_spec(spec: str) -> tuple[str, str, str | None]:
+    """(kind, model or path, server URL or None) of a spec, `blind:` unwrapped:
+    'openai:m@http://h/v1' -> ('openai', 'm', 'http://h/v1'). Several URLs stay one string."""
+    text = spec.strip()
+    while text.startswith("blind:"):
+        text = text.removeprefix("blind:")
+    kind, _, rest = text.partition(":")
+    for marker in ("@http://", "@https://"):
+        index = rest.find(marker)
+        if index > 0:
+            return kind, rest[:index], rest[index + 1 :]
+    return kind, rest, None

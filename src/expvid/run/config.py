@@ -119,6 +119,9 @@ class EvalConfig(BaseModel):
     #: F.2's fair-comparison setting: 224x224 frames as independent images) or "video" (one video:
     #: the model's own video path, e.g. Qwen's temporal patches; vLLM's `video_url`).
     input_mode: InputMode = "images"
+    #: Stop the run after this many requests in a row failed with the same non-transient error
+    #: (a 4xx other than 408/409/429, same message): it cannot succeed. 0 or None never stops.
+    stop_after_errors: int | None = Field(default=10, ge=0)
     #: What a ProMQA / SFE judge (and BERTScore) is shown: "raw" reply as the official code sends it,
     #: or "stripped" of think blocks (reasoning models). None: the suite's default (raw). Scoring
     #: only, like the judge itself: not part of the identity; judgments are redone when it changes.

@@ -26,12 +26,19 @@ from rich.markup import escape
 from expvid.media.cache import FrameCache
 from expvid.models.factory import create_backend
 from expvid.run.config import EvalConfig
+from expvid.run.error_streak import RunStopped
 from expvid.run.generate import GenerationPhase
 from expvid.run.identity import identity_defaults, resolved_identity, stored_identity
 from expvid.run.manifest import DatasetState, check_resumable, new_manifest
 from expvid.run.media_inputs import MediaPreparer
 from expvid.run.progress import run_progress
-from expvid.run.request_settings import apply_image_limit, check_input_mode, generation_record, sent_summary
+from expvid.run.request_settings import (
+    apply_image_limit,
+    check_input_mode,
+    generation_record,
+    sent_summary,
+    temperature_as_sent,
+)
 from expvid.run.rundir import AppendLog, RunDir
 from expvid.run.scoring_phase import DatasetPrint, RunScores, ScoringInputs, judge_and_score
 from expvid.run.selection import Selection, select_items, select_records, suite_task_names
@@ -263,6 +270,7 @@ async def evaluate(
             paper=defaults,
             input_mode=config.input_mode,
             image_limit=image_limit,
+            temperature_sent=identity.get("temperature") is not None,
         ),
         identity=identity,
     )
@@ -278,6 +286,7 @@ async def evaluate(
         if (item.id, sample) not in done or (config.retry_failed and not done[(item.id, sample)].ok)
     ]
     resumed = len(items) * config.samples - len(todo)
+    stopped: RunStopped | None = None
     with run_progress(console, show_progress) as progress:
         bar = progress.phase(f"generate ({backend.name})", len(todo))
         try:
@@ -296,14 +305,25 @@ async def evaluate(
                     thinking=config.thinking,
                     on_done=lambda p: bar.advance(failed=not p.ok, cached=p.cached),
                     input_mode=config.input_mode,
+                    stop_after_errors=config.stop_after_errors,
                 )
-                await phase.run(todo)
+                try:
+                    await phase.run(todo)
+                except RunStopped as stop:
+                    stopped = stop
         finally:
             await backend.aclose()
         # What was really sent (after provider rules and 400 fallbacks), over the whole run.
         manifest.config["backend"] = backend.describe()
         manifest.config["sent"] = sent_summary(rundir.predictions().values())
+        generation = manifest.config.get("generation")
+        if isinstance(generation, dict):  # what went out, after any server's 400s
+            generation["temperature"] = temperature_as_sent(
+                manifest.config["sent"], generation.get("temperature")
+            )
         rundir.write_manifest(manifest)
+        if stopped is not None:  # nothing to score yet: the rest of the items were never asked
+            raise stopped
         scores = await judge_and_score(
             suite=suite,
             rundir=rundir,

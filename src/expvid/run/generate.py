@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 from expvid.media.errors import MediaError
 from expvid.models.hf import FRAME_TIMES_KEY
 from expvid.models.types import BackendError, GenerateRequest, InputMode, ModelBackend, ThinkingConfig
+from expvid.run.error_streak import DEFAULT_STOP_AFTER, ErrorStreak, RunStopped
 from expvid.run.media_inputs import MediaPreparer
 from expvid.run.rundir import AppendLog
 from expvid.schema import ErrorKind, Item, Prediction, SamplerSettings
@@ -74,6 +75,7 @@ class GenerationPhase:
         thinking: ThinkingConfig | None = None,
         on_done: Callable[[Prediction], None] | None = None,
         input_mode: InputMode = "images",
+        stop_after_errors: int | None = DEFAULT_STOP_AFTER,
     ) -> None:
         self.suite = suite
         self.backend = backend
@@ -89,23 +91,42 @@ class GenerationPhase:
         # Items open at once: enough to keep `concurrency` requests busy while the next frames decode.
         self._open = asyncio.Semaphore(concurrency + max(2, concurrency // 4))
         self.on_done = on_done
+        self.streak = ErrorStreak(stop_after_errors)
+        #: Why the run stopped early (see `error_streak`), or None.
+        self.stopped: str | None = None
+        self._tasks: list[asyncio.Task[None]] = []
 
     async def run(self, work: Sequence[Item | tuple[Item, int]]) -> None:
-        """Run items (sample 0) or (item, sample) pairs."""
+        """Run items (sample 0) or (item, sample) pairs; `RunStopped` when a run of identical
+        non-transient errors shows the rest would fail too (everything finished is recorded)."""
         pairs = [entry if isinstance(entry, tuple) else (entry, 0) for entry in work]
-        tasks = [asyncio.create_task(self._one(item, sample)) for item, sample in pairs]
+        self._tasks = [asyncio.create_task(self._one(item, sample)) for item, sample in pairs]
         try:
-            await asyncio.gather(*tasks)
+            outcomes = await asyncio.gather(*self._tasks, return_exceptions=True)
         finally:
-            for task in tasks:
+            for task in self._tasks:
                 task.cancel()
+        if self.stopped is not None:
+            raise RunStopped(self.stopped)
+        for outcome in outcomes:
+            if isinstance(outcome, BaseException) and not isinstance(outcome, asyncio.CancelledError):
+                raise outcome
 
     async def _one(self, item: Item, sample: int) -> None:
         async with self._open:
+            if self.stopped is not None:
+                return
             prediction = await self._predict(item, sample)
             self.log.append(prediction)
+            stop = self.streak.record(prediction)
         if self.on_done is not None:
             self.on_done(prediction)
+        if stop is not None and self.stopped is None:
+            self.stopped = stop
+            current = asyncio.current_task()
+            for task in self._tasks:  # requests in flight are abandoned: their items are redone
+                if task is not current:
+                    task.cancel()
 
     async def _predict(self, item: Item, sample: int = 0) -> Prediction:
         base = {"item_id": item.id, "task": item.task, "model": self.backend.name, "sample": sample}

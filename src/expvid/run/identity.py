@@ -10,7 +10,11 @@ are compared by their effect, resolved, so passing a default explicitly is never
 - frames: the sampler each task uses (`--frames L1=8` and the F.2 default give the same sampler);
 - prompt options: a hash of every prompt text of each task (a variant that changes nothing for
   the data changes nothing here), with the options themselves shown when a hash differs;
-- backend options: validated by the backends' option model, its defaults filled in;
+- backend options: validated by the backends' option model, its defaults filled in; the options
+  that only say how a request is phrased (`send_temperature`, `max_tokens_param`, `thinking_style`)
+  by what the model's parameter rules resolve them to (`param_rules.resolved_phrasing`), so
+  `send_temperature=true` for a model that is sent a temperature anyway is the same configuration;
+  the temperature itself is compared as sent (None for a model that is sent none);
 - suite options: what they change (which files are loaded, prompts, samplers) is covered by the
   dataset fingerprint and the entries above; what they change in scoring is recomputed on every
   scoring pass, so they are not compared.
@@ -30,13 +34,15 @@ import hashlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from expvid.models.options import parse_options
+from expvid.models.options import BackendOptions, parse_options
+from expvid.models.param_rules import PHRASING_OPTIONS, resolved_phrasing
 from expvid.run.config import EvalConfig
 from expvid.schema import RunManifest
 from expvid.suites.base import Dataset
 from expvid.suites.protocol import EvalSuite, PromptOptions
 
-IDENTITY_VERSION = 2
+#: 3: phrasing options compared resolved, the temperature as sent (version-2 identities are upgraded).
+IDENTITY_VERSION = 3
 
 #: EvalConfig fields that never change an answer (where data and results live, which part of the
 #: dataset, how fast, how it is scored); every other field is compared.
@@ -59,6 +65,7 @@ OPERATIONAL_SETTINGS = frozenset(
         "n_bootstrap",
         "decode_workers",
         "human_judgments",
+        "stop_after_errors",  # when to give up on a run that cannot succeed
         "suite_options",  # effects compared instead (see the module docstring)
     }
 )
@@ -110,10 +117,29 @@ def model_name(spec: str) -> str:
     return spec
 
 
-def backend_identity(options: Mapping[str, Any]) -> dict[str, Any]:
-    """The backend options that can change an answer, with the option model's defaults filled in."""
-    resolved = parse_options(dict(options)).model_dump(mode="json")
-    return {key: value for key, value in sorted(resolved.items()) if key not in OPERATIONAL_BACKEND_OPTIONS}
+def backend_identity(
+    options: Mapping[str, Any], *, spec: str | None = None, thinking_enabled: bool | None = None
+) -> dict[str, Any]:
+    """The backend options that can change an answer, with the option model's defaults filled in;
+    with the model `spec`, the phrasing options resolved by its parameter rules (as `phrasing`)."""
+    parsed = parse_options(dict(options))
+    resolved = parsed.model_dump(mode="json")
+    identity = {
+        key: value for key, value in sorted(resolved.items()) if key not in OPERATIONAL_BACKEND_OPTIONS
+    }
+    if spec is not None:
+        for key in PHRASING_OPTIONS:
+            identity.pop(key, None)
+        identity["phrasing"] = resolved_phrasing(spec, parsed, thinking_enabled)
+    return identity
+
+
+def _thinking_enabled(config: EvalConfig) -> bool | None:
+    return (
+        None
+        if config.thinking is None
+        else bool(config.thinking.enabled and config.thinking.budget_tokens != 0)
+    )
 
 
 def prompt_hashes(suite: EvalSuite, dataset: Dataset, prompt: PromptOptions) -> dict[str, str]:
@@ -153,7 +179,11 @@ def resolved_identity(
     identity["frames"] = samplers_by_task(suite, dataset, config)
     identity["prompt"] = prompt_hashes(suite, dataset, config.prompt)
     if backend_options is not None:
-        identity["backend"] = backend_identity(backend_options)
+        identity["backend"] = backend_identity(
+            backend_options, spec=config.model, thinking_enabled=_thinking_enabled(config)
+        )
+        if identity["backend"]["phrasing"].get("temperature_sent") is False:
+            identity["temperature"] = None  # never sent: any value asked for is the same run
     return dict(sorted(identity.items()))
 
 
@@ -169,6 +199,8 @@ def stored_identity(
     identity = manifest.config.get("identity")
     if isinstance(identity, dict) and identity.get("version") == IDENTITY_VERSION:
         return identity
+    if isinstance(identity, dict) and identity.get("version") == 2:
+        return _upgraded(identity, manifest)
     settings = manifest.config.get("settings")
     if not isinstance(settings, dict):
         return None
@@ -183,12 +215,36 @@ def stored_identity(
     )
 
 
+def _upgraded(identity: dict[str, Any], manifest: RunManifest) -> dict[str, Any]:
+    """A version-2 identity (phrasing options as given, the temperature as asked) resolved the
+    version-3 way, from what it recorded: its backend options, the server the run used, its model."""
+    upgraded = dict(identity, version=IDENTITY_VERSION)
+    backend = identity.get("backend")
+    if isinstance(backend, dict):
+        described = manifest.config.get("backend")
+        base_url = described.get("base_url") if isinstance(described, dict) else None
+        options = {key: value for key, value in backend.items() if key in BackendOptions.model_fields}
+        if isinstance(base_url, str) and base_url.startswith(("http://", "https://")):
+            options["base_url"] = base_url.split(",")[0]
+        thinking = identity.get("thinking")
+        enabled = None
+        if isinstance(thinking, dict):
+            enabled = bool(thinking.get("enabled")) and thinking.get("budget_tokens") != 0
+        upgraded["backend"] = backend_identity(
+            options, spec=str(identity.get("model")), thinking_enabled=enabled
+        )
+        if upgraded["backend"]["phrasing"].get("temperature_sent") is False:
+            upgraded["temperature"] = None
+    return upgraded
+
+
 def identity_defaults(config: EvalConfig) -> dict[str, Any]:
     """The identity's generic entries and backend options at their defaults: what a run made before
     a setting existed ran with (a new setting's default keeps the old behaviour)."""
     plain = EvalConfig(suite=config.suite, data=config.data, model=config.model, out=config.out)
     generic = plain.model_dump(mode="json", exclude=set(OPERATIONAL_SETTINGS) | set(_RESOLVED))
-    return {**generic, "model": model_name(config.model), "backend": backend_identity({})}
+    backend = backend_identity({}, spec=config.model, thinking_enabled=_thinking_enabled(config))
+    return {**generic, "model": model_name(config.model), "backend": backend}
 
 
 def identity_diff(

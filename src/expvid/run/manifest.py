@@ -133,7 +133,10 @@ def check_resumable(
         compared = dict(now)
         if "backend" not in before and "backend" in now:
             compared.pop("backend")
-            if now["backend"] != backend_identity({}):
+            if now.get("temperature") is None and "temperature" in before:
+                # Whether the old run sent its temperature is unknowable; this model is sent none.
+                compared["temperature"] = before["temperature"]
+            if now["backend"] != (defaults or {}).get("backend", backend_identity({})):
                 notes.append(
                     f"{out} predates backend options in the resume identity; they are not compared "
                     "(make sure they are the ones the run was started with)"

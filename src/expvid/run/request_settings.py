@@ -100,10 +100,13 @@ def generation_record(
     paper: GenerationDefaults,
     input_mode: InputMode,
     image_limit: dict[str, Any] | None,
+    temperature_sent: bool = True,
 ) -> dict[str, Any]:
-    """The manifest's `generation` block: what the run asks for, beside what the paper states."""
+    """The manifest's `generation` block: what the run sends (`temperature` None when the model's
+    rules send none) and asks for, beside what the paper states."""
     record: dict[str, Any] = {
-        "temperature": temperature,
+        "temperature": temperature if temperature_sent else None,
+        "temperature_requested": temperature,
         "max_tokens": max_tokens,
         "source": paper.source,
         "paper": {"temperature": paper.temperature, "max_tokens": paper.max_tokens, "source": paper.source},
@@ -117,6 +120,13 @@ def generation_record(
 
 def _value(value: Any) -> str:
     return "none" if value is None else str(value)
+
+
+def temperature_as_sent(summary: dict[str, Any], recorded: Any) -> Any:
+    """The generation block's temperature after the run: None when no request carried one (a
+    server refused it, or the rules omit it), else what was recorded."""
+    values = (summary.get("values") or {}).get("temperature") or {}
+    return None if values and set(values) == {"none"} else recorded
 
 
 def sent_summary(predictions: Iterable[Prediction]) -> dict[str, Any]:

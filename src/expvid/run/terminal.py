@@ -4,7 +4,8 @@ Messages name files as `path:line` so that people can grep logs and paste paths 
 rich would otherwise hard-wrap them at the terminal width (a newline in the middle of a path) and
 colour numbers inside them. Every console the CLI and the runner print messages on comes from
 `message_console`: lines are never wrapped (the terminal folds them visually, the bytes stay one
-line) and nothing is highlighted unless the markup asks for it.
+line), nothing is highlighted unless the markup asks for it, and no `:name:` is read as an emoji
+code (`openai:m:...` in a message stays text).
 
 Tables are the one thing that should fit the terminal when they can; `print_table` prints a
 table at the terminal's width when its natural width fits there, and at its natural width
@@ -22,8 +23,8 @@ _MAX_TABLE_WIDTH = 4000
 
 
 def message_console(*, stderr: bool = False) -> Console:
-    """A console whose printed lines are never hard-wrapped nor auto-highlighted."""
-    return Console(stderr=stderr, soft_wrap=True, highlight=False)
+    """A console whose printed lines are never hard-wrapped, auto-highlighted or emoji-coded."""
+    return Console(stderr=stderr, soft_wrap=True, highlight=False, emoji=False)
 
 
 def print_table(console: Console, table: Table) -> None:

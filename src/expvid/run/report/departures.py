@@ -87,7 +87,7 @@ def departure_notes(rundir: RunDir, label: str) -> list[str]:
             f"{label}: temperature not settable for this model: sent none on {unsent} of {requests} "
             f"request(s) ({tag}: {_number(paper['temperature'])}){why}"
         )
-    requested = generation.get("temperature")
+    requested = generation.get("temperature_requested", generation.get("temperature"))
     if paper and requested is not None and requested != paper.get("temperature"):
         notes.append(
             f"{label}: temperature {_number(requested)} requested ({tag}: {_number(paper['temperature'])})"
@@ -137,6 +137,14 @@ def departure_notes(rundir: RunDir, label: str) -> list[str]:
                 f"{label}: sampling also used the checkpoint's generation_config: {listed} "
                 f"(not in {tag}, which sets only the temperature)"
             )
+
+    for key, reasons in not_sent.items():  # e.g. a thinking budget the model cannot take
+        if key == "temperature" or not reasons:
+            continue
+        count = sum(int(n) for n in reasons.values())
+        notes.append(
+            f"{label}: {key} not as asked on {count} of {requests} request(s): {next(iter(reasons))}"
+        )
 
     refusals = int(summary.get("refusals") or 0)
     if refusals:
