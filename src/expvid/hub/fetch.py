@@ -11,6 +11,13 @@ Steps (each re-runnable; a second run after an interruption only downloads what 
 5. Write `fetch.json` (`record`): the resolved sha, what was selected, the annotation hashes and the
    loader's fingerprint, the verification outcome. `expvid eval` copies it into the run manifest.
 
+Offline (`HF_HUB_OFFLINE=1`, as on cluster compute nodes): nothing is asked of the Hub. A folder an
+earlier fetch filled (its `fetch.json` names the repo, the revision asked for and the sha it was)
+is used as it is: the revision is taken from that record (written into the new record as
+`resolved_from: "cache"`, with when it was resolved: a branch may have moved since), the files are
+listed from disk, and the usual verification runs. Tasks the folder never held are an error naming
+them; only a connected machine can fetch those.
+
 Resuming: huggingface_hub keeps per-file metadata under `DIR/.cache/huggingface/`, so finished files
 are kept and skipped; a connection dropped mid-file is retried by huggingface_hub itself (with a
 `Range` request once a chunk has arrived). Always pinned: every download after step 1 uses the
@@ -23,6 +30,7 @@ import hashlib
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, Literal
@@ -107,8 +115,17 @@ def fetch_release(request: FetchRequest, *, echo: Echo = lambda _: None) -> Fetc
     endpoint = resolve_endpoint(request.endpoint)
     hub = _Hub(repo, endpoint, request.token, root, request.max_workers, request.progress)
 
-    sha, listing = hub.resolve(request.revision)
-    echo(f"{repo} @ {request.revision} -> {sha} ({len(listing)} files)")
+    offline = hub_offline()
+    resolved_at: datetime | None = None
+    if offline:
+        sha, listing, resolved_at = _from_cache(request, repo, root, previous, selection)
+        hub.offline = True
+        echo(
+            f"{repo} @ {request.revision} -> {sha} (HF_HUB_OFFLINE: resolved from the cache, {len(listing)} files)"
+        )
+    else:
+        sha, listing = hub.resolve(request.revision)
+        echo(f"{repo} @ {request.revision} -> {sha} ({len(listing)} files)")
     annotation_paths, problems = layout.annotations(listing, selection)
     if not annotation_paths:
         raise FetchError(f"{repo}@{sha[:12]}: nothing to fetch: " + "; ".join(problems))
@@ -135,7 +152,7 @@ def fetch_release(request: FetchRequest, *, echo: Echo = lambda _: None) -> Fetc
     checked = check_media(root, videos, images, expected_sizes=sizes, probe=request.probe)
     repo_path = {(root / path).resolve(): path for path in needed}
     damaged = [repo_path[p] for p in checked.damaged() if p in repo_path]
-    if damaged:  # on disk and recorded as done, but short or unreadable: download those again, once
+    if damaged and not offline:  # on disk and recorded as done, but short or unreadable: download again, once
         echo(f"downloading {len(damaged)} damaged file(s) again: {', '.join(damaged[:5])}")
         hub.forget(damaged)
         hub.download(sha, damaged, listing)
@@ -157,6 +174,8 @@ def fetch_release(request: FetchRequest, *, echo: Echo = lambda _: None) -> Fetc
         fingerprint=verified.fingerprint(),
         license=_card_license(root / "README.md"),
         versions=_versions(),
+        resolved_from="cache" if offline else "hub",
+        resolved_at=resolved_at if offline else None,
         verification=Verification(
             complete=not problems,
             items=len(dataset),
@@ -169,6 +188,48 @@ def fetch_release(request: FetchRequest, *, echo: Echo = lambda _: None) -> Fetc
     )
     record.write(root)
     return FetchOutcome(record=record, root=root, problems=problems, downloaded_files=hub.downloaded)
+
+
+def hub_offline() -> bool:
+    """Whether huggingface_hub is in offline mode (`HF_HUB_OFFLINE`, read now: it is often set after
+    import, e.g. by a job script or by the offline MiniLM judge)."""
+    value = os.environ.get("HF_HUB_OFFLINE", "")
+    if value.strip().upper() in ("1", "ON", "YES", "TRUE"):
+        return True
+    from huggingface_hub import constants
+
+    return bool(constants.HF_HUB_OFFLINE)
+
+
+def _from_cache(
+    request: FetchRequest, repo: str, root: Path, previous: FetchRecord | None, selection: Selection
+) -> tuple[str, dict[str, int], datetime]:
+    """Offline: the sha an earlier fetch into `root` resolved, and the files on disk (path -> size)."""
+    wanted = request.revision
+    if (
+        previous is None
+        or previous.suite != request.suite
+        or previous.source.repo != repo
+        or wanted not in (previous.revision_requested, previous.revision)
+    ):
+        had = "" if previous is None else f" (it holds {previous.source.repo}@{previous.revision_requested})"
+        raise FetchError(
+            f"HF_HUB_OFFLINE is set and {root} holds no earlier fetch of {repo}@{wanted}{had}: "
+            "fetch it once on a machine with network access (same command, same folder), then run offline"
+        )
+    missing = [task for task in selection.tasks if task not in previous.tasks]
+    missing_languages = [lang for lang in selection.languages or () if lang not in (previous.languages or ())]
+    if missing or missing_languages:
+        what = ", ".join([*missing, *(f"language {lang}" for lang in missing_languages)])
+        raise FetchError(
+            f"HF_HUB_OFFLINE is set and {root} was fetched without {what}: fetch them once with network access"
+        )
+    listing = {
+        path.relative_to(root).as_posix(): path.stat().st_size
+        for path in root.rglob("*")
+        if path.is_file() and ".cache" not in path.relative_to(root).parts
+    }
+    return previous.revision, listing, previous.resolved_at or previous.fetched_at
 
 
 def _load(layout: Any, root: Path, selection: Selection, *, check_media: bool) -> Dataset:
@@ -192,6 +253,8 @@ class _Hub:
         self.workers = workers
         self.progress = progress
         self.downloaded = 0
+        #: Offline: the files must already be here; nothing is downloaded.
+        self.offline = False
 
     def resolve(self, revision: str) -> tuple[str, dict[str, int]]:
         from huggingface_hub import HfApi
@@ -219,6 +282,14 @@ class _Hub:
         of the 8,000-file ExpVid repo (`benchmarks/hub_patterns.py`).
         """
         if not paths:
+            return
+        if self.offline:
+            absent = [path for path in paths if not (self.root / path).is_file()]
+            if absent:
+                raise FetchError(
+                    f"HF_HUB_OFFLINE is set and {len(absent)} file(s) are not in {self.root} "
+                    f"(e.g. {absent[0]}): fetch them once with network access"
+                )
             return
         from huggingface_hub.utils import (
             are_progress_bars_disabled,
@@ -319,6 +390,12 @@ class _HubErrors:
 
         repo, endpoint = self.hub.repo, self.hub.endpoint
         page = f"{endpoint}/datasets/{repo}"
+        if _xet_failure(exc):
+            raise FetchError(
+                f"downloading through Xet storage failed ({_first_line(exc)}); files already in {self.hub.root} "
+                "are kept: re-run the same command to resume, or set HF_HUB_DISABLE_XET=1 to download the same "
+                "files over plain HTTPS (slower, but no Xet endpoint is needed; see docs/hub.md)"
+            ) from exc
         if isinstance(exc, OfflineModeIsEnabled) or _offline_error(exc):
             raise FetchError(
                 "huggingface_hub is in offline mode (HF_HUB_OFFLINE or TRANSFORMERS_OFFLINE is set): "
@@ -342,6 +419,18 @@ class _HubErrors:
                 f"files already in {self.hub.root} are kept: re-run the same command to resume"
             ) from exc
         return False
+
+
+def _xet_failure(error: BaseException) -> bool:
+    """The error came out of huggingface_hub's Xet download (`xet_get`, the `hf_xet` client): the
+    Rust client raises plain RuntimeErrors ("File reconstruction error: CAS Client Error ...")."""
+    traceback = error.__traceback__
+    while traceback is not None:
+        code = traceback.tb_frame.f_code
+        if code.co_name == "xet_get" or "hf_xet" in code.co_filename:
+            return True
+        traceback = traceback.tb_next
+    return False
 
 
 def _offline_error(error: BaseException) -> bool:

@@ -20,6 +20,16 @@ raw request path, not the decoded one. Faults for tests: `drop_once` (hang up mi
 bytes), `fail` (an HTTP status for the next N downloads of a file), `throttle` (stream a file slowly
 so a test can kill the client mid-file). Every request is recorded (`requests`).
 
+Xet (`LoopbackHub(xet=True)`): real releases, ExpVid's included, store their large files in Xet, not
+LFS. The Hub then lists them with a `xetHash` in the tree and answers `resolve` with `X-Xet-Hash`
+and a `Link: <...xet-read-token/{sha}>; rel="xet-auth"`; huggingface_hub with `hf_xet` installed
+fetches a token there (`X-Xet-Cas-Url`, `X-Xet-Access-Token`, `X-Xet-Token-Expiration`) and
+downloads the file's chunks from the Xet content-addressed store (CAS) with its own protocol. The
+loopback serves the metadata, the token route and, like the Hub, the whole file over plain HTTPS
+behind the resolve redirect (what `HF_HUB_DISABLE_XET=1` or a client without `hf_xet` downloads);
+it does not implement the CAS protocol (reconstruction terms, compressed xorb chunks): a client
+that tries it gets 404 from `/cas/...`, the way an unreachable CAS fails. See docs/hub.md.
+
 A tiny GitHub stand-in is included for ProMQA's QA files: `GET /repos/{owner}/{repo}/commits/{ref}`
 (API, returns `{"sha"}`) and `GET /raw/{owner}/{repo}/{ref}/{path}` (raw content).
 """
@@ -81,17 +91,25 @@ class HubFile:
     def sha256(self) -> str:
         return hashlib.sha256(self.data).hexdigest()
 
-    def tree_entry(self) -> dict[str, Any]:
+    @property
+    def xet_hash(self) -> str:
+        """A stand-in for the file's Xet hash (64 hex digits, as the Hub lists; not the real merkle hash)."""
+        return hashlib.sha256(b"xet\0" + self.data).hexdigest()
+
+    def tree_entry(self, xet: bool = False) -> dict[str, Any]:
         if not self.lfs:
             return {"type": "file", "oid": git_blob_id(self.data), "size": len(self.data), "path": self.path}
         pointer = lfs_pointer(self.data)
-        return {
+        entry = {
             "type": "file",
             "oid": git_blob_id(pointer),
             "size": len(self.data),
             "path": self.path,
             "lfs": {"oid": self.sha256, "size": len(self.data), "pointerSize": len(pointer)},
         }
+        if xet:
+            entry["xetHash"] = self.xet_hash
+        return entry
 
 
 @dataclass
@@ -124,9 +142,11 @@ class _Fault:
 class LoopbackHub:
     """A loopback Hub; use as a context manager or call start() / stop()."""
 
-    def __init__(self, *, host: str = "127.0.0.1", page_size: int = 1000) -> None:
+    def __init__(self, *, host: str = "127.0.0.1", page_size: int = 1000, xet: bool = False) -> None:
         self.host = host
         self.page_size = page_size
+        #: Large files announced as Xet-backed (see the module docstring).
+        self.xet = xet
         self.port = 0
         self._repos: dict[str, _Repo] = {}
         self._github: dict[str, dict[str, dict[str, bytes]]] = {}  # owner/repo -> sha -> path -> bytes
@@ -352,6 +372,18 @@ class LoopbackHub:
         revision = "main"
         if (tail[:1] == ["revision"] and len(tail) == 2) or (tail[:1] == ["tree"] and len(tail) >= 2):
             revision = tail[1]
+        elif tail[:1] == ["xet-read-token"] and len(tail) == 2 and self.xet:
+            expires = int(time.time()) + 3600
+            token = {"accessToken": "xet-loopback-token", "exp": expires, "casUrl": f"{self.url}/cas"}
+            return await reply.json(
+                200,
+                token,
+                {
+                    "x-xet-cas-url": f"{self.url}/cas",
+                    "x-xet-access-token": "xet-loopback-token",
+                    "x-xet-token-expiration": str(expires),
+                },
+            )
         elif tail:
             return await reply.error(404, "RepoNotFound", "no such route")
         repo, sha = self._repo_commit(ns_name, revision)
@@ -409,7 +441,7 @@ class LoopbackHub:
                         {"type": "directory", "oid": git_blob_id(folder.encode()), "size": 0, "path": folder},
                     )
             if recursive or len(rest) == 1:
-                entries[path] = files[path].tree_entry()
+                entries[path] = files[path].tree_entry(xet=self.xet)
         listing = [entries[key] for key in sorted(entries)]
         start = int(query.get("cursor", ["0"])[0])
         page = listing[start : start + self.page_size]
@@ -451,6 +483,10 @@ class LoopbackHub:
                 "x-linked-size": str(len(file.data)),
                 "etag": f'"{git_blob_id(lfs_pointer(file.data))}"',
             }
+            if self.xet:
+                token_route = f"{self.url}/api/datasets/{repo.repo_id}/xet-read-token/{sha}"
+                redirect["x-xet-hash"] = file.xet_hash
+                redirect["link"] = f'<{token_route}>; rel="xet-auth"'
             return await reply.bytes(302, b"", redirect, head=method == "HEAD")
         meta = {**common, "etag": f'"{git_blob_id(file.data)}"'}
         if method == "HEAD":

@@ -74,6 +74,10 @@ class FetchRecord(BaseModel):
     verification: Verification
     #: Media the release does not ship (ProMQA's recordings): where to get them.
     external_media: str | None = None
+    #: How `revision` was known: "hub" (asked the Hub now) or "cache" (offline, `HF_HUB_OFFLINE=1`:
+    #: the sha an earlier fetch into this folder resolved, at `resolved_at`; a branch may have moved since).
+    resolved_from: Literal["hub", "cache"] = "hub"
+    resolved_at: datetime | None = None
 
     def write(self, root: Path) -> Path:
         path = root / FETCH_FILE
@@ -113,4 +117,6 @@ def data_source(root: Path) -> dict[str, Any] | None:
         "fingerprint": record.fingerprint,
         "complete": record.verification.complete,
         "fetched_at": record.fetched_at.isoformat(),
+        "resolved_from": record.resolved_from,
+        "resolved_at": None if record.resolved_at is None else record.resolved_at.isoformat(),
     }
