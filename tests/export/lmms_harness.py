@@ -2,7 +2,8 @@
 
 `LmmsHarness` does with an exported task package what lmms-eval 0.4+ does (facts from
 EvolvingLMMs-Lab/lmms-eval at 75571cf: `utils.load_yaml_config` / `import_function`, `api/task.py`
-`ConfigurableTask.doc_to_text` / `process_results`, `evaluator.py` sample logging,
+`ConfigurableTask.doc_to_text` / `process_results`, `evaluator.py` sample logging, and 0.7.3's
+relative `data_files` resolved against the YAML's folder (`utils._maybe_resolve_yaml_local_data_files`),
 `loggers/evaluation_tracker.py` `save_results_samples`, `api/metrics.aggregate_subtask_metrics`):
 `!function utils.name` loads `utils.py` next to the YAML; `include:` merges the template under the
 task; documents come from `datasets.load_dataset(dataset_path, data_files=...)[test_split]`;
@@ -49,7 +50,29 @@ def load_task_yaml(path: Path) -> dict[str, Any]:
     if "include" in config:
         base = load_task_yaml(path.parent / config.pop("include"))
         config = {**base, **config}
-    return config  # type: ignore[no-any-return]
+    return _resolve_local_data_files(config, path.parent)  # type: ignore[no-any-return]
+
+
+def _resolve_local_data_files(config: dict[str, Any], yaml_dir: Path) -> dict[str, Any]:
+    """lmms-eval 0.7.3 `utils._maybe_resolve_yaml_local_data_files`: for the local builders (json,
+    csv, ...), a relative `data_files` path that exists next to the YAML is made absolute there."""
+    kwargs = config.get("dataset_kwargs")
+    if config.get("dataset_path") not in {"csv", "json", "parquet", "text", "pandas", "arrow"}:
+        return config
+    if not isinstance(kwargs, dict) or "data_files" not in kwargs:
+        return config
+
+    def resolve(value: Any) -> Any:
+        if isinstance(value, str) and value and not Path(value).is_absolute() and "://" not in value:
+            candidate = yaml_dir / value
+            return str(candidate) if candidate.is_file() else value
+        if isinstance(value, dict):
+            return {key: resolve(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [resolve(item) for item in value]
+        return value
+
+    return {**config, "dataset_kwargs": {**kwargs, "data_files": resolve(kwargs["data_files"])}}
 
 
 Model = Callable[[str, dict[str, Any], int], str]
@@ -106,9 +129,15 @@ class LmmsHarness:
                 t: {"task": t, "metadata": load_task_yaml(self.package / f"{t}.yaml")["metadata"]}
                 for t in tasks
             }
+            # The layout lmms-eval 0.7.3 writes (evaluator_utils / evaluation_tracker): per task the
+            # alias, "<metric>,<filter>" and its stderr; the sizes under n-samples.
             results = {
-                "results": {t: {"expvid_score,none": s} for t, s in out.scores.items()},
+                "results": {
+                    t: {"alias": t, "expvid_score,none": s, "expvid_score_stderr,none": "N/A"}
+                    for t, s in out.scores.items()
+                },
                 "configs": configs,
+                "n-samples": {t: {"original": n, "effective": n} for t, n in out.sizes.items()},
             }
             (logdir / "model__sanitized" / "20260101_120000_results.json").write_text(
                 json.dumps(results), encoding="utf-8"

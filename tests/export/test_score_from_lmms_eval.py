@@ -196,3 +196,64 @@ def test_logs_of_other_benchmarks_are_skipped_and_named(lmms_run, sample_dir, tm
         app, ["score", "--from", "lmms-eval", str(tmp_path / "nothing"), "--data", str(sample_dir)]
     )
     assert empty.exit_code != 0
+
+
+def test_task_scores_are_compared_with_what_lmms_eval_reported(lmms_run, tmp_path) -> None:
+    """Per-blank accuracy pools blanks: lmms-eval's reported task score is not the mean of its items."""
+    run, logdir = lmms_run
+    task = "expvid_scientific_discovery"
+    values = run.values[task]
+    per_item_mean = 100 * sum(v["earned"] / v["possible"] for v in values) / len(values)
+    assert abs(per_item_mean - run.scores[task]) > 0.5  # the condition is real in this data
+    result = runner.invoke(
+        app, ["score", "--from", "lmms-eval", str(logdir), "--out", str(tmp_path / "o"), "--quiet"]
+    )
+    assert result.exit_code == 0, result.output
+    row = next(line for line in result.output.splitlines() if line.startswith(f"| {task} |"))
+    cells = [cell.strip() for cell in row.strip("|").split("|")]
+    assert cells[2] == f"{run.scores[task]:.2f}" == cells[3]  # reported by lmms-eval == expvid's pooled score
+    assert "no results.json" not in result.output
+
+
+def test_a_log_folder_with_two_models_is_scored_model_by_model(lmms_run, tmp_path) -> None:
+    _, logdir = lmms_run
+    both = tmp_path / "logs"
+    shutil.copytree(logdir, both)
+    other = both / "other__model"
+    shutil.copytree(both / "model__sanitized", other)
+    for path in other.glob("*samples_*.jsonl"):  # another model: every answer unreadable
+        lines = [json.loads(line) for line in path.read_text().splitlines()]
+        for line in lines:
+            line["filtered_resps"] = "no idea"
+        path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    (other / "20260101_120000_results.json").unlink()
+    out = tmp_path / "scored"
+    result = runner.invoke(app, ["score", "--from", "lmms-eval", str(both), "--out", str(out), "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert "### model__sanitized" in result.output and "### other__model" in result.output
+    first = json.loads((out / "model__sanitized" / "scores.json").read_text())
+    second = json.loads((out / "other__model" / "scores.json").read_text())
+    assert first["tasks"]["tools"]["score"] > 0 and second["tasks"]["tools"]["score"] == 0.0
+    assert "no results.json beside the samples" in result.output  # the second model's table says so
+
+
+def test_the_exported_package_runs_from_wherever_it_is_copied(sample_dir, tmp_path) -> None:
+    from lmms_harness import LmmsHarness, scripted_model
+
+    from expvid.export.lmms_eval import write_lmms_eval_package
+
+    site = tmp_path / "exporting-machine"
+    shutil.copytree(sample_dir / "annotations", site / "ExpVid" / "annotations")
+    shutil.copytree(sample_dir / "videos", site / "ExpVid" / "videos")
+    write_lmms_eval_package(site / "lmms_tasks", site / "ExpVid", tasks=["tools"])
+    cluster = tmp_path / "cluster"
+    shutil.copytree(site, cluster)
+    shutil.rmtree(site)  # nothing of the exporting machine is left
+    package = cluster / "lmms_tasks"
+    raw = (package / "expvid_tools.yaml").read_text()
+    assert "data_files:\n    test: annotations/level1/tools.jsonl" in raw  # relative to the package
+    # The exporting machine's folder stays only as a record (metadata.exported_from), never as a path used.
+    used = [line for line in raw.splitlines() if str(site) in line]
+    assert all(line.strip().startswith("exported_from:") for line in used), used
+    run = LmmsHarness(package, tmp_path / "hf").run(["expvid_tools"], scripted_model)
+    assert run.sizes["expvid_tools"] == 18 and run.scores["expvid_tools"] > 0

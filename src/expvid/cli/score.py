@@ -92,8 +92,8 @@ def score_command(
         no_cache=no_cache,
     )
     if from_tool is not None:
-        target = _score_lmms_eval(from_tool, run_dir, data, out, suite, choice, quiet)
-        _exit_status(target, allow_failures)
+        targets = _score_lmms_eval(from_tool, run_dir, data, out, suite, choice, quiet)
+        _exit_status(targets, allow_failures)
         return
     try:
         options = parse_key_values(suite_option or [], flag="--suite-option", bare_is_true=False)
@@ -128,16 +128,16 @@ def score_command(
         suite_name = runs[0].scores.run.suite
         table_suite = get_suite(suite_name, options) if predictions is not None else get_suite(suite_name)
         typer.echo(to_markdown(build_table(table_suite, runs, references=[])))
-    _exit_status(target, allow_failures)
+    _exit_status([target], allow_failures)
 
 
-def _exit_status(target: Path, allow_failures: bool) -> None:
+def _exit_status(targets: list[Path], allow_failures: bool) -> None:
     """`expvid eval`'s rule: exit 3 when records scored 0 without a model answer or a judgement."""
     from expvid.run.rundir import RunDir
     from expvid.run.scoring_phase import read_scores
     from expvid.run.terminal import message_console
 
-    problems = read_scores(RunDir(target)).run.n_problems
+    problems = sum(read_scores(RunDir(target)).run.n_problems for target in targets)
     if problems and not allow_failures:
         message_console(stderr=True).print(
             f"[yellow]{problems} record(s) scored 0 without a model answer or a judgement[/] (see the notes "
@@ -154,10 +154,10 @@ def _score_lmms_eval(
     suite: str,
     choice: object,
     quiet: bool,
-) -> Path:
+) -> list[Path]:
     """`--from lmms-eval LOGDIR`: expvid's scores next to lmms-eval's for every logged item; returns
-    the scored run directory."""
-    from expvid.export.lmms_eval_compare import compare_logs, data_from_results, summary_lines
+    the scored run directories (one per model folder)."""
+    from expvid.export.lmms_eval_compare import compare_models, data_from_results, summary_lines
 
     if tool != "lmms-eval":
         raise typer.BadParameter(f"unknown source {tool!r}; supported: lmms-eval", param_hint="--from")
@@ -165,13 +165,18 @@ def _score_lmms_eval(
         raise typer.BadParameter("give the lmms-eval log folder (its --output_path) as the argument")
     data = data or data_from_results(logdir)
     if data is None:
-        raise typer.BadParameter("--data DIR is needed (the logs do not name the benchmark they ran on)")
+        raise typer.BadParameter(
+            "--data DIR is needed (the logs do not name the benchmark they ran on, or name a folder not here)"
+        )
     target = out or logdir / "expvid-score"
     with friendly_errors():
-        comparison = asyncio.run(
-            compare_logs(logdir, suite=suite, data=data, out=target, judge=choice, show_progress=not quiet)
+        comparisons = asyncio.run(
+            compare_models(logdir, suite=suite, data=data, out=target, judge=choice, show_progress=not quiet)
         )
-    for line in summary_lines(comparison):
+    for line in summary_lines(comparisons):
         typer.echo(line)
-    typer.echo(f"per-item comparison: {target / 'lmms_eval_comparison.jsonl'}; expvid run: {target}")
-    return target
+    for comparison in comparisons:
+        typer.echo(
+            f"per-item comparison: {comparison.out / 'lmms_eval_comparison.jsonl'}; expvid run: {comparison.out}"
+        )
+    return [comparison.out for comparison in comparisons]

@@ -6,6 +6,12 @@ Written to lmms-eval's own task format (read from EvolvingLMMs-Lab/lmms-eval, `l
   `doc_to_visual`, the metric with its aggregation), pulled in by each task with `include:`;
 - one `<prefix>_<task>.yaml` per task: its data (`dataset_path: json` with the task's annotation file
   as the `test` split, or a Hub id with the task's config name) and its `!function utils.*` hooks;
+- the annotation files themselves, copied into the package (`annotations/level{N}/<task>.jsonl`, a
+  few hundred KB) and named by paths relative to it: lmms-eval 0.7+ resolves a relative `data_files`
+  against the YAML's folder (`utils._maybe_resolve_yaml_local_data_files`), so the package runs
+  wherever it is copied, with no path of the exporting machine in it. Videos are found through
+  `EXPVID_DATA_ROOT`, else the benchmark folder at the same place relative to the package as when it
+  was exported, else that folder's absolute path;
 - groups per level with lmms-eval's `aggregate_metric_list` set to reproduce ExpVid Table 2: Level 1
   pooled over items (`weight_by_size: true`), Levels 2 and 3 the mean of their tasks; and one group
   for all three;
@@ -17,7 +23,9 @@ Use it with `lmms-eval --include_path OUT --tasks <prefix>` or copy OUT into `lm
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -82,7 +90,15 @@ def write_lmms_eval_package(
     if not specs:
         raise ValueError(f"{root}: no task with items to export")
     out.mkdir(parents=True, exist_ok=True)
+    out = out.resolve()
     report = PackageReport(out=out)
+    if not hub_id:  # the package carries its own questions, named relative to itself
+        for spec in specs:
+            target = out / spec.path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if target.resolve() != (root / spec.path).resolve():
+                shutil.copyfile(root / spec.path, target)
+            report.files.append(target)
 
     template = {
         "output_type": "generate_until",
@@ -129,7 +145,7 @@ def write_lmms_eval_package(
     )
     report.groups.append(prefix)
     utils = out / "utils.py"
-    utils.write_text(_utils_source(specs, root, prefix), encoding="utf-8")
+    utils.write_text(_utils_source(specs, root, prefix, _relative(root, out)), encoding="utf-8")
     report.files.append(utils)
     readme = out / "README.md"
     readme.write_text(_readme(report, root, prefix, hub_id), encoding="utf-8")
@@ -152,7 +168,8 @@ def _task_config(
             config["dataset_kwargs"] = {"revision": revision}
     else:
         config["dataset_path"] = "json"
-        config["dataset_kwargs"] = {"data_files": {"test": str(root / spec.path)}}
+        # Relative to the package folder (lmms-eval 0.7+ resolves it there): the copy made above.
+        config["dataset_kwargs"] = {"data_files": {"test": spec.path}}
     config["doc_to_text"] = _function(f"utils.{spec.name}_doc_to_text")
     config["doc_to_target"] = _function(f"utils.{spec.name}_doc_to_target")
     config["process_results"] = _function(f"utils.{spec.name}_process_results")
@@ -175,22 +192,31 @@ def _write(report: PackageReport, path: Path, data: dict[str, Any]) -> None:
     report.files.append(path)
 
 
-def _utils_source(specs: list[TaskSpec], root: Path, prefix: str) -> str:
+def _relative(root: Path, out: Path) -> str:
+    """The benchmark folder as seen from the package folder (`../ExpVid`), POSIX separators."""
+    return Path(os.path.relpath(root, out)).as_posix()
+
+
+def _utils_source(specs: list[TaskSpec], root: Path, prefix: str, relative: str) -> str:
     lines = [
         f'"""lmms-eval hooks for the `{prefix}` tasks, written by `expvid export lmms-eval` (expvid {_expvid_version()}).',
         "",
         "Prompts (ExpVid F.4), answer extraction and metrics are expvid's own, imported from",
         "`expvid.export.lmms_eval_runtime`: install expvid in lmms-eval's environment. Videos are read from",
-        "EXPVID_DATA_ROOT if set, else from the folder the package was exported from.",
+        "EXPVID_DATA_ROOT if set, else from the benchmark folder where it was relative to this package when",
+        "it was exported (ROOT_FROM_PACKAGE), else from the folder it was exported from (EXPORTED_ROOT).",
         '"""',
+        "",
+        "from pathlib import Path",
         "",
         "from expvid.export import lmms_eval_runtime as _runtime",
         "",
+        f"ROOT_FROM_PACKAGE = {relative!r}",
         f"EXPORTED_ROOT = {str(root)!r}",
         "",
         "",
         "def _root():",
-        "    return _runtime.data_root(EXPORTED_ROOT)",
+        "    return _runtime.data_root(EXPORTED_ROOT, Path(__file__).resolve().parent / ROOT_FROM_PACKAGE)",
         "",
         "",
         "def expvid_doc_to_visual(doc):",
@@ -223,7 +249,9 @@ def _readme(report: PackageReport, root: Path, prefix: str, hub_id: str | None) 
     source = f"the Hub dataset `{hub_id}`" if hub_id else f"the annotation files under `{root}`"
     return f"""# lmms-eval tasks: `{prefix}`
 
-Written by `expvid export lmms-eval` from {source}. Videos: `{root}` (override with `EXPVID_DATA_ROOT`).
+Written by `expvid export lmms-eval` from {source}. The questions are in this folder (`annotations/`,
+named relative to it: lmms-eval 0.7 or later). Videos: `EXPVID_DATA_ROOT` if set, else the benchmark folder
+where it was relative to this package (`{_relative(root, report.out)}`), else `{root}`.
 
 ```bash
 pip install expvid            # in lmms-eval's environment: the hooks import expvid's scoring

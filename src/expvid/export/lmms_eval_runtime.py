@@ -27,9 +27,16 @@ _judges: dict[tuple[str | None, str | None, str | None], Any] = {}
 _lock = threading.Lock()
 
 
-def data_root(default: str) -> Path:
-    """Where the videos are: `EXPVID_DATA_ROOT` if set, else the root the package was exported from."""
-    return Path(os.environ.get("EXPVID_DATA_ROOT") or default)
+def data_root(default: str, relative: Path | None = None) -> Path:
+    """Where the videos are: `EXPVID_DATA_ROOT` if set; else `relative` (the benchmark folder where it
+    was relative to the package when exported) when it is there; else the root the package was
+    exported from."""
+    configured = os.environ.get("EXPVID_DATA_ROOT")
+    if configured:
+        return Path(configured)
+    if relative is not None and relative.is_dir():
+        return relative.resolve()
+    return Path(default)
 
 
 def doc_to_item(task: str, doc: dict[str, Any], root: Path) -> Item:
