@@ -293,11 +293,11 @@ async def _compare_one(
             elif agree is False:
                 task.disagree.append(row)
     for name, (value, where) in reported_scores(files).items():
-        task = comparison.tasks.get(name)
+        reported_task = comparison.tasks.get(name)
         headline = _headline(value)
-        if task is not None and headline is not None:
-            task.reported = _as_percent(headline, task.lmms_eval_mean)
-            task.reported_from = where
+        if reported_task is not None and headline is not None:
+            reported_task.reported = _as_percent(headline, reported_task.lmms_eval_mean)
+            reported_task.reported_from = where
     return comparison
 
 
