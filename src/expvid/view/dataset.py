@@ -4,7 +4,10 @@ is still the same data.
 A manifest records `dataset_root` as it was typed (often relative to wherever `expvid eval` ran)
 and the dataset's fingerprint. The viewer looks for the root where a relative path most likely
 points (the current directory, then the run directory and its parents), or takes `--data`, and
-says whether the fingerprint still matches. Without a dataset the viewer still shows everything
+says whether the fingerprint still matches, comparing like with like: a run of `expvid eval`
+fingerprinted its annotations and media, one of `expvid score --predictions` or `--from lmms-eval`
+(and runs made before media were fingerprinted) its annotations only, so those are compared with the
+annotations-only fingerprint of the data found now. Without a dataset the viewer still shows everything
 the run recorded; only gold answers, questions and videos are missing, and it says so.
 """
 
@@ -71,6 +74,7 @@ def load_run_dataset(
     recorded_root: str | None,
     recorded_fingerprint: str | None,
     run_root: Path,
+    recorded_annotations: str | None = None,
     override: Path | None,
     tasks: list[str] | None,
     limit: int | None,
@@ -110,7 +114,10 @@ def load_run_dataset(
     result.items = {item.id: item for item in dataset.items}
     result.tasks.update({spec.name: spec for spec in dataset.tasks})
     result.problems = [str(problem) for problem in dataset.problems]
-    result.fingerprint = dataset.fingerprint()
+    # Like with like: a recorded fingerprint over annotations only (external predictions, older runs)
+    # is compared with the annotations-only fingerprint of the data found now.
+    annotations_only = recorded_annotations is None or recorded_annotations == recorded_fingerprint
+    result.fingerprint = dataset.annotations_fingerprint() if annotations_only else dataset.fingerprint()
     if not recorded_fingerprint:
         result.fingerprint_status = "not recorded"
     elif recorded_fingerprint == result.fingerprint:

@@ -107,6 +107,7 @@ class ViewSession:
                 suite_options=options if isinstance(options, dict) else {},
                 recorded_root=_text(manifest.get("dataset_root")) or _text(settings.get("data")),
                 recorded_fingerprint=_text(manifest.get("dataset_fingerprint")),
+                recorded_annotations=_text(manifest.get("annotations_fingerprint")),
                 run_root=run_files.root,
                 override=data,
                 tasks=[str(t) for t in tasks] if isinstance(tasks, list) else None,
