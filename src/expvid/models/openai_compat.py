@@ -18,7 +18,7 @@ from typing import Any
 
 import httpx2
 
-from expvid.models.openai_wire import compose_body, encode_messages, parse_chat_completion
+from expvid.models.openai_wire import body_bytes, compose_body, encode_messages, parse_chat_completion
 from expvid.models.options import BackendOptions
 from expvid.models.param_fallback import LearnedParams, adjustment_for, unsupported_from_error
 from expvid.models.param_rules import ChatRules, chat_rules
@@ -28,6 +28,7 @@ from expvid.models.types import BackendConfigError, GenerateRequest, GenerateRes
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
+_JSON = {"content-type": "application/json"}
 #: Parameters one request may drop or rename after 400s before its error is final.
 MAX_PARAM_FALLBACKS = 6
 
@@ -125,7 +126,7 @@ class OpenAICompatBackend(RemoteBackend):
             try:
                 # httpx2 timeouts are per read/write; this one bounds the whole attempt.
                 async with asyncio.timeout(self.options.timeout_s):
-                    response = await self._client().post(url, json=body)
+                    response = await self._client().post(url, content=body_bytes(body), headers=_JSON)
             except (TimeoutError, httpx2.TimeoutException):
                 raise AttemptFailure.timeout(
                     f"no complete answer within {self.options.timeout_s} s", sent=sent

@@ -194,6 +194,13 @@ def announce_data_problems(console: Console, dataset: Dataset, selection: Select
         )
 
 
+def load_for_run(suite: EvalSuite, config: EvalConfig) -> Dataset:
+    """The dataset a run needs: only the chosen tasks' records where the suite keeps tasks in files
+    of their own (`loads_chosen_tasks`; its fingerprint still covers every file), else everything."""
+    tasks = config.tasks if getattr(suite, "loads_chosen_tasks", False) else None
+    return suite.load(config.data, tasks=tasks, strict=config.strict)
+
+
 def dataset_state(dataset: Dataset) -> DatasetState:
     return DatasetState(dataset.suite, dict(dataset.file_hashes), dataset.media_sizes())
 
@@ -210,7 +217,7 @@ async def evaluate(
     # The suite's paper resolution, when none was given, before the identity is taken (resume check).
     config = config.model_copy(update={"frames": with_suite_resolution(config.frames, suite)})
     validate_options(suite, config)
-    dataset = suite.load(config.data, strict=config.strict)
+    dataset = load_for_run(suite, config)
     refuse_uncountable(dataset, config.tasks)
     selection = select_records(dataset, config.tasks, config.limit, suite_task_names(suite))
     items = selection.items

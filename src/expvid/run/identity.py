@@ -238,6 +238,24 @@ def _upgraded(identity: dict[str, Any], manifest: RunManifest) -> dict[str, Any]
     return upgraded
 
 
+#: Identity entries holding one value per task.
+PER_TASK = ("frames", "prompt")
+
+
+def same_tasks(before: Mapping[str, Any], now: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Both identities with their per-task entries (samplers, prompt hashes) cut to the tasks both
+    have: the task selection is operational (a resume may add tasks), and a run loads only the tasks
+    it runs, so a task on one side only is no difference."""
+    before, now = dict(before), dict(now)
+    for key in PER_TASK:
+        first, second = before.get(key), now.get(key)
+        if isinstance(first, Mapping) and isinstance(second, Mapping):
+            common = set(first) & set(second)
+            before[key] = {task: value for task, value in first.items() if task in common}
+            now[key] = {task: value for task, value in second.items() if task in common}
+    return before, now
+
+
 def identity_defaults(config: EvalConfig) -> dict[str, Any]:
     """The identity's generic entries and backend options at their defaults: what a run made before
     a setting existed ran with (a new setting's default keeps the old behaviour)."""

@@ -11,7 +11,7 @@ from typing import Any
 
 from expvid.hub.record import data_source
 from expvid.run.config import EvalConfig
-from expvid.run.identity import backend_identity, identity_diff
+from expvid.run.identity import backend_identity, identity_diff, same_tasks
 from expvid.schema import DataError, JudgeSettings, RunManifest, SamplerSettings
 from expvid.suites.base import annotations_digest, fingerprint_of
 
@@ -141,6 +141,7 @@ def check_resumable(
                     f"{out} predates backend options in the resume identity; they are not compared "
                     "(make sure they are the ones the run was started with)"
                 )
+        before, compared = same_tasks(before, compared)
         problems += identity_diff(before, compared, defaults)
     if problems:
         listing = "\n  ".join(problems)

@@ -127,6 +127,8 @@ class Dataset:
     positions: dict[str, int] = field(default_factory=dict)
     _records_read: int = 0
     _media: dict[str, MediaFile] | None = field(default=None, repr=False)
+    #: Media named by records that were not loaded as items (tasks not chosen), for the fingerprint.
+    _fingerprint_media: list[str] = field(default_factory=list, repr=False)
 
     def __len__(self) -> int:
         return len(self.items)
@@ -149,6 +151,11 @@ class Dataset:
             self.unreadable_tasks[problem] = task
             return
         self.invalid.append(InvalidRecord(problem, task, source_id, self._next_position()))
+
+    def add_fingerprint_media(self, path: str | Path) -> None:
+        """A media file a record of a task not loaded names: in the fingerprint, in no item."""
+        self._fingerprint_media.append(os.fspath(path))
+        self._media = None
 
     def _next_position(self) -> int:
         self._records_read += 1
@@ -178,29 +185,38 @@ class Dataset:
 
     def media_files(self) -> dict[str, MediaFile]:
         """The media files the items point to, by key, with their sizes (stat once, remembered)."""
-        if self._media is None:
-            uses: dict[str, tuple[Path, int]] = {}
+        if self._media is None:  # strings, not Paths: the full release names ~8,000 files
+            uses: dict[str, tuple[str, int]] = {}
             for item in self.items:
-                for raw, key in zip(media_paths(item), self.media_keys(item), strict=True):
-                    path, count = uses.get(key, (Path(raw), 0))
+                for raw in media_paths(item):
+                    key = self._media_key(raw)
+                    path, count = uses.get(key, (raw, 0))
                     uses[key] = (path, count + 1)
+            for other in self._fingerprint_media:
+                uses.setdefault(self._media_key(other), (other, 0))
             self._media = {
-                key: MediaFile(key, path, _size(path), count) for key, (path, count) in sorted(uses.items())
+                key: MediaFile(key, Path(path), _size(path), count)
+                for key, (path, count) in sorted(uses.items())
             }
         return self._media
 
     def media_keys(self, item: Item) -> list[str]:
         """The keys (see `media_files`) of the files an item's media lives in."""
-        return [self._media_key(Path(raw)) for raw in media_paths(item)]
+        return [self._media_key(raw) for raw in media_paths(item)]
 
     def missing_media(self) -> list[MediaFile]:
         return [media for media in self.media_files().values() if media.size is None]
 
-    def _media_key(self, path: Path) -> str:
-        try:
-            return path.relative_to(self.root).as_posix()
-        except ValueError:
-            return path.name
+    def _media_key(self, path: str | Path) -> str:
+        """The path relative to the root (POSIX separators), or its file name when outside it:
+        `Path.relative_to` done on strings (paths here are absolute and normalised)."""
+        text = os.fspath(path)
+        root = os.fspath(self.root)
+        prefix = root if root.endswith(os.sep) else root + os.sep
+        if text.startswith(prefix):
+            relative = text[len(prefix) :]
+            return relative.replace(os.sep, "/") if os.sep != "/" else relative
+        return os.path.basename(text)
 
     # -- fingerprints ----------------------------------------------------------------------------
 
@@ -221,7 +237,7 @@ class Dataset:
         return annotations_digest(self.suite, self.file_hashes)
 
 
-def _size(path: Path) -> int | None:
+def _size(path: str | Path) -> int | None:
     try:
         info = os.stat(path)
     except OSError:

@@ -117,7 +117,7 @@ def check_dataset(dataset: Dataset, media: MediaCheck = "read", *, workers: int 
 
 def _media_problems(dataset: Dataset, media: MediaCheck, workers: int) -> list[MediaProblem]:
     read = media in ("read", "decode")
-    files = list(dataset.media_files().values())
+    files = [entry for entry in dataset.media_files().values() if entry.items]  # not other tasks' media
     videos = {
         path for item in dataset.items if isinstance(item.media, VideoRef) for path in media_paths(item)
     }

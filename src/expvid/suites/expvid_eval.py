@@ -135,6 +135,8 @@ class ExpVidSuite:
     levels = EXPVID_LEVELS
     generation = GENERATION
     default_judge_model = DEFAULT_JUDGE_MODEL
+    #: One file per task: a run loads only the chosen tasks' files (the fingerprint still covers all).
+    loads_chosen_tasks = True
 
     def __init__(self, **options: Any) -> None:
         unknown = sorted(set(options) - set(OPTION_KEYS))
@@ -156,7 +158,9 @@ class ExpVidSuite:
         strict: bool = False,
         check_media: bool = True,
     ) -> Dataset:
-        return load_expvid(root, tasks=tasks, strict=strict, check_media=check_media)
+        return load_expvid(
+            root, tasks=tasks, strict=strict, check_media=check_media, fingerprint_all_files=True
+        )
 
     def frame_preset(self, name: str) -> FrameOptions:
         """A model's frame setting from Table 3 (L1 8, L2 32, L3 as the paper ran that model)."""

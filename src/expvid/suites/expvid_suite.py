@@ -12,6 +12,7 @@ lists of numeric strings, lists of blank fillers); the loader normalises each to
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -142,6 +143,7 @@ def load_expvid(
     tasks: Iterable[str] | None = None,
     strict: bool = False,
     check_media: bool = True,
+    fingerprint_all_files: bool = False,
 ) -> Dataset:
     """Load an ExpVid release (or a candidate/verified export in the same layout) from `root`.
 
@@ -151,6 +153,11 @@ def load_expvid(
     explicitly in `tasks`. A record whose video file is missing still loads: the runner scores it
     as a media failure, and `Dataset.missing_media()` lists such files. `check_media` is accepted
     for the suite protocol; media are never decoded here.
+
+    `fingerprint_all_files`: with `tasks`, only the chosen tasks' records become items (parsing and
+    validating all ten files costs a second on the full release), but the fingerprint still covers
+    every task file in the root and the media their records name, read without building items: the
+    same fingerprint as loading everything, so run directories and comparisons stay compatible.
     """
     del check_media  # media are checked by `Dataset.media_files()` and when frames are sampled
     root_path = Path(root).expanduser()
@@ -184,9 +191,28 @@ def load_expvid(
         expected = ", ".join(spec.path for spec in EXPVID_TASKS[:2])
         raise DataError(f"{root_path}: no ExpVid annotation files found (expected e.g. {expected}, ...)")
     dataset.tasks = tuple(loaded)
+    if fingerprint_all_files and requested is not None:
+        _fingerprint_other_files(root_path, [spec for spec in EXPVID_TASKS if spec not in specs], dataset)
     if strict and dataset.problems:
         raise DataError(dataset.problems)
     return dataset
+
+
+def _fingerprint_other_files(root: Path, specs: list[TaskSpec], dataset: Dataset) -> None:
+    """Hash the other task files and note the videos their records name, without making items."""
+    resolver = _VideoResolver(root)
+    for spec in specs:
+        path = root / spec.path
+        if not path.is_file():
+            continue
+        data = read_release_bytes(path)
+        if isinstance(data, FileProblem):
+            continue  # not chosen: its problems are its own task's, reported when it is
+        dataset.file_hashes[spec.path] = hashlib.sha256(data).hexdigest()
+        for _, record in jsonl_records(path, data):
+            video = record.get("video_path") if isinstance(record, dict) else None
+            if isinstance(video, str) and video.strip():
+                dataset.add_fingerprint_media(resolver.text(video))
 
 
 def item_from_record(task: str, record: dict[str, Any], root: Path | str) -> Item:
@@ -196,19 +222,52 @@ def item_from_record(task: str, record: dict[str, Any], root: Path | str) -> Ite
     missing video does not make a record invalid (the runner scores it as a media failure).
     """
     try:
-        return _record_to_item(task_spec(task), record, Path(root).resolve())
+        resolved_root = Path(root).resolve()
+        return _record_to_item(task_spec(task), record, resolved_root, _VideoResolver(resolved_root))
     except _BadRecord as exc:
         raise DataError(f"{task} record {record.get('id')!r}: {exc}") from None
 
 
+class _VideoResolver:
+    """`(root / video_path).resolve()` with each directory resolved once: the release names thousands
+    of clips in a few folders, and resolving every path walks every component (a `lstat` each)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._folders: dict[str, str] = {}
+        self._paths: dict[str, str] = {}  # records of one clip name it again and again
+
+    def __call__(self, video_path: str) -> Path:
+        return Path(self.text(video_path))
+
+    def text(self, video_path: str) -> str:
+        known = self._paths.get(video_path)
+        if known is None:
+            known = self._paths[video_path] = self._resolve(video_path)
+        return known
+
+    def _resolve(self, video_path: str) -> str:
+        joined = os.path.join(self.root, video_path)
+        folder, name = os.path.split(joined)
+        resolved = self._folders.get(folder)
+        if resolved is None:
+            resolved = self._folders[folder] = os.path.realpath(folder)
+        candidate = os.path.join(resolved, name)
+        # A file that is itself a link (or a name such as ".."), resolved the long way.
+        if name in ("", ".", "..") or os.path.islink(candidate):
+            return str(Path(joined).resolve())
+        return candidate
+
+
 def _load_task_file(spec: TaskSpec, path: Path, data: bytes, root: Path, dataset: Dataset) -> None:
     first_line: dict[str, int] = {}
+    resolver = _VideoResolver(root)
     for line, record in jsonl_records(path, data):
         if isinstance(record, RecordProblem):
             dataset.add_invalid(record, spec.name)
             continue
         try:
-            item = _record_to_item(spec, record, root)
+            item = _record_to_item(spec, record, root, resolver)
         except _BadRecord as exc:
             dataset.add_invalid(RecordProblem(path, line, str(exc)), spec.name, _source_id(record))
             continue
@@ -226,7 +285,7 @@ def _source_id(record: dict[str, Any]) -> str | None:
     return None if value is None or isinstance(value, bool | dict | list) else str(value)
 
 
-def _record_to_item(spec: TaskSpec, record: dict[str, Any], root: Path) -> Item:
+def _record_to_item(spec: TaskSpec, record: dict[str, Any], root: Path, resolver: _VideoResolver) -> Item:
     missing = [name for name in _REQUIRED if name not in record]
     if spec.answer_type is AnswerType.CHOICE and "options" not in record:
         missing.append("options")
@@ -254,7 +313,7 @@ def _record_to_item(spec: TaskSpec, record: dict[str, Any], root: Path) -> Item:
         extras["options"] = record["options"]
     answer = _answer(spec, record["answer"], options, question)
 
-    resolved = (root / video_path).resolve()
+    resolved = resolver(video_path)
     try:
         return Item(
             id=f"{spec.name}/{record_id}",
