@@ -52,7 +52,7 @@ def lmms_eval(
             from expvid.hub.record import read_fetch_record
 
             root, _ = resolve_data(
-                data, suite="expvid", tasks=names, languages=None, cache_root=cache_dir or default_cache_root(),
+                data, suite="expvid", tasks=names, settings=None, cache_root=cache_dir or default_cache_root(),
                 echo=lambda line: typer.echo(line, err=True),
             )  # fmt: skip
             record = read_fetch_record(root)

@@ -8,21 +8,20 @@ listed prefixes, a random letter when there is none) is computed beside it as th
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Sequence
-from functools import cache
-from importlib import resources
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, Literal
 
-from expvid.models.types import AnswerHints, ImagePart, Message, TextPart
-from expvid.schema import AnswerType, Item, ItemScore, Judgment, SamplerSettings, VideoRef
-from expvid.scoring import Extraction, extract_answer, score_item
+from pydantic import field_validator, model_validator
+
+from expvid.schema import Item, SamplerSettings
+from expvid.scoring import Extraction
 from expvid.scoring.official_choice import MODE_NAME, extract_official
 from expvid.suites.base import Dataset
-from expvid.suites.protocol import FrameOptions, GenerationDefaults, PromptOptions
+from expvid.suites.protocol import FrameOptions, GenerationDefaults
+from expvid.suites.sample_report import SampleReport
 from expvid.suites.scivideobench.loader import load_scivideobench
-from expvid.suites.scivideobench.prompts import build_prompt, check_variant, cot_template
+from expvid.suites.scivideobench.prompts import build_prompt
 from expvid.suites.scivideobench.spec import (
     DEFAULT_FRAMES,
     DEFAULT_RESOLUTION,
@@ -35,33 +34,94 @@ from expvid.suites.scivideobench.spec import (
     SUITE,
     TASKS,
 )
+from expvid.suites.settings import SuiteSettings, check_preset, setting
+from expvid.suites.suite import Suite
 
 #: Table 2 prints two decimals.
 TABLE_FORMAT = ".2f"
 
 ExtractionMode = Callable[[str | None, Item, int], Extraction]
+_YES = ("true", "yes", "on", "1")
+_NO = ("false", "no", "off", "0")
 
 
-@cache
-def _reference() -> dict[str, Any]:
-    text = resources.files(__package__).joinpath("reference_table2.json").read_text(encoding="utf-8")
-    data: dict[str, Any] = json.loads(text)
-    return data
+class SciVideoBenchSettings(SuiteSettings):
+    """What may change in a SciVideoBench run besides the generic options."""
+
+    cot: Literal["off", "official", "mmvu"] = setting(
+        "off",
+        help="Chain of thought: the task file's post_prompt_cot (official, also `true`), MMVU's multiple-choice "
+        "CoT template (mmvu), or none (off: the direct prompt). CoT gets 1024 new tokens.",
+        paper="SciVideoBench §3.8; scivideobench.yaml post_prompt_cot",
+    )
+    post_prompt: Literal["default", "gpt4v", "llava_vid"] | None = setting(
+        None,
+        help="The post prompt of a model family, as lmms-eval picks it by model; unset: the one the frame "
+        "preset's model gets (gpt-4o: gpt4v), else default. Not with cot.",
+        paper="scivideobench.yaml lmms_eval_specific_kwargs",
+    )
+    keep_times: bool = setting(
+        False,
+        help="Send the question's mm:ss times as written instead of the official 'frame N' rewrite.",
+        paper="official scivideobench_doc_to_text (the rewrite)",
+    )
+    frame_preset: str | None = setting(
+        None,
+        help="A §3.2 / Table 6 model's frames (gemini 1 fps, gpt-4o 256, qwen2.5-vl 768, ...) at the source size.",
+        paper="SciVideoBench §3.2, Table 6",
+    )
+    sampling: Literal["official", "strict"] = setting(
+        "official",
+        help="Which frames: official = lmms-eval's linspace over the frames, first and last included (how the "
+        "paper's numbers were made); strict = midpoints of N equal time segments (ExpVid's rule).",
+        paper="lmms-eval video readers: np.linspace(0, n - 1, N, dtype=int)",
+    )
+
+    @classmethod
+    def upgrade(cls, recorded: dict[str, Any]) -> dict[str, Any]:
+        """Runs made before `sampling` existed took the midpoints of N segments (strict)."""
+        return {"sampling": "strict", **recorded}
+
+    @field_validator("cot", mode="before")
+    @classmethod
+    def _cot_switch(cls, value: Any) -> Any:
+        """`cot=true` (the old `--variant cot`) is the task's own template; false is off."""
+        if value is True or (isinstance(value, str) and value.strip().lower() in _YES):
+            return "official"
+        if value is False or value is None or (isinstance(value, str) and value.strip().lower() in _NO):
+            return "off"
+        return value
+
+    @field_validator("frame_preset")
+    @classmethod
+    def _known_preset(cls, value: str | None) -> str | None:
+        return check_preset(value, FRAME_PRESETS)
+
+    @model_validator(mode="after")
+    def _post_prompt(self) -> SciVideoBenchSettings:
+        if self.cot != "off" and self.post_prompt is not None:
+            raise ValueError("cot replaces the post prompt; give cot or post_prompt, not both")
+        if self.cot == "off" and self.post_prompt is None:  # resolved: what is sent, recorded as such
+            implied = PRESET_POST_PROMPTS.get(self.frame_preset or "", "default")
+            object.__setattr__(self, "post_prompt", implied)
+        return self
 
 
-class SciVideoBenchSuite:
+class SciVideoBenchSuite(Suite):
     """1,000 ten-option questions on 241 JoVE videos, evaluated as the official lmms-eval task does."""
 
     name = SUITE
+    title = "SciVideoBench: ten-option questions on research-grade JoVE experiment videos"
+    hub_repo = "groundmore/scivideobench"
     tasks = TASKS
     levels = LEVELS
     generation = GENERATION
-
-    def __init__(self, **options: Any) -> None:
-        if "judge_input" in options:
-            raise ValueError("SciVideoBench has no judge (answers are letters); --judge-input does not apply")
-        if options:
-            raise ValueError(f"SciVideoBench takes no suite options, got {sorted(options)}")
+    default_frames: ClassVar[Mapping[str, int]] = {"all": DEFAULT_FRAMES}
+    default_resolution = DEFAULT_RESOLUTION  # the source size, each model's "native processing"
+    frame_presets = FRAME_PRESETS
+    reference_file = "reference_table2.json"
+    Settings = SciVideoBenchSettings
+    settings: SciVideoBenchSettings
 
     def load(
         self,
@@ -73,71 +133,22 @@ class SciVideoBenchSuite:
     ) -> Dataset:
         return load_scivideobench(root, tasks=tasks, strict=strict, check_media=check_media)
 
-    def validate_options(self, prompt: PromptOptions, frames: FrameOptions) -> None:
-        if prompt.with_asr:
-            raise ValueError("SciVideoBench has no narration in its release; --with-asr does not apply")
-        check_variant(prompt.variant)
-        unknown = sorted(set(frames.counts) - {"all", *(spec.name for spec in TASKS)})
-        if unknown:
-            raise ValueError(f"--frames keys for SciVideoBench are 'all' or a question type, got {unknown}")
-
-    def generation_for(self, prompt: PromptOptions) -> GenerationDefaults:
-        return GENERATION_COT if cot_template(prompt.variant) is not None else GENERATION
-
-    def default_resolution(self) -> tuple[int | None, int | None]:
-        """(size, max_side) when none is given: the source size, each model's "native processing"."""
-        return DEFAULT_RESOLUTION
-
-    def frame_preset(self, name: str) -> FrameOptions:
-        try:
-            return FRAME_PRESETS[name]
-        except KeyError:
-            raise ValueError(f"unknown frame preset {name!r}; presets: {', '.join(FRAME_PRESETS)}") from None
-
-    def prompt_preset(self, name: str) -> dict[str, Any]:
-        """The prompt variant lmms-eval gives the preset's model (gpt-4o: the gpt4v post prompt)."""
-        post = PRESET_POST_PROMPTS.get(name)
-        return {"post_prompt": post} if post is not None else {}
+    def generation_defaults(self) -> GenerationDefaults:
+        return GENERATION_COT if self.settings.cot != "off" else GENERATION
 
     def sampler(self, item: Item, frames: FrameOptions) -> SamplerSettings | None:
-        if not isinstance(item.media, VideoRef):
-            return None
-        output = {
-            "size": frames.size,
-            "max_side": frames.max_side,
-            "image_format": frames.image_format,
-            "jpeg_quality": frames.jpeg_quality,
-        }
-        if frames.fps is not None:
-            caps = [c for c in (frames.max_frames, frames.max_images) if c is not None]
-            return SamplerSettings(
-                strategy="fps", fps=frames.fps, max_frames=min(caps) if caps else None, **output
-            )
-        count = frames.counts.get(item.task, frames.counts.get("all", DEFAULT_FRAMES))
-        if frames.max_images is not None:
-            count = min(count, frames.max_images)
-        return SamplerSettings(strategy="uniform", num_frames=count, **output)
+        settings = super().sampler(item, frames)
+        if settings is not None and settings.strategy == "uniform" and self.settings.sampling == "official":
+            return settings.model_copy(update={"strategy": "linspace"})
+        return settings
 
-    def prompt_text(self, item: Item, options: PromptOptions) -> str:
-        return build_prompt(item, options.variant)
-
-    def messages(self, item: Item, images: Sequence[ImagePart], options: PromptOptions) -> list[Message]:
-        return [Message(role="user", content=[*images, TextPart(text=self.prompt_text(item, options))])]
-
-    def hints(self, item: Item) -> AnswerHints:
-        return AnswerHints(answer_type=AnswerType.CHOICE, options=item.options)
-
-    def extract(self, response: str | None, item: Item) -> Extraction:
-        return extract_answer(response, item)
-
-    def needs_judge(self, item: Item, extraction: Extraction) -> bool:
-        return False
-
-    def score(self, item: Item, extraction: Extraction, judgment: Judgment | None) -> ItemScore:
-        return score_item(item, extraction, judgment)
-
-    def build_judge(self, spec: str | None, backend_options: dict[str, Any]) -> None:
-        return None
+    def prompt_text(self, item: Item) -> str:
+        return build_prompt(
+            item,
+            cot=self.settings.cot,
+            post_prompt=self.settings.post_prompt,
+            keep_times=self.settings.keep_times,
+        )
 
     def extraction_modes(self) -> dict[str, ExtractionMode]:
         """Other readings of the same replies, scored beside the strict one."""
@@ -172,10 +183,14 @@ class SciVideoBenchSuite:
             },
         ]
 
-    def reference_rows(self) -> list[dict[str, Any]]:
-        data = _reference()
-        columns = data["columns"]
-        return [
-            {"label": f"{row['label']} (paper)", "values": dict(zip(columns, row["values"], strict=True))}
-            for row in data["rows"]
-        ]
+    def hub_layout(self) -> Any:
+        from expvid.suites.scivideobench.release import SciVideoBenchLayout
+
+        return SciVideoBenchLayout()
+
+    def make_sample(self, directory: Path, seed: int, *, force: bool) -> SampleReport:
+        from expvid.suites.scivideobench.sample import make_scivideobench_sample
+
+        sample = make_scivideobench_sample(directory, seed, force=force)
+        what = f"{sample.questions} questions on {sample.videos} videos"
+        return SampleReport(root=sample.root, seconds=sample.seconds, what=what)
