@@ -16,9 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
-
-from pydantic import field_validator
+from typing import Any, ClassVar
 
 from expvid.models.factory import create_backend
 from expvid.models.types import AnswerHints
@@ -33,11 +31,12 @@ from expvid.scoring import (
 )
 from expvid.suites.base import Dataset
 from expvid.suites.expvid_prompts import build_prompt
-from expvid.suites.expvid_suite import EXPVID_TASKS, load_expvid
+from expvid.suites.expvid_suite import EXPVID_TASKS, load_expvid, record_to_item, task_spec
 from expvid.suites.judge_adapter import JudgeAdapter
 from expvid.suites.protocol import FrameOptions, GenerationDefaults
+from expvid.suites.records import RecordError
 from expvid.suites.sample_report import SampleReport
-from expvid.suites.settings import SuiteSettings, check_preset, setting
+from expvid.suites.settings import SuiteSettings, frame_preset_setting, setting
 from expvid.suites.suite import Suite
 
 #: F.2 frame budgets per level; Level 3 is per model in the paper (96-512), 128 here.
@@ -123,16 +122,11 @@ class ExpVidSettings(SuiteSettings):
         help="Add the narration (asr_caption) to the prompt: the paper's ASR ablation (off in its setting).",
         paper="ExpVid §5 (ablation with ASR text); F.4 prompts otherwise",
     )
-    frame_preset: str | None = setting(
-        None,
-        help="A Table 3 model's frame setting (L1 8, L2 32, L3 as the paper ran that model), e.g. claude-sonnet-4.",
+    frame_preset: str | None = frame_preset_setting(
+        "A Table 3 model's frame setting (L1 8, L2 32, L3 as the paper ran that model), e.g. claude-sonnet-4.",
         paper="ExpVid appendix F.3, Table 3",
     )
-
-    @field_validator("frame_preset")
-    @classmethod
-    def _known_preset(cls, value: str | None) -> str | None:
-        return check_preset(value, FRAME_PRESETS)
+    frame_presets = FRAME_PRESETS
 
 
 class ExpVidSuite(Suite):
@@ -148,6 +142,8 @@ class ExpVidSuite(Suite):
     Settings = ExpVidSettings
     default_frames = DEFAULT_FRAMES
     frame_presets = FRAME_PRESETS
+    #: The tasks of a package written by `expvid export lmms-eval` ("<prefix>_<task>").
+    lmms_eval_tasks: ClassVar[dict[str, str | None]] = {spec.name: spec.name for spec in EXPVID_TASKS}
 
     def load(
         self,
@@ -161,6 +157,21 @@ class ExpVidSuite(Suite):
 
     def prompt_text(self, item: Item) -> str:
         return build_prompt(item, with_asr=self.settings.with_asr)
+
+    def item_from_record(self, record: dict[str, Any], task: str | None, root: Path) -> Item:
+        """A record, or an lmms-eval document (a row `datasets` made of it: a struct column fills
+        absent option letters with None, a null caption is empty)."""
+        if task is None:
+            raise RecordError("an ExpVid record belongs to one task file; the lmms-eval task names none")
+        record = dict(record)
+        options = record.get("options")
+        if isinstance(options, dict):
+            record["options"] = {k: v for k, v in options.items() if v is not None}
+        elif options is None:
+            record.pop("options", None)
+        if record.get("asr_caption") is None:
+            record["asr_caption"] = ""
+        return record_to_item(task_spec(task), record, Path(root).resolve())
 
     def hints(self, item: Item) -> AnswerHints:
         steps = None

@@ -192,7 +192,7 @@ def item_from_record(task: str, record: dict[str, Any], root: Path | str) -> Ite
     missing video does not make a record invalid (the runner scores it as a media failure).
     """
     try:
-        return _record_to_item(task_spec(task), record, Path(root).resolve())
+        return record_to_item(task_spec(task), record, Path(root).resolve())
     except RecordError as exc:
         raise DataError(f"{task} record {record.get('id')!r}: {exc}") from None
 
@@ -201,12 +201,12 @@ def _reader(spec: TaskSpec, root: Path) -> RecordReader:
     """The records of one task's file: every record is of that task."""
     return RecordReader(
         task_of=lambda record: spec.name,
-        to_item=lambda record: _record_to_item(spec, record, root),
+        to_item=lambda record: record_to_item(spec, record, root),
         source_id=lambda record: text_id(record.get("id")),
     )
 
 
-def _record_to_item(spec: TaskSpec, record: dict[str, Any], root: Path) -> Item:
+def record_to_item(spec: TaskSpec, record: dict[str, Any], root: Path) -> Item:
     missing = [name for name in _REQUIRED if name not in record]
     if spec.answer_type is AnswerType.CHOICE and "options" not in record:
         missing.append("options")

@@ -51,6 +51,8 @@ class SuiteSettings(BaseModel):
 
     #: Old spellings still accepted (a key renamed, or a value of the old form): key -> new key.
     renamed: ClassVar[dict[str, str]] = {}
+    #: The names a `frame_preset` setting may take (a suite's `frame_presets`), checked on validation.
+    frame_presets: ClassVar[Mapping[str, Any]] = {}
 
     @model_validator(mode="before")
     @classmethod
@@ -63,6 +65,13 @@ class SuiteSettings(BaseModel):
             if isinstance(values.get(name), str) and _is_sequence(info.annotation):
                 values[name] = [part.strip() for part in values[name].split(",") if part.strip()]
         return values
+
+    @model_validator(mode="after")
+    def _known_frame_preset(self) -> Any:
+        preset = getattr(self, "frame_preset", None)
+        if isinstance(preset, str):
+            object.__setattr__(self, "frame_preset", check_preset(preset, self.frame_presets))
+        return self
 
     # -- building ---------------------------------------------------------------------------------
 
@@ -214,3 +223,20 @@ def check_preset(value: str | None, presets: Mapping[str, Any]) -> str | None:
     if key not in {name.lower() for name in presets}:
         raise ValueError(f"unknown frame preset {value!r}; presets: {', '.join(presets)}")
     return key
+
+
+def frame_preset_setting(help: str, paper: str) -> Any:
+    """The `frame_preset` setting: a paper row's frames (and resolution) by model name; the settings
+    model's `frame_presets` lists the names."""
+    return setting(None, help=help, paper=paper)
+
+
+def sampling_setting(paper: str) -> Any:
+    """The `sampling` setting of a suite whose official code spreads N frames with linspace (first and
+    last frame included) where expvid's strict rule takes the midpoints of N time segments."""
+    return setting(
+        "official",
+        help="official = linspace over the frames, first and last included (how the paper's numbers were "
+        "made); strict = midpoints of N equal time segments (ExpVid's rule).",
+        paper=paper,
+    )

@@ -8,7 +8,8 @@ that the four published suites shared before it was written once:
 - settings: `Settings` (a `SuiteSettings` model) validated on construction, kept as `self.settings`;
 - frames: `resolve_frames` (a `frame_preset` setting, the paper's resolution, checks of `--frames`
   keys), `frame_count` (per task, per level "L1", or "all", else `default_frames`) and `sampler`
-  (uniform N frames, or `--fps` with its caps);
+  (N frames at segment midpoints, or spread with linspace when a `sampling` setting says
+  "official"; or `--fps` with its caps);
 - prompts and answers: images first then the text (`messages`), answer hints for the offline
   baselines (option letters, or other items' gold answers as a chance baseline), strict extraction,
   judging only what needs it, scoring with the judge's scale (`judge_scale`);
@@ -34,6 +35,7 @@ from expvid.scoring.levels import LevelSpec
 from expvid.suites.base import Dataset, TaskSpec
 from expvid.suites.chance import ChancePools
 from expvid.suites.protocol import FrameOptions, GenerationDefaults, RunJudge, apply_preset, resolution_given
+from expvid.suites.records import RecordError
 from expvid.suites.settings import SuiteSettings
 
 
@@ -62,6 +64,9 @@ class Suite:
     frame_presets: ClassVar[Mapping[str, FrameOptions]] = {}
     #: JSON file beside the suite's module: {"columns": [...], "rows": [{"label", "values"}]}.
     reference_file: ClassVar[str | None] = None
+    #: lmms-eval tasks whose logs `expvid score --from lmms-eval` reads: the task's name (or its last
+    #: part after a package prefix) -> the expvid task, or None when one lmms-eval task holds them all.
+    lmms_eval_tasks: ClassVar[Mapping[str, str | None]] = {}
 
     def __init__(self, settings: SuiteSettings | Mapping[str, Any] | None = None) -> None:
         self.settings: Any = self.Settings.parse(settings, suite=self.name)
@@ -86,6 +91,14 @@ class Suite:
             for item in dataset.items
             if item.answer_type is AnswerType.FREE_TEXT
         )
+
+    def item_from_record(self, record: dict[str, Any], task: str | None, root: Path) -> Item:
+        """One release record (an lmms-eval document) as an item of `task`; `RecordError` if it is none."""
+        raise RecordError(f"the {self.name} suite does not read single records")
+
+    def lmms_eval_item_id(self, metrics: dict[str, Any]) -> str | None:
+        """The item id a logged lmms-eval metric value carries, when the suite's lmms-eval task logs one."""
+        return None
 
     # -- frames -------------------------------------------------------------------------------------
 
@@ -137,7 +150,9 @@ class Suite:
             return SamplerSettings(
                 strategy="fps", fps=frames.fps, max_frames=min(caps) if caps else None, **output
             )
-        return SamplerSettings(strategy="uniform", num_frames=self.frame_count(item, frames), **output)
+        # A `sampling` setting "official" spreads the frames as lmms-eval and the papers' code do.
+        spacing = "linspace" if getattr(self.settings, "sampling", None) == "official" else "uniform"
+        return SamplerSettings(strategy=spacing, num_frames=self.frame_count(item, frames), **output)
 
     # -- prompts and answers ------------------------------------------------------------------------
 

@@ -13,8 +13,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import field_validator
-
 from expvid.models.factory import create_backend
 from expvid.models.types import ImagePart, Message, TextPart
 from expvid.schema import Item, Judgment, SamplerSettings, VideoRef
@@ -39,7 +37,7 @@ from expvid.suites.promqa.spec import (
 )
 from expvid.suites.protocol import FrameOptions
 from expvid.suites.sample_report import SampleReport
-from expvid.suites.settings import SuiteSettings, check_preset, setting
+from expvid.suites.settings import SuiteSettings, frame_preset_setting, setting
 from expvid.suites.suite import Suite
 
 JUDGE_SCALE = 2.0  # ternary 0/1/2; score = mean / 2 x 100 = mean x 50
@@ -48,9 +46,8 @@ JUDGE_SCALE = 2.0  # ternary 0/1/2; score = mean / 2 x 100 = mean x 50
 class ProMQASettings(SuiteSettings):
     """What may change in a ProMQA run besides the generic options."""
 
-    frame_preset: str | None = setting(
-        None,
-        help="A Table 10 / 15 row's frame cap and resolution, e.g. gpt-4o (50 frames, 765p), qwen2-vl, llava-1.5.",
+    frame_preset: str | None = frame_preset_setting(
+        "A Table 10 / 15 row's frame cap and resolution, e.g. gpt-4o (50 frames, 765p), qwen2-vl, llava-1.5.",
         paper="ProMQA Tables 10 and 15; script/preprocess/video.sh",
     )
     judge_input: JudgeInput = judge_input_setting(
@@ -64,11 +61,7 @@ class ProMQASettings(SuiteSettings):
         paper="ProMQA §4.2 (judge agreement, Tables 8-9)",
         scoring=True,
     )
-
-    @field_validator("frame_preset")
-    @classmethod
-    def _known_preset(cls, value: str | None) -> str | None:
-        return check_preset(value, FRAME_PRESETS)
+    frame_presets = FRAME_PRESETS
 
 
 def performed_steps(item: Item) -> list[PerformedStep]:

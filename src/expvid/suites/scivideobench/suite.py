@@ -14,13 +14,13 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import field_validator, model_validator
 
-from expvid.schema import Item, SamplerSettings
+from expvid.schema import Item
 from expvid.scoring import Extraction
 from expvid.scoring.official_choice import MODE_NAME, extract_official
 from expvid.suites.base import Dataset
-from expvid.suites.protocol import FrameOptions, GenerationDefaults
+from expvid.suites.protocol import GenerationDefaults
 from expvid.suites.sample_report import SampleReport
-from expvid.suites.scivideobench.loader import load_scivideobench
+from expvid.suites.scivideobench.loader import load_scivideobench, record_to_item
 from expvid.suites.scivideobench.prompts import build_prompt
 from expvid.suites.scivideobench.spec import (
     DEFAULT_FRAMES,
@@ -34,7 +34,7 @@ from expvid.suites.scivideobench.spec import (
     SUITE,
     TASKS,
 )
-from expvid.suites.settings import SuiteSettings, check_preset, setting
+from expvid.suites.settings import SuiteSettings, frame_preset_setting, sampling_setting, setting
 from expvid.suites.suite import Suite
 
 #: Table 2 prints two decimals.
@@ -65,17 +65,14 @@ class SciVideoBenchSettings(SuiteSettings):
         help="Send the question's mm:ss times as written instead of the official 'frame N' rewrite.",
         paper="official scivideobench_doc_to_text (the rewrite)",
     )
-    frame_preset: str | None = setting(
-        None,
-        help="A §3.2 / Table 6 model's frames (gemini 1 fps, gpt-4o 256, qwen2.5-vl 768, ...) at the source size.",
+    frame_preset: str | None = frame_preset_setting(
+        "A §3.2 / Table 6 model's frames (gemini 1 fps, gpt-4o 256, qwen2.5-vl 768, ...) at the source size.",
         paper="SciVideoBench §3.2, Table 6",
     )
-    sampling: Literal["official", "strict"] = setting(
-        "official",
-        help="Which frames: official = lmms-eval's linspace over the frames, first and last included (how the "
-        "paper's numbers were made); strict = midpoints of N equal time segments (ExpVid's rule).",
-        paper="lmms-eval video readers: np.linspace(0, n - 1, N, dtype=int)",
+    sampling: Literal["official", "strict"] = sampling_setting(
+        "lmms-eval's video readers: np.linspace(0, n - 1, N, dtype=int)"
     )
+    frame_presets = FRAME_PRESETS
 
     @classmethod
     def upgrade(cls, recorded: dict[str, Any]) -> dict[str, Any]:
@@ -92,17 +89,12 @@ class SciVideoBenchSettings(SuiteSettings):
             return "off"
         return value
 
-    @field_validator("frame_preset")
-    @classmethod
-    def _known_preset(cls, value: str | None) -> str | None:
-        return check_preset(value, FRAME_PRESETS)
-
     @model_validator(mode="after")
     def _post_prompt(self) -> SciVideoBenchSettings:
         if self.cot != "off" and self.post_prompt is not None:
             raise ValueError("cot replaces the post prompt; give cot or post_prompt, not both")
         if self.cot == "off" and self.post_prompt is None:  # resolved: what is sent, recorded as such
-            implied = PRESET_POST_PROMPTS.get(self.frame_preset or "", "default")
+            implied = PRESET_POST_PROMPTS.get((self.frame_preset or "").lower(), "default")
             object.__setattr__(self, "post_prompt", implied)
         return self
 
@@ -120,6 +112,8 @@ class SciVideoBenchSuite(Suite):
     default_resolution = DEFAULT_RESOLUTION  # the source size, each model's "native processing"
     frame_presets = FRAME_PRESETS
     reference_file = "reference_table2.json"
+    #: The official lmms-eval task (one task for the three question types).
+    lmms_eval_tasks: ClassVar[dict[str, str | None]] = {"scivideobench": None}
     Settings = SciVideoBenchSettings
     settings: SciVideoBenchSettings
 
@@ -133,14 +127,11 @@ class SciVideoBenchSuite(Suite):
     ) -> Dataset:
         return load_scivideobench(root, tasks=tasks, strict=strict, check_media=check_media)
 
+    def item_from_record(self, record: dict[str, Any], task: str | None, root: Path) -> Item:
+        return record_to_item(record, Path(root).resolve())
+
     def generation_defaults(self) -> GenerationDefaults:
         return GENERATION_COT if self.settings.cot != "off" else GENERATION
-
-    def sampler(self, item: Item, frames: FrameOptions) -> SamplerSettings | None:
-        settings = super().sampler(item, frames)
-        if settings is not None and settings.strategy == "uniform" and self.settings.sampling == "official":
-            return settings.model_copy(update={"strategy": "linspace"})
-        return settings
 
     def prompt_text(self, item: Item) -> str:
         return build_prompt(
