@@ -92,6 +92,10 @@ class Suite:
             if item.answer_type is AnswerType.FREE_TEXT
         )
 
+    def task_of(self, record: dict[str, Any]) -> str | None:
+        """The task of a release record, where one file holds several tasks (None: unknown)."""
+        return None
+
     def item_from_record(self, record: dict[str, Any], task: str | None, root: Path) -> Item:
         """One release record (an lmms-eval document) as an item of `task`; `RecordError` if it is none."""
         raise RecordError(f"the {self.name} suite does not read single records")

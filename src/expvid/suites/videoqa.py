@@ -36,8 +36,10 @@ class VideoQASuite(Suite):
 
     #: The release's question file(s), relative to the root; the first one present is read.
     release_files: ClassVar[tuple[str, ...]]
-    #: The record field holding its id (also what duplicate messages call it).
+    #: The record field holding its id.
     id_field: ClassVar[str] = "id"
+    #: What makes two records the same question (what a duplicate's message names); default `id_field`.
+    duplicate_key: ClassVar[str | None] = None
     #: Whether the judge also decides multiple-choice answers (the paper judged every answer).
     judge_choices: ClassVar[bool] = False
     judge_scale = 1.0
@@ -102,7 +104,7 @@ class VideoQASuite(Suite):
             task_of=self.task_of,
             to_item=lambda record: self.record_to_item(record, root_path),
             source_id=lambda record: text_id(record.get(self.id_field)),
-            key_name=self.id_field,
+            key_name=self.duplicate_key or self.id_field,
         )
         reader.read(dataset, path, read_json_release(dataset, path), wanted)
         if strict and dataset.problems:

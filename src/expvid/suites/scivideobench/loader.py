@@ -12,7 +12,6 @@ and the official prompt read the same item. Bad records become `RecordProblem`s 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -21,33 +20,21 @@ from pydantic import ValidationError
 from expvid.schema import (
     OPTION_LETTERS,
     AnswerType,
-    DataError,
     Item,
     VideoRef,
     describe_validation_error,
 )
-from expvid.suites.base import Dataset
-from expvid.suites.records import RecordError, RecordReader, read_json_release, text_id
-from expvid.suites.release_io import release_root, wanted_tasks
+from expvid.suites.records import RecordError
 from expvid.suites.scivideobench.spec import (
     DISCIPLINE_GROUPS,
     QUESTION_TYPES,
-    RELEASE_FILES,
     SUITE,
-    TASKS,
     VIDEO_DIRS,
     VIDEO_SUFFIXES,
 )
 
 _REQUIRED = ("video_id", "question_id", "question", "options", "answer", "question_type", "video_duration")
 _KNOWN = (*_REQUIRED, "discipline", "subject", "category")
-
-
-def release_file(root: Path) -> Path:
-    for name in RELEASE_FILES:
-        if (root / name).is_file():
-            return root / name
-    raise DataError(f"{root}: no SciVideoBench question file (looked for {', '.join(RELEASE_FILES)})")
 
 
 def find_video(root: Path, video_id: str) -> Path | None:
@@ -58,35 +45,6 @@ def find_video(root: Path, video_id: str) -> Path | None:
             if path.is_file():
                 return path
     return None
-
-
-def load_scivideobench(
-    root: Path | str,
-    *,
-    tasks: Iterable[str] | None = None,
-    strict: bool = False,
-    check_media: bool = True,
-) -> Dataset:
-    """Load the release at `root`; `tasks` selects question types (conceptual, hypothetical, quantitative).
-
-    Every record becomes an item or an invalid record (counted in its question type when that is
-    readable); a missing video leaves the item in place (scored as a media failure when run).
-    """
-    del check_media  # see `Dataset.missing_media()`
-    root_path = release_root(root, "SciVideoBench")
-    wanted = wanted_tasks(tasks, (spec.name for spec in TASKS), suite_label="SciVideoBench", noun="task")
-    path = release_file(root_path)
-    dataset = Dataset(suite=SUITE, root=root_path, tasks=tuple(s for s in TASKS if s.name in wanted))
-    reader = RecordReader(
-        task_of=_task_of,
-        to_item=lambda record: record_to_item(record, root_path),
-        source_id=lambda record: text_id(record.get("question_id")),
-        key_name="(video_id, question_id, question_type)",
-    )
-    reader.read(dataset, path, read_json_release(dataset, path), wanted)
-    if strict and dataset.problems:
-        raise DataError(dataset.problems)
-    return dataset
 
 
 def _task_of(record: dict[str, Any]) -> str | None:

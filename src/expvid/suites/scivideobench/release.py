@@ -14,8 +14,8 @@ from pathlib import Path
 from expvid.hub.layouts import ARCHIVES, Selection, link_file, unpack_archive
 from expvid.schema import DataError
 from expvid.suites.base import Dataset
-from expvid.suites.scivideobench.loader import load_scivideobench
 from expvid.suites.scivideobench.spec import RELEASE_FILES, TASKS, VIDEO_DIRS, VIDEO_SUFFIXES
+from expvid.suites.scivideobench.suite import load_scivideobench
 
 
 class SciVideoBenchLayout:

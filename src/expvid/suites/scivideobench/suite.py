@@ -20,7 +20,7 @@ from expvid.scoring.official_choice import MODE_NAME, extract_official
 from expvid.suites.base import Dataset
 from expvid.suites.protocol import GenerationDefaults
 from expvid.suites.sample_report import SampleReport
-from expvid.suites.scivideobench.loader import load_scivideobench, record_to_item
+from expvid.suites.scivideobench.loader import record_to_item
 from expvid.suites.scivideobench.prompts import build_prompt
 from expvid.suites.scivideobench.spec import (
     DEFAULT_FRAMES,
@@ -31,11 +31,13 @@ from expvid.suites.scivideobench.spec import (
     GENERATION_COT,
     LEVELS,
     PRESET_POST_PROMPTS,
+    QUESTION_TYPES,
+    RELEASE_FILES,
     SUITE,
     TASKS,
 )
 from expvid.suites.settings import SuiteSettings, frame_preset_setting, sampling_setting, setting
-from expvid.suites.suite import Suite
+from expvid.suites.videoqa import VideoQASuite
 
 #: Table 2 prints two decimals.
 TABLE_FORMAT = ".2f"
@@ -99,7 +101,7 @@ class SciVideoBenchSettings(SuiteSettings):
         return self
 
 
-class SciVideoBenchSuite(Suite):
+class SciVideoBenchSuite(VideoQASuite):
     """1,000 ten-option questions on 241 JoVE videos, evaluated as the official lmms-eval task does."""
 
     name = SUITE
@@ -112,23 +114,21 @@ class SciVideoBenchSuite(Suite):
     default_resolution = DEFAULT_RESOLUTION  # the source size, each model's "native processing"
     frame_presets = FRAME_PRESETS
     reference_file = "reference_table2.json"
+    release_files = RELEASE_FILES
+    id_field = "question_id"
+    #: `(video_id, question_id)` repeats across question types in the release (formats.md).
+    duplicate_key = "(video_id, question_id, question_type)"
     #: The official lmms-eval task (one task for the three question types).
     lmms_eval_tasks: ClassVar[dict[str, str | None]] = {"scivideobench": None}
     Settings = SciVideoBenchSettings
     settings: SciVideoBenchSettings
 
-    def load(
-        self,
-        root: Path,
-        *,
-        tasks: Sequence[str] | None = None,
-        strict: bool = False,
-        check_media: bool = True,
-    ) -> Dataset:
-        return load_scivideobench(root, tasks=tasks, strict=strict, check_media=check_media)
+    def task_of(self, record: dict[str, Any]) -> str | None:
+        raw = record.get("question_type")
+        return QUESTION_TYPES.get(raw) if isinstance(raw, str) else None
 
-    def item_from_record(self, record: dict[str, Any], task: str | None, root: Path) -> Item:
-        return record_to_item(record, Path(root).resolve())
+    def record_to_item(self, record: dict[str, Any], root: Path) -> Item:
+        return record_to_item(record, root)
 
     def generation_defaults(self) -> GenerationDefaults:
         return GENERATION_COT if self.settings.cot != "off" else GENERATION
@@ -185,3 +185,18 @@ class SciVideoBenchSuite(Suite):
         sample = make_scivideobench_sample(directory, seed, force=force)
         what = f"{sample.questions} questions on {sample.videos} videos"
         return SampleReport(root=sample.root, seconds=sample.seconds, what=what)
+
+
+def load_scivideobench(
+    root: Path | str,
+    *,
+    tasks: Sequence[str] | None = None,
+    strict: bool = False,
+    check_media: bool = True,
+) -> Dataset:
+    """Load the release at `root`; `tasks` selects question types (conceptual, hypothetical, quantitative).
+
+    Every record becomes an item or an invalid record (counted in its question type when that is
+    readable); a missing video leaves the item in place (scored as a media failure when run).
+    """
+    return SciVideoBenchSuite().load(Path(root), tasks=tasks, strict=strict, check_media=check_media)
