@@ -39,14 +39,22 @@ def mmvu_package(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 def test_an_mmvu_package_asks_the_suite(mmvu_package, tmp_path) -> None:
     root, package = mmvu_package
     config = load_task_yaml(package / "mmvu_open_ended.yaml")
-    assert config["generation_kwargs"]["temperature"] == 1.0 and config["generation_kwargs"]["max_new_tokens"] == 1024
+    assert (
+        config["generation_kwargs"]["temperature"] == 1.0
+        and config["generation_kwargs"]["max_new_tokens"] == 1024
+    )
     assert config["metadata"]["frames_paper"] == 32 and config["metadata"]["expvid_suite"] == "mmvu"
     harness = LmmsHarness(package, tmp_path / "hf")
     suite = MMVUSuite({"prompt": "direct"})
     items = {item.id: item for item in suite.load(root).items}
     run = harness.run(["mmvu_multiple_choice", "mmvu_open_ended"], mmvu_model, tmp_path / "logs")
-    assert run.sizes == {"mmvu_multiple_choice": 4, "mmvu_open_ended": 4}  # process_docs keeps each task's records
-    docs = __import__("datasets").load_dataset("json", cache_dir=str(tmp_path / "hf"), **config["dataset_kwargs"])["test"]
+    assert run.sizes == {
+        "mmvu_multiple_choice": 4,
+        "mmvu_open_ended": 4,
+    }  # process_docs keeps each task's records
+    docs = __import__("datasets").load_dataset(
+        "json", cache_dir=str(tmp_path / "hf"), **config["dataset_kwargs"]
+    )["test"]
     first = next(doc for doc in docs if doc["question_type"] == "open-ended")
     assert config["doc_to_text"](first, {}) == suite.prompt_text(items[first["id"]])  # -S prompt=direct kept
     assert config["doc_to_visual"](first) == [items[first["id"]].media.path]  # type: ignore[union-attr]
@@ -60,7 +68,11 @@ def test_an_mmvu_package_asks_the_suite(mmvu_package, tmp_path) -> None:
                                  "--out", str(tmp_path / "scored"), "--quiet"])  # fmt: skip
     assert scored.exit_code == 0, scored.output
     scores = json.loads((tmp_path / "scored" / "scores.json").read_text())
-    assert run.scores["mmvu_multiple_choice"] == pytest.approx(scores["tasks"]["multiple_choice"]["score"]) == 50.0
+    assert (
+        run.scores["mmvu_multiple_choice"]
+        == pytest.approx(scores["tasks"]["multiple_choice"]["score"])
+        == 50.0
+    )
     assert run.scores["mmvu_open_ended"] == pytest.approx(scores["tasks"]["open_ended"]["score"]) == 25.0
     compared = runner.invoke(app, ["score", "--from", "lmms-eval", str(tmp_path / "logs"), "--suite", "mmvu",
                                    "--out", str(tmp_path / "compared"), "--quiet"])  # fmt: skip

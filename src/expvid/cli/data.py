@@ -209,7 +209,7 @@ def fetch(
     workers: Annotated[int, typer.Option("--workers", min=1, help="Files downloaded at once.")] = 8,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bars.")] = False,
 ) -> None:
-    """Download a suite's published release (Hugging Face Hub; ProMQA from GitHub) and verify it.
+    """Download a suite's published release (from the Hugging Face Hub, or where the suite keeps it) and verify it.
 
     Only the selected tasks' annotation files and the media their questions use are downloaded. The
     resolved commit is written to DIR/fetch.json (copied into every run manifest by `expvid eval`).

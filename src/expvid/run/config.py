@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from expvid.models.types import InputMode, ThinkingConfig
+from expvid.suites.defaults import DEFAULT_SUITE
 from expvid.suites.protocol import FrameOptions
 
 
@@ -97,7 +98,7 @@ def upgrade_settings(recorded: dict[str, Any]) -> dict[str, Any]:
 class EvalConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    suite: str = "expvid"
+    suite: str = DEFAULT_SUITE
     data: Path
     model: str
     out: Path

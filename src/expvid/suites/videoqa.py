@@ -141,7 +141,11 @@ class VideoQASuite(Suite):
     def build_judge(self, spec: str | None, backend_options: dict[str, Any]) -> QAJudge:
         judge_input = getattr(self.settings, "judge_input", None)
         if spec is None:
-            offline = OfflineMatchJudge(name=f"{self.name}-correct:offline", offline_note=self.offline_note)
+            note = self.offline_note or (
+                f"{self.name} answers were judged OFFLINE (strict letter reading for multiple choice; normalised, "
+                "numeric or MiniLM match for open answers), not by an LLM judge; not comparable to the paper's."
+            )
+            offline = OfflineMatchJudge(name=f"{self.name}-correct:offline", offline_note=note)
             return QAJudge(self, offline, judge_input)
         temperature = float(getattr(self.settings, "judge_temperature", 0.0))
         llm = PromptedJudge(
