@@ -24,8 +24,8 @@ def test_sample_make_for_each_suite_and_refusal_to_overwrite(tmp_path, plain) ->
     assert again.exit_code == 1 and "not empty (a sfe sample)" in plain(again.output)
     forced = runner.invoke(app, ["sample", "make", str(tmp_path / "sfe"), "--suite", "sfe", "--force"])
     assert forced.exit_code == 0
-    unknown = runner.invoke(app, ["sample", "make", str(tmp_path / "x"), "--suite", "mmvu"])
-    assert unknown.exit_code != 0
+    unknown = runner.invoke(app, ["sample", "make", str(tmp_path / "x"), "--suite", "nosuch"])
+    assert unknown.exit_code != 0 and "unknown suite 'nosuch'" in plain(unknown.output)
 
 
 def test_eval_and_report_from_the_command_line(svb_sample, tmp_path, plain) -> None:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from difflib import get_close_matches
 from typing import Any, ClassVar, Literal, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic.fields import FieldInfo
 
 
@@ -66,12 +66,11 @@ class SuiteSettings(BaseModel):
                 values[name] = [part.strip() for part in values[name].split(",") if part.strip()]
         return values
 
-    @model_validator(mode="after")
-    def _known_frame_preset(self) -> Any:
-        preset = getattr(self, "frame_preset", None)
-        if isinstance(preset, str):
-            object.__setattr__(self, "frame_preset", check_preset(preset, self.frame_presets))
-        return self
+    @field_validator("frame_preset", check_fields=False)
+    @classmethod
+    def _known_frame_preset(cls, value: Any) -> Any:
+        """A suite's `frame_preset` setting names one of its `frame_presets` (lower-cased)."""
+        return check_preset(value, cls.frame_presets) if isinstance(value, str) else value
 
     # -- building ---------------------------------------------------------------------------------
 
