@@ -1,0 +1,1 @@
+"""Construction recipes beside ExpVid's own (`expvid build --recipe NAME`), one package each."""
