@@ -48,7 +48,9 @@ def test_every_released_prompt_is_rebuilt_byte_for_byte(
 def test_every_released_response_parses_into_its_qas(released: list[dict[str, Any]]) -> None:
     for record in released:
         ours = [pair.as_dict() for pair in parse_pairs(record["generation"]["response"])]
-        assert sorted(map(_key, ours)) == sorted(map(_key, record["generation"]["qas"])), record["question_id"]
+        assert sorted(map(_key, ours)) == sorted(map(_key, record["generation"]["qas"])), record[
+            "question_id"
+        ]
         # The picked pair is the first of the released list and the question that was verified.
         assert record["generation"]["qas"][0]["question"] == record["verification"]["question"]
     five = [r for r in released if len(r["generation"]["qas"]) == 5]
@@ -62,7 +64,12 @@ def test_verification_and_adjudication_follow_table_14(released: list[dict[str, 
         ours = initial_adjudication(record["verification"], key=record["question_id"])
 
         def pooled(adjudication: dict[str, Any]) -> list[str]:
-            rows = zip(adjudication["answers"], adjudication["answer_tags"], adjudication["init"]["answers"])
+            rows = zip(
+                adjudication["answers"],
+                adjudication["answer_tags"],
+                adjudication["init"]["answers"],
+                strict=True,
+            )
             return sorted(map(_key, rows))
 
         assert pooled(ours) == pooled(published), record["question_id"]

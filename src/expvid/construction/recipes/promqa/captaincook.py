@@ -165,7 +165,9 @@ def _activity_names(path: Path, corpus: Corpus) -> dict[str, str]:
         name = record.get("activity_name") if isinstance(record, dict) else None
         if activity is None or not isinstance(name, str) or not name.strip():
             line = _line_of_key(text, recording_id)
-            corpus.problems.append(RecordProblem(path, line, f"{recording_id}: no activity_id / activity_name"))
+            corpus.problems.append(
+                RecordProblem(path, line, f"{recording_id}: no activity_id / activity_name")
+            )
             continue
         known = names.setdefault(str(activity), name)
         if known != name:
@@ -180,7 +182,9 @@ def _recipes(root: Path, names: dict[str, str], corpus: Corpus) -> None:
     for activity_id, name in sorted(names.items(), key=lambda kv: int(kv[0]) if kv[0].isdigit() else 0):
         path = root / GRAPH_DIR / f"{activity_key(name)}.json"
         if not path.is_file():
-            corpus.problems.append(RecordProblem(path, 0, f"no task graph for activity {activity_id} ({name})"))
+            corpus.problems.append(
+                RecordProblem(path, 0, f"no task graph for activity {activity_id} ({name})")
+            )
             continue
         loaded = _read_json(path)
         if isinstance(loaded, RecordProblem):

@@ -33,7 +33,16 @@ from expvid.construction.recipes.promqa.captaincook import Recording, StepAnnota
 from expvid.construction.recipes.promqa.graph import RecipeGraph
 
 #: Question types in the order the official code creates them.
-QUESTION_TYPES = ("next", "missing", "order", "preparation", "measurement", "timing", "technique", "temperature")
+QUESTION_TYPES = (
+    "next",
+    "missing",
+    "order",
+    "preparation",
+    "measurement",
+    "timing",
+    "technique",
+    "temperature",
+)
 ERROR_TYPES = QUESTION_TYPES[2:]
 #: Question type -> CaptainCook4D error tag.
 ERROR_TAG = {kind: f"{kind.capitalize()} Error" for kind in ERROR_TYPES}
@@ -155,6 +164,43 @@ def _overlaps(index: int, end: float, steps: list[StepAnnotation], rules: Prefix
     return False
 
 
+@dataclass
+class _Prefix:
+    """One `d_init` (a prefix ending with `step`) while its `d_type` are made."""
+
+    recording: Recording
+    example_id: str
+    end: float
+    previous: list[dict[str, Any]]
+    current: dict[str, Any]
+    overlap: bool
+
+    def make(self, kind: str, **target: Any) -> Example:
+        return Example(
+            recording_id=self.recording.recording_id,
+            activity_id=self.recording.activity_id,
+            activity_name=self.recording.activity_name,
+            example_id=self.example_id,
+            question_id=f"{self.example_id}_{kind}",
+            type=kind,
+            end_seconds=self.end,
+            previous_steps=[dict(s) for s in self.previous],
+            current_step=dict(self.current),
+            **target,
+        )
+
+    def wanted(self, kind: str, out: ExampleSet, seen: set[str]) -> bool:
+        question_id = f"{self.example_id}_{kind}"
+        if question_id in seen:
+            out.skipped[f"{kind}: step performed again"] += 1
+            return False
+        if self.overlap:
+            out.skipped[f"{kind}: a later step overlaps the prefix"] += 1
+            return False
+        seen.add(question_id)
+        return True
+
+
 def recording_examples(
     recording: Recording, recipe: RecipeGraph, rules: PrefixRules = PrefixRules()
 ) -> ExampleSet:
@@ -170,55 +216,37 @@ def recording_examples(
         if step.end < rules.min_seconds:
             out.skipped["prefix shorter than 5 s"] += 1
             continue
-        current = _shown(step)
         end = max(s.end for s in steps[: index + 1])
-        overlap = _overlaps(index, end, steps, rules)
-        example_id = f"{recording.recording_id}_{step.step_id}"
+        prefix = _Prefix(
+            recording,
+            f"{recording.recording_id}_{step.step_id}",
+            end,
+            previous,
+            _shown(step),
+            _overlaps(index, end, steps, rules),
+        )
         performed = [s["step_id"] for s in previous] + [step.step_id]
-
-        def make(kind: str, **target: Any) -> Example:
-            return Example(
-                recording_id=recording.recording_id,
-                activity_id=recording.activity_id,
-                activity_name=recording.activity_name,
-                example_id=example_id,
-                question_id=f"{example_id}_{kind}",
-                type=kind,
-                end_seconds=end,
-                previous_steps=[dict(s) for s in previous],
-                current_step=dict(current),
-                **target,
-            )
-
-        def wanted(kind: str) -> bool:
-            question_id = f"{example_id}_{kind}"
-            if question_id in seen:
-                out.skipped[f"{kind}: step performed again"] += 1
-                return False
-            if overlap:
-                out.skipped[f"{kind}: a later step overlaps the prefix"] += 1
-                return False
-            seen.add(question_id)
-            return True
-
-        if wanted("next"):
+        if prefix.wanted("next", out, seen):
             nxt = [{"step_id": n, "description": recipe.steps[n]} for n in recipe.next_steps(performed)]
-            out.examples.append(make("next", next_steps=nxt, is_noisy=_has_errors(previous)))
-        if step.step_id > 0 and wanted("missing"):
-            missing = [{"step_id": n, "description": recipe.steps[n]} for n in recipe.missing_steps(performed)]
-            out.examples.append(
-                make("missing", missing_steps=missing, is_noisy=_has_errors(previous, ("Missing Step",)))
-            )
+            out.examples.append(prefix.make("next", next_steps=nxt, is_noisy=_has_errors(previous)))
+        if step.step_id > 0 and prefix.wanted("missing", out, seen):
+            missing = [
+                {"step_id": n, "description": recipe.steps[n]} for n in recipe.missing_steps(performed)
+            ]
+            noisy = _has_errors(previous, ("Missing Step",))
+            out.examples.append(prefix.make("missing", missing_steps=missing, is_noisy=noisy))
         for kind in ERROR_TYPES:
             tag = ERROR_TAG[kind]
-            if step.step_id <= 0 or not step.has_error(tag):
-                continue
-            if not wanted(kind):
+            if step.step_id <= 0 or not step.has_error(tag) or not prefix.wanted(kind, out, seen):
                 continue
             exclude = ("Order Error", "Missing Step") if kind == "order" else ()
             out.examples.append(
-                make(kind, error_description=step.error_description(tag), is_noisy=_has_errors(previous, exclude))
+                prefix.make(
+                    kind,
+                    error_description=step.error_description(tag),
+                    is_noisy=_has_errors(previous, exclude),
+                )
             )
         if step.step_id > 0:
-            previous.append(current)
+            previous.append(prefix.current)
     return out

@@ -57,8 +57,10 @@ def usable_pairs(reply: str | None) -> list[QAPair]:
     """The `parse` of a generation call: the pairs, or `InvalidReply` when none has an answer."""
     pairs = parse_pairs(reply)
     if not any(pair.question.strip() and pair.answers for pair in pairs):
-        shape = "no lines of the form '* question' followed by '    * answer'" if not pairs else (
-            "no question is followed by an answer line ('    * answer')"
+        shape = (
+            "no lines of the form '* question' followed by '    * answer'"
+            if not pairs
+            else ("no question is followed by an answer line ('    * answer')")
         )
         raise InvalidReply(
             f"the reply has {shape}; return the pairs as a list: '* <question>' lines, each followed by "

@@ -35,8 +35,16 @@ TEMPLATE_FILE = "generation_templates.yaml"
 DEFAULT_TEMPLATE = "step-target"
 #: Template type -> (component lines, uses frames, uses the recipe image).
 TEMPLATES: dict[str, tuple[tuple[str, ...], bool, bool]] = {
-    "step-target": (("prefix", "step", "target", "question", "constraint", "example", "suffix"), False, False),
-    "step-dot": (("prefix", "recipe.dot", "step", "question", "constraint", "example", "suffix"), False, False),
+    "step-target": (
+        ("prefix", "step", "target", "question", "constraint", "example", "suffix"),
+        False,
+        False,
+    ),
+    "step-dot": (
+        ("prefix", "recipe.dot", "step", "question", "constraint", "example", "suffix"),
+        False,
+        False,
+    ),
     "step-image": (
         ("prefix", "recipe.image.wo_video", "step", "question", "constraint", "example", "suffix"),
         False,
@@ -53,7 +61,15 @@ TEMPLATES: dict[str, tuple[tuple[str, ...], bool, bool]] = {
         False,
     ),
     "video-image": (
-        ("prefix", "recipe.image.w_video", "video.w_recipe_image", "question", "constraint", "example", "suffix"),
+        (
+            "prefix",
+            "recipe.image.w_video",
+            "video.w_recipe_image",
+            "question",
+            "constraint",
+            "example",
+            "suffix",
+        ),
         True,
         True,
     ),
@@ -147,7 +163,9 @@ def target_information(record: Mapping[str, Any], recipe_steps: Mapping[str, str
     return f"{text}\nAccording to the recipe, the correct action is:\n- {recipe_steps[step_id]}"
 
 
-def generation_prompt(record: Mapping[str, Any], recipe: RecipeGraph, template: str = DEFAULT_TEMPLATE) -> str:
+def generation_prompt(
+    record: Mapping[str, Any], recipe: RecipeGraph, template: str = DEFAULT_TEMPLATE
+) -> str:
     """The prompt text for one example record (release keys) and template type."""
     if template not in TEMPLATES:
         raise PromptInputError(f"unknown template {template!r}; templates: {', '.join(TEMPLATES)}")

@@ -105,7 +105,9 @@ def sample_examples(examples: list[Example], settings: SamplingSettings) -> Samp
             noisy_t, clean_t = groups[(True, True)], groups[(False, True)]
             a, b = _split(len(noisy_t), len(clean_t), target // 2)
             plan = [(noisy_t, a), (clean_t, b)]
-            left["no error of this type (no target)"] += len(groups[(True, False)]) + len(groups[(False, False)])
+            left["no error of this type (no target)"] += len(groups[(True, False)]) + len(
+                groups[(False, False)]
+            )
         for members, take in plan:
             rng.shuffle(members)
             result.samples.extend(members[:take])

@@ -153,7 +153,9 @@ def settle(adjudication: Mapping[str, Any]) -> Settled:
             approved_by.append(by)
     if judged is not None and judged.comment:
         if not adjudicator_may_write(adjudication):
-            raise VerificationError("the adjudicator writes answers only when one annotator rejected the question")
+            raise VerificationError(
+                "the adjudicator writes answers only when one annotator rejected the question"
+            )
         for text in judged.comment:
             answers.append(text)
             tags.append("adjudicator")
@@ -171,7 +173,11 @@ def settle(adjudication: Mapping[str, Any]) -> Settled:
 
 
 def adjudicator_judgement(
-    adjudication: Mapping[str, Any], *, question: bool | None, answers: Mapping[int, bool], comment: Sequence[str]
+    adjudication: Mapping[str, Any],
+    *,
+    question: bool | None,
+    answers: Mapping[int, bool],
+    comment: Sequence[str],
 ) -> Judgement:
     """The adjudicator's `judge` over the pooled list: their calls where `init` is open, `init` elsewhere.
 
