@@ -40,3 +40,13 @@ def released_recipes(release_dir: Path) -> dict[str, RecipeGraph]:
 @pytest.fixture(scope="session")
 def captaincook_dir() -> Path:
     return DATA / "captaincook4d"
+
+
+@pytest.fixture(scope="session")
+def sample_sources(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The recipe's sample inputs (CaptainCook4D layout, coded recordings), written once."""
+    from expvid.suites.promqa.sample_sources import write_sample_sources
+
+    root = tmp_path_factory.mktemp("promqa_sources") / "sources"
+    write_sample_sources(root)
+    return root

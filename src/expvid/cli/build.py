@@ -143,6 +143,15 @@ def build_command(
         typer.Option("--dry-run", help="Plan and estimate calls, tokens and cost per stage; ask no model."),
     ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress messages.")] = False,
+    recipe: Annotated[
+        str, typer.Option("--recipe", help="Which paper's construction: expvid (default) or promqa.")
+    ] = "expvid",
+    recipe_option: Annotated[
+        list[str] | None,
+        typer.Option(
+            "-R", "--recipe-option", help="KEY=VALUE setting of a --recipe other than expvid. Repeatable."
+        ),
+    ] = None,
 ) -> None:
     """Curate experiments and draft Level-1/2/3 candidate items with leakage audits (ExpVid 3.1-3.3, G).
 
@@ -157,6 +166,15 @@ def build_command(
     )
     from expvid.construction.retries import REDO_STAGES
 
+    if recipe == "promqa":
+        from expvid.cli.build_promqa import run_promqa
+
+        run_promqa(dict(locals()))
+        return
+    if recipe != "expvid":
+        raise typer.BadParameter(f"unknown recipe {recipe!r}; recipes: expvid, promqa", param_hint="--recipe")
+    if recipe_option:
+        raise typer.BadParameter("settings for --recipe only (the expvid recipe has flags)", param_hint="-R")
     prices = {}
     for text in price or []:
         try:
