@@ -82,7 +82,7 @@ def test_verification_and_adjudication_follow_table_14(released: list[dict[str, 
             {k: v for k, v in record.items() if k not in ("adjudication", "verification")},
             record["verification"],
             published,
-            settled,
+            settled.fields,
         )
         assert list(rebuilt) == list(record) and rebuilt == record, record["question_id"]
     assert adjudicated == 208

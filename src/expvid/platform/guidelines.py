@@ -64,7 +64,7 @@ TASK_NOTES = {
     "scientific_discovery": "Scientific discovery: blanks hold the significance or background of the work.",
 }
 
-PAPER_MINUTES = {1: "6-8", 2: "about 13", 3: "about 18"}
+PAPER_MINUTES = {0: "not reported (ProMQA)", 1: "6-8", 2: "about 13", 3: "about 18"}
 
 
 def guidelines_for(task: str) -> dict[str, object]:

@@ -213,12 +213,17 @@ RELEASE_TAIL = ("generation", "adjudication", "verification")
 FINAL_KEYS = ("question", "question_approved_by", "answers", "answer_tags", "answer_approved_by")
 
 
-def release_record(candidate: Mapping[str, Any], verification: Mapping[str, Any],
-                   adjudication: Mapping[str, Any], settled: Settled) -> dict[str, Any]:  # fmt: skip
-    """A verified example in the release's key order (example fields, generation, trail, final)."""
+def release_record(
+    candidate: Mapping[str, Any],
+    verification: Mapping[str, Any],
+    adjudication: Mapping[str, Any],
+    final: Mapping[str, Any],
+) -> dict[str, Any]:
+    """A verified example in the release's key order (example fields, generation, trail, `final`
+    fields as `settle` returns them)."""
     record = {k: v for k, v in candidate.items() if k not in (*RELEASE_TAIL, *FINAL_KEYS, "answer_tags")}
     record["generation"] = candidate["generation"]
     record["adjudication"] = dict(adjudication)
     record["verification"] = dict(verification)
-    record.update(settled.fields)
+    record.update(final)
     return record
