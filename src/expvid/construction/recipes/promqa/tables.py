@@ -164,7 +164,7 @@ def _cost(rows: Sequence[Mapping[str, Any]], builds: Sequence[Mapping[str, Any]]
     return {
         "items_generated": generated,
         "ours": {
-            "usd": None if llm_cost is None else round(llm_cost, 4),
+            "usd": None if llm_cost is None else round(llm_cost, 6),
             "hours": round(llm_seconds / 3600.0, 4),
             "calls": calls,
             "basis": "counted generation calls x the given prices; generation wall time",
