@@ -53,7 +53,7 @@ def _build(sources: Path, out: Path, server: LoopbackServer) -> dict[str, Any]:
         app,
         ["build", str(sources), "--recipe", "promqa", "--out", str(out),
          "--llm", f"openai:gen-a@{server.openai_base_url}", "-R", f"generator=openai:gen-b@{server.openai_base_url}",
-         "-R", "template=step-target,step-dot", "-R", "next=2", "-R", "missing=2", "-R", "others=2",
+         "-R", "template=step-target,step-dot", "-R", "next=4", "-R", "missing=4", "-R", "others=2",
          "--price", "llm=2.5,10", "--max-retries", "0", "--preset", "ultrafast", "--quiet"],
     )  # fmt: skip
     assert result.exit_code == 0, result.output

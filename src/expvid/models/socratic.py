@@ -83,6 +83,17 @@ class SocraticBackend:
         self.answerer = answerer
         self.caption_tokens = caption_tokens
         self.name = f"socratic:{captioner.name}+{answerer.name}"
+        #: Captions being asked right now, by frame content: a frame in flight is not asked twice.
+        self._pending: dict[tuple[str, int | None], asyncio.Task[GenerateResponse]] = {}
+
+    async def _shared_caption(self, image: ImagePart, seed: int | None) -> GenerateResponse:
+        key = (image.digest, seed)
+        task = self._pending.get(key)
+        if task is None:
+            task = asyncio.ensure_future(self._caption(image, seed))
+            self._pending[key] = task
+            task.add_done_callback(lambda _done: self._pending.pop(key, None))
+        return await asyncio.shield(task)
 
     async def _caption(self, image: ImagePart, seed: int | None) -> GenerateResponse:
         request = GenerateRequest(
@@ -103,7 +114,7 @@ class SocraticBackend:
         ]
         if not images:
             return await self.answerer.generate(request)
-        captioned = await asyncio.gather(*(self._caption(image, request.seed) for image in images))
+        captioned = await asyncio.gather(*(self._shared_caption(image, request.seed) for image in images))
         captions = [(c.text or "").strip() or "(no caption)" for c in captioned]
         numbered = iter(enumerate(captions, start=1))
         messages = []
@@ -137,6 +148,7 @@ class SocraticBackend:
             "captioner": self.captioner.name,
             "captions": captions,
             "captions_cached": sum(c.cached for c in captioned),
+            "frames_captioned": len({image.digest for image in images}),
         }
         return answered.model_copy(
             update={

@@ -101,7 +101,10 @@ def initial_adjudication(verification: Mapping[str, Any], *, key: str) -> dict[s
 
 
 def needs_adjudication(adjudication: Mapping[str, Any]) -> bool:
+    """Table 14: a conflict, or a written answer; never when both annotators reject the question."""
     init = adjudication["init"]
+    if init["question"] is False:
+        return False
     return init["question"] is None or any(value is None for value in init["answers"])
 
 
