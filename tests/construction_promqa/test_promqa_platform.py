@@ -7,6 +7,7 @@ import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 from promqa_build_helpers import run
 from promqa_lab import PromqaLab
@@ -80,10 +81,8 @@ def _judge(database: Database, actor: Actor, item: Item, valid: bool, answers: l
 
 def test_import_keys_items_by_uid_and_plays_the_prefix(env, candidates: Path) -> None:
     database, _ = env
-    provenance = {
-        json.loads(l)["uid"]: json.loads(l)
-        for l in (candidates / "provenance.jsonl").read_text().splitlines()
-    }
+    lines = (candidates / "provenance.jsonl").read_text().splitlines()
+    provenance = {json.loads(line)["uid"]: json.loads(line) for line in lines}
     with database.read() as db:
         items = list(db.scalars(select(Item)))
         assignments = list(db.scalars(select(Assignment)))
@@ -175,11 +174,9 @@ def test_a_question_conflict_lets_the_adjudicator_write(env) -> None:
 
 
 def test_the_review_page_shows_the_recipe_status_and_the_errors(env) -> None:
-    database, actors = env
+    database, _ = env
     item = _item(database, "timing")
     settings = PlatformSettings(database_url=str(database.url), passwords=FAST)
-    import httpx
-
     with (
         LiveServer(create_app(settings, database=database)) as live,
         httpx.Client(base_url=live.url) as client,
