@@ -72,7 +72,7 @@ def test_tables_count_approval_sources_types_and_cost(tmp_path: Path) -> None:
     assert "| step | 0.50 (1/2) | - | 1.00 (2/2) |" in markdown and "0.2500 USD / 0.0250 h" in markdown
     bad = tmp_path / "bad.csv"
     bad.write_text("question_id,answer_index,answer,source,type\na,0,x,machine,sarcasm\n")
-    with pytest.raises(ValueError, match="bad.csv:2"):
+    with pytest.raises(ValueError, match=r"bad\.csv:2"):
         read_answer_types(bad)
 
 
