@@ -87,6 +87,8 @@ class PromqaLab:
     bad_pairs: dict[str, int] = field(default_factory=dict)
     template_penalty: dict[str, int] = field(default_factory=dict)
     malformed_first: set[str] = field(default_factory=set)
+    #: Question types whose replies never hold a pair (the unit fails after every re-ask).
+    malformed_always: set[str] = field(default_factory=set)
     seen: Counter[str] = field(default_factory=Counter)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -98,7 +100,9 @@ class PromqaLab:
         template = _template(text, request.n_images)
         with self._lock:
             self.seen[f"{request.model}|{template}"] += 1
-        if request.model in self.malformed_first and RETRY_MARK not in text:
+        if kind in self.malformed_always or (
+            request.model in self.malformed_first and RETRY_MARK not in text
+        ):
             return "Here are some questions: what to do next, and whether anything was missed."
         pairs = good_pairs(text, kind) if template.endswith("target") else _no_excerpt(text, kind)
         bad = min(3, self.bad_pairs.get(request.model, 0) + self.template_penalty.get(template, 0))

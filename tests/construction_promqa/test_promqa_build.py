@@ -111,3 +111,22 @@ def test_costs_are_counted_and_priced(built) -> None:
     expected = (tokens["prompt"] * 2.5 + tokens["completion"] * 10.0) / 1e6
     assert report["cost"]["this_run"] == pytest.approx(expected, abs=1e-6)
     assert report["generation"]["seconds"] > 0
+
+
+def test_failed_units_are_reported_and_only_they_are_asked_again(
+    sample_sources: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "cand"
+    with LoopbackServer(PromqaLab(malformed_always={"timing"})) as server:
+        first = run(sample_sources, out, server)
+    failed = {u["unit"] for u in first["failed_units"]}
+    assert failed and all(unit.endswith("_timing") for unit in failed)
+    assert first["calls"]["failures"] == len(failed) and first["total_items"] > 0
+    assert not any(r["type"] == "timing" for r in read_json(out / files.EXAMPLES_FILE))
+    with LoopbackServer(PromqaLab()) as server:
+        second = run(sample_sources, out, server)
+        asked = {r.texts[0] for r in server.requests}
+    # Exactly the failed units were asked again (one request each), in a new cache round.
+    assert len(asked) == len(server.requests) == len(failed)
+    assert all("about timing mistake(s)" in text for text in asked)
+    assert second["failed_units"] == [] and second["total_items"] == first["total_items"] + len(failed)
