@@ -260,3 +260,31 @@ def test_eval_report_and_self_preference_on_the_release(campaign: Campaign, tmp_
     assert "Generator-predictor" in table12.output and "gen-a" in table12.output and "gen-b" in table12.output
     # Every item was judged 1 of 2: 50 in every cell.
     assert "| 50.0 |" in table12.output
+
+
+def test_labelled_answer_types_reach_the_release_and_the_suite_breakdown(campaign: Campaign, tmp_path: Path) -> None:
+    import csv
+
+    from expvid.suites.registry import get_suite
+
+    rows = list(csv.DictReader((campaign.internal / "answer_types.csv").open(encoding="utf-8")))
+    for row in rows:  # a person's labels: machine answers direct, written ones suggestions
+        row["type"] = "direct" if row["source"] == "machine" else "suggestion"
+    labelled = tmp_path / "labelled.csv"
+    with labelled.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    result = CliRunner().invoke(
+        app,
+        ["platform", "export", str(tmp_path / "release"), "--db", campaign.db_url, "--format", "promqa",
+         "--answer-types", str(labelled)],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    tables = json.loads((tmp_path / "release-INTERNAL-do-not-publish" / "construction_tables.json").read_text())
+    figure4 = tables["figure4_answer_types"]
+    assert figure4["unlabelled"] == 0 and figure4["direct"] == tables["figure3_answer_source"]["machine"]
+    suite = get_suite("promqa")
+    dataset = load_promqa(tmp_path / "release")
+    groups = {suite.groups(item).get("answer_type") for item in dataset.items}
+    assert "direct" in groups and groups <= {"direct", "suggestion", "direct & suggestion"}
