@@ -262,7 +262,9 @@ def test_eval_report_and_self_preference_on_the_release(campaign: Campaign, tmp_
     assert "| 50.0 |" in table12.output
 
 
-def test_labelled_answer_types_reach_the_release_and_the_suite_breakdown(campaign: Campaign, tmp_path: Path) -> None:
+def test_labelled_answer_types_reach_the_release_and_the_suite_breakdown(
+    campaign: Campaign, tmp_path: Path
+) -> None:
     import csv
 
     from expvid.suites.registry import get_suite
@@ -281,7 +283,9 @@ def test_labelled_answer_types_reach_the_release_and_the_suite_breakdown(campaig
          "--answer-types", str(labelled)],
     )  # fmt: skip
     assert result.exit_code == 0, result.output
-    tables = json.loads((tmp_path / "release-INTERNAL-do-not-publish" / "construction_tables.json").read_text())
+    tables = json.loads(
+        (tmp_path / "release-INTERNAL-do-not-publish" / "construction_tables.json").read_text()
+    )
     figure4 = tables["figure4_answer_types"]
     assert figure4["unlabelled"] == 0 and figure4["direct"] == tables["figure3_answer_source"]["machine"]
     suite = get_suite("promqa")

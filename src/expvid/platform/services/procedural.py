@@ -53,9 +53,21 @@ def is_procedural(item: Item) -> bool:
     return item.level == PROCEDURAL_LEVEL
 
 
+def generated_pair(record: Mapping[str, Any]) -> tuple[str, list[str]]:
+    """The machine question and answers to verify: the kept pair of `generation.qas` (its first), or
+    `question` / `answers` without a generation. A verified release record (ProMQA's own) then
+    imports as the candidate it was before verification, not with its final, partly human answers."""
+    qas = (record.get("generation") or {}).get("qas") if isinstance(record.get("generation"), dict) else None
+    if isinstance(qas, list) and qas and isinstance(qas[0], dict) and isinstance(qas[0].get("question"), str):
+        answers = qas[0].get("answers")
+        if isinstance(answers, list) and answers and all(isinstance(a, str) for a in answers):
+            return qas[0]["question"], list(answers)
+    answers = record.get("answers")
+    return str(record.get("question", "")), [str(a) for a in answers] if isinstance(answers, list) else []
+
+
 def machine_answers(item: Item) -> list[str]:
-    answers = item.record.get("answers") if isinstance(item.record, dict) else None
-    return [str(a) for a in answers] if isinstance(answers, list) else []
+    return generated_pair(item.record)[1] if isinstance(item.record, dict) else []
 
 
 @dataclass(frozen=True)

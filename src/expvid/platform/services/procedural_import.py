@@ -27,7 +27,7 @@ from expvid.platform.services import audit
 from expvid.platform.services.assignment import assign_pending
 from expvid.platform.services.errors import SYSTEM, Actor
 from expvid.platform.services.importer import ImportReport, ParsedItem
-from expvid.platform.services.procedural import PROCEDURAL_LEVEL
+from expvid.platform.services.procedural import PROCEDURAL_LEVEL, generated_pair
 from expvid.schema import DataError, RecordProblem
 from expvid.suites.release_io import json_records, read_release_bytes
 
@@ -139,6 +139,7 @@ def import_procedural(
                     report.changed_upstream.append(parsed.key)
                 continue
             record, prov = parsed.record, parsed.provenance
+            question, answers = generated_pair(record)
             source = prov["source"]
             end = source.get("end")
             creator = prov.get("generator") or (record.get("generation") or {}).get("model_id")
@@ -155,9 +156,9 @@ def import_procedural(
                 source_video=source["video"],
                 window_start=0.0 if isinstance(end, int | float) else None,
                 window_end=float(end) if isinstance(end, int | float) else None,
-                question=record["question"],
+                question=question,
                 options=None,
-                answer=list(record["answers"]),
+                answer=answers,
                 asr_caption="",
                 record=record,
                 provenance=prov,
