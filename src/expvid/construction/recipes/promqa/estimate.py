@@ -67,7 +67,9 @@ def estimate_promqa(config: PromqaBuildConfig) -> dict[str, Any]:
             total_cost = None
         elif total_cost is not None:
             total_cost += cost
-        rows[f"{template} | {spec}"] = {
+        rows[f"{template} {spec}"] = {
+            "template": template,
+            "generator": spec.split("@", 1)[0],
             "role": role,
             "calls": len(sampled),
             "prompt_tokens": prompt_tokens,
@@ -95,17 +97,15 @@ def estimate_markdown(estimate: dict[str, Any]) -> str:
         f"Dry run: {estimate['recordings']} recording(s), {estimate['examples']} example(s), "
         f"{estimate['sampled']} sampled. No model was asked.",
         "",
-        "| template / generator | role | calls | tokens in | tokens out | est. USD | output tokens |",
-        "| --- | --- | ---: | ---: | ---: | ---: | --- |",
+        "| template | generator | role | calls | tokens in | tokens out | est. USD | output tokens |",
+        "| --- | --- | --- | ---: | ---: | ---: | ---: | --- |",
     ]
-    for name, row in {
-        **estimate["combinations"],
-        "total": {**estimate["total"], "role": "", "output_basis": ""},
-    }.items():
+    total = {**estimate["total"], "template": "total", "generator": "", "role": "", "output_basis": ""}
+    for row in [*estimate["combinations"].values(), total]:
         cost = "unknown" if row["cost"] is None else f"{row['cost']:.4f}"
         lines.append(
-            f"| {name} | {row['role']} | {row['calls']} | {row['prompt_tokens']} | {row['completion_tokens']} | "
-            f"{cost} | {row['output_basis']} |"
+            f"| {row['template']} | {row['generator']} | {row['role']} | {row['calls']} | {row['prompt_tokens']} | "
+            f"{row['completion_tokens']} | {cost} | {row['output_basis']} |"
         )
     lines += [f"- not read: {p}" for p in estimate["problems"]]
     return "\n".join(lines) + "\n"

@@ -38,12 +38,14 @@ def markdown_report(report: dict[str, Any]) -> str:
         "",
         "## Generations",
         "",
-        "| template / generator | asked | generated | pairs |",
-        "| --- | ---: | ---: | ---: |",
+        "| template | generator | asked | generated | pairs |",
+        "| --- | --- | ---: | ---: | ---: |",
     ]
     for combo, counts in report["generation"]["combinations"].items():
+        template, _, generator = combo.partition(" | ")
         lines.append(
-            f"| {combo} | {counts.get('asked', 0)} | {counts.get('generated', 0)} | {counts.get('pairs', 0)} |"
+            f"| {template} | {generator} | {counts.get('asked', 0)} | {counts.get('generated', 0)} | "
+            f"{counts.get('pairs', 0)} |"
         )
     if corpus["without_video"]:
         lines += ["", f"Recordings without a video (skipped): {', '.join(corpus['without_video'])}"]
