@@ -53,7 +53,10 @@ def test_the_dry_run_plans_every_call_and_asks_nothing(sample_sources: Path, tmp
         )  # fmt: skip
         assert server.requests == []
     assert result.exit_code == 0, result.output
-    assert "| step-target | openai:gen-a | llm | " in result.output and "| video-target | openai:gen-a |" in result.output
+    assert (
+        "| step-target | openai:gen-a | llm | " in result.output
+        and "| video-target | openai:gen-a |" in result.output
+    )
     assert "| total |" in result.output
     assert not (tmp_path / "out").exists()
 
