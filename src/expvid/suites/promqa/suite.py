@@ -25,6 +25,8 @@ from expvid.suites.promqa.loader import load_promqa
 from expvid.suites.promqa.prompts import build_prompt
 from expvid.suites.promqa.spec import (
     ANSWER_SOURCES,
+    ANSWER_TYPE_GROUPS,
+    ANSWER_TYPES,
     DEFAULT_MAX_FRAMES,
     DEFAULT_RESOLUTION,
     ERROR_GROUPS,
@@ -34,6 +36,7 @@ from expvid.suites.promqa.spec import (
     SAMPLING_FPS,
     SUITE,
     TASKS,
+    answer_type_group,
 )
 from expvid.suites.protocol import FrameOptions
 from expvid.suites.sample_report import SampleReport
@@ -158,11 +161,16 @@ class ProMQASuite(Suite):
         return ProMQAJudge(TernaryJudge(create_backend(spec, **backend_options)), judge_input)
 
     def groups(self, item: Item) -> dict[str, str]:
-        """Breakdown keys: clean / noisy (Tables 10, 15) and answer source (Table 16)."""
-        return {
+        """Breakdown keys: clean / noisy (Tables 10, 15), answer source (Tables 11, 16) and, when the
+        examples carry `answer_types` (an expvid export with labelled answers), answer type."""
+        keys = {
             "error": "noisy" if item.meta.get("is_noisy") else "clean",
             "answer_source": item.meta["answer_source"],
         }
+        types = item.meta.get("answer_types")
+        if isinstance(types, list) and types and all(t in ANSWER_TYPES for t in types):
+            keys["answer_type"] = answer_type_group(types)
+        return keys
 
     def table_layout(self) -> list[dict[str, Any]]:
         return [
@@ -195,6 +203,18 @@ class ProMQASuite(Suite):
                     for source in ANSWER_SOURCES
                 ],
             },
+            {
+                "name": "Answer Type",
+                "columns": [
+                    {
+                        "key": f"type:{group}",
+                        "label": group,
+                        "kind": "cell",
+                        "path": ["breakdowns", "answer_type", group, "levels", "Avg"],
+                    }
+                    for group in ANSWER_TYPE_GROUPS
+                ],
+            },
         ]
 
     def fetch_release(self, request: Any, *, echo: Any) -> Any:
@@ -208,4 +228,6 @@ class ProMQASuite(Suite):
 
         sample = make_promqa_sample(directory, seed, force=force)
         what = f"{sample.examples} examples on {sample.recordings} recordings"
+        if sample.sources is not None:
+            what += f"; inputs for expvid build --recipe promqa in {sample.sources}"
         return SampleReport(root=sample.root, seconds=sample.seconds, what=what)
