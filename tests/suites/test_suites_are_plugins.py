@@ -14,9 +14,14 @@ from expvid.suites.settings import SuiteSettings
 SOURCE = Path(expvid.__file__).parent
 #: The parts of expvid that must ask the registry and the suite instead of naming one.
 GENERIC = ("cli", "run", "view", "hub", "export", "scoring", "media", "models", "schema")
-#: Build recipes are named after the benchmark they construct (`expvid build --recipe scivideobench`,
-#: `expvid sample make --recipe scivideobench`): a construction pipeline, not the evaluation suite.
-RECIPES = {("cli/build.py", "build_command"), ("cli/sample.py", "_make_recipe_inputs")}
+#: Build recipes and the release formats the platform exports are named after the benchmark they
+#: construct (`expvid build --recipe scivideobench`, `expvid sample make --recipe ...`, `expvid platform
+#: export --format promqa`): construction pipelines, not the evaluation suite.
+RECIPES = {
+    ("cli/build.py", "build_command"),
+    ("cli/sample.py", "_make_recipe_inputs"),
+    ("cli/platform.py", "export_dir"),
+}
 
 
 def test_every_built_in_suite_comes_from_an_entry_point() -> None:
