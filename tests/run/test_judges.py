@@ -163,7 +163,7 @@ def test_the_papers_per_blank_protocol(level3_run: Path) -> None:
     with LoopbackServer(lambda request: Reply.ok(_verdicts(request))) as judge:
         spec = f"openai:phi-3-mini@{judge.openai_base_url}"
         result = runner.invoke(
-            app, ["score", str(level3_run), "--judge", spec, "--suite-option", "judge_protocol=per_blank"]
+            app, ["score", str(level3_run), "--judge", spec, "-S", "judge_protocol=per_blank"]
         )
         prompts = [request.texts[-1] for request in judge.requests]
     assert result.exit_code == 0, result.output
@@ -173,9 +173,7 @@ def test_the_papers_per_blank_protocol(level3_run: Path) -> None:
     assert len(judged) == 2 and sum(j["n_requests"] for j in judged) == n_blanks
     assert all(j["verdicts"][0] and not any(j["verdicts"][1:]) for j in judged)
     manifest = json.loads((level3_run / "manifest.json").read_text())
-    assert manifest["config"]["settings"]["suite_options"] == {"judge_protocol": "per_blank"}
+    assert manifest["config"]["settings"]["suite_settings"] == {"judge_protocol": "per_blank"}
     assert manifest["judge"]["name"].startswith("llm-per-blank:")
-    wrong = runner.invoke(
-        app, ["score", str(level3_run), "--judge", spec, "--suite-option", "judge_protocol=both"]
-    )
-    assert wrong.exit_code == 2 and "per_blank: the paper's" in wrong.output
+    wrong = runner.invoke(app, ["score", str(level3_run), "--judge", spec, "-S", "judge_protocol=both"])
+    assert wrong.exit_code == 2 and "judge_protocol" in wrong.output and "per_blank" in wrong.output

@@ -57,7 +57,7 @@ def test_a_run_answered_with_nan_boxes_is_scored_reported_and_rescored(
     with LoopbackServer(reply) as server:
         config = EvalConfig(
             suite="sfe", data=sfe_sample, model=f"openai:nan@{server.openai_base_url}", out=out, cache_dir=None,
-            n_bootstrap=20, tasks=["grounding"], suite_options={"languages": ["en", "zh"]},
+            n_bootstrap=20, tasks=["grounding"], suite_settings={"language": "both"},
         )  # fmt: skip
         asyncio.run(evaluate(config, command=["test"], show_progress=False))
     scores = json.loads((out / "scores.json").read_text())

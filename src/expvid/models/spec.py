@@ -24,7 +24,8 @@ LOCAL_KINDS = ("hf", "vllm")
 BASELINES = ("random", "longest-option", "first-option")
 SPEC_FORMS = (
     "openai:MODEL, openai:MODEL@http://host:port/v1[,http://host2:port/v1...], anthropic:MODEL, "
-    "gemini:MODEL, vllm:PATH, hf:PATH, random, random:SEED, longest-option, first-option, blind:<spec>"
+    "gemini:MODEL, vllm:PATH, hf:PATH, random, random:SEED, longest-option, first-option, blind:<spec>, "
+    "socratic:<captioner spec>+<answerer spec>"
 )
 
 
@@ -62,6 +63,14 @@ def spec_problem(spec: str) -> str | None:
         if not rest:
             return f"model spec {text!r}: blind needs an inner spec, e.g. blind:openai:MODEL"
         return spec_problem(rest)
+    if kind == "socratic":  # two specs joined by '+': each is checked as a spec of its own
+        from expvid.models.socratic import split_socratic
+
+        try:
+            captioner, answerer = split_socratic(rest)
+        except BackendConfigError as error:
+            return str(error)
+        return spec_problem(captioner) or spec_problem(answerer)
     if kind in REMOTE_KINDS and (not rest or rest.startswith("@")):
         return f"model spec {text!r}: the model name is missing ({kind}:MODEL)"
     if kind in LOCAL_KINDS:

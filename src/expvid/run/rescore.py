@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from expvid.run.config import EvalConfig
-from expvid.run.evaluate import judge_spec, make_suite_named, refuse_uncountable
+from expvid.run.evaluate import judge_spec, make_suite_named, refuse_uncountable, suite_settings_record
 from expvid.run.manifest import new_manifest
 from expvid.run.progress import run_progress
 from expvid.run.rundir import AppendLog, RunDir
@@ -31,8 +31,6 @@ class JudgeChoice:
     base_url: str | None = None
     api_key_env: str | None = None
     concurrency: int = 4
-    #: "raw" or "stripped" (ProMQA / SFE); None keeps the run's own choice.
-    judge_input: str | None = None
     #: Ask the judge again instead of answering from the response cache (`expvid score --no-cache`).
     no_cache: bool = False
 
@@ -58,34 +56,47 @@ def _judge_for(
     return suite.build_judge(judge_spec(suite, choice.spec, choice.base_url), choice.options(cache))
 
 
+def _rescoring_settings(manifest: Any, config: EvalConfig, changes: dict[str, Any]) -> dict[str, Any]:
+    """The run's suite settings with `changes` applied; only scoring settings may change on re-scoring
+    (the others changed what the model was asked, and its answers were made without them)."""
+    recorded = manifest.config.get("suite_settings")
+    settings = dict(recorded) if isinstance(recorded, dict) else dict(config.suite_settings)
+    if changes:
+        from expvid.suites.registry import settings_model
+
+        scoring = settings_model(manifest.suite).scoring_keys()
+        fixed = [key for key in changes if key not in scoring]
+        if fixed:
+            raise DataError(
+                f"-S {fixed[0]} changes what the model was asked; it cannot change when re-scoring "
+                f"(scoring settings of {manifest.suite}: {', '.join(sorted(scoring)) or 'none'})"
+            )
+    return {**settings, **changes}
+
+
 async def rescore_run(
     run_dir: Path,
     *,
     judge: JudgeChoice,
     show_progress: bool = True,
-    suite_options: dict[str, Any] | None = None,
+    settings: dict[str, Any] | None = None,
 ) -> RunScores:
     """Score a run again from its predictions (the model is not called; frames are not decoded).
 
     Only the annotations must be those the run was made on; the media need not be present.
-    `suite_options` change the run's suite settings for scoring (e.g. ExpVid's
-    `judge_protocol=per_blank`) and are recorded in its manifest.
+    `settings` changes the suite's scoring settings (`-S judge_input=stripped`); they are recorded.
     """
     rundir = RunDir(run_dir)
     manifest = rundir.read_manifest()
-    settings = manifest.config.get("settings")
-    if not isinstance(settings, dict):
+    recorded_settings = manifest.config.get("settings")
+    if not isinstance(recorded_settings, dict):
         raise DataError(f"{rundir.manifest_path}: no run settings recorded")
-    config = EvalConfig.model_validate(settings)
-    changes: dict[str, Any] = {}
-    if judge.judge_input is not None:
-        changes["judge_input"] = judge.judge_input
-    if suite_options:
-        changes["suite_options"] = {**config.suite_options, **suite_options}
-    if changes:
-        config = EvalConfig.model_validate({**settings, **changes})
+    config = EvalConfig.model_validate(recorded_settings)
+    suite = make_suite_named(manifest.suite, _rescoring_settings(manifest, config, dict(settings or {})))
+    if settings:
+        config = config.model_copy(update={"suite_settings": {**config.suite_settings, **settings}})
         manifest.config["settings"] = config.model_dump(mode="json", exclude={"backend_options"})
-    suite = make_suite_named(manifest.suite, config.suite_settings())
+        manifest.config["suite_settings"] = suite_settings_record(suite)
     dataset = suite.load(config.data, strict=False, check_media=False)
     refuse_uncountable(dataset, config.tasks)
     recorded = manifest.annotations_fingerprint or manifest.dataset_fingerprint
@@ -97,9 +108,8 @@ async def rescore_run(
     selection = select_records(dataset, config.tasks, config.limit, suite_task_names(suite))
     cache = config.cache_dir / "responses" if config.cache_dir else None
     run_judge = _judge_for(suite, selection.items, judge, cache)
-    if run_judge is not None or changes:
-        update = {"judge": run_judge.manifest_settings()} if run_judge is not None else {}
-        rundir.write_manifest(manifest.model_copy(update=update))
+    if run_judge is not None:
+        rundir.write_manifest(manifest.model_copy(update={"judge": run_judge.manifest_settings()}))
     fingerprint = DatasetPrint(
         manifest.dataset_fingerprint,
         recorded,
@@ -123,7 +133,7 @@ async def rescore_run(
             n_bootstrap=config.n_bootstrap,
             seed=config.seed or 0,
             progress=progress,
-            human_judgments=config.human_judgments,
+            human_judgments=getattr(suite, "human_judgments", None),
         )
 
 
@@ -192,12 +202,12 @@ async def score_external(
     out: Path,
     judge: JudgeChoice,
     show_progress: bool = True,
-    suite_options: dict[str, Any] | None = None,
+    settings: dict[str, Any] | None = None,
 ) -> RunScores:
-    """Score an external predictions file; writes a run directory (model "external") to `out`."""
-    options = dict(suite_options or {})
-    judge_input = {"judge_input": judge.judge_input} if judge.judge_input is not None else {}
-    the_suite = make_suite_named(suite, {**options, **judge_input})
+    """Score an external predictions file; writes a run directory (model "external") to `out`.
+    `settings` are the suite's settings (`-S language=zh`)."""
+    options = dict(settings or {})
+    the_suite = make_suite_named(suite, options)
     dataset = the_suite.load(data, strict=False, check_media=False)
     refuse_uncountable(dataset)
     matched, problems = match_predictions(predictions, dataset)
@@ -215,8 +225,7 @@ async def score_external(
         model=f"external:{predictions.name}",
         out=out,
         tasks=tasks,
-        suite_options=options,
-        judge_input=judge.judge_input,
+        suite_settings=options,
     )
     rundir = RunDir(out)
     if rundir.predictions_path.exists():
@@ -232,6 +241,7 @@ async def score_external(
             judge=run_judge.manifest_settings() if run_judge else None,
             backend={"kind": "external", "file": str(predictions.resolve())},
             generation={},
+            suite_settings=suite_settings_record(the_suite),
         )
     )
     with AppendLog(rundir.predictions_path) as log:
@@ -254,6 +264,7 @@ async def score_external(
             n_bootstrap=config.n_bootstrap,
             seed=0,
             progress=progress,
+            human_judgments=getattr(the_suite, "human_judgments", None),
         )
 
 

@@ -60,8 +60,10 @@ async def ask_graded_judge(
     parse: Callable[[str | None], float],
     parse_errors: tuple[type[Exception], ...],
     thinking: ThinkingConfig | None = None,
+    temperature: float = 0.0,
 ) -> Judgment:
-    """One temperature-0 judge call whose reply is read by `parse` into a graded score.
+    """One judge call (temperature 0 unless a protocol says otherwise) whose reply `parse` reads
+    into a graded score.
 
     A failed request and an unreadable reply both become a Judgment with `error` set (and the raw
     reply kept), so a judge failure is counted as one and never turns into a zero. A reply cut by
@@ -70,7 +72,7 @@ async def ask_graded_judge(
     """
     request = GenerateRequest(
         messages=messages,
-        temperature=0.0,
+        temperature=temperature,
         max_tokens=max_tokens,
         seed=seed,
         thinking=thinking,
