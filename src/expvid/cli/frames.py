@@ -27,7 +27,12 @@ def frames_command(
         list[float] | None, typer.Option("--time", "-t", help="Explicit target time in seconds (repeatable).")
     ] = None,
     start: Annotated[
-        float | None, typer.Option("--start", help="Window start (s); default: video start.")
+        float | None,
+        typer.Option(
+            "--start",
+            help="Window start (s from the video's time 0, as a player counts: an MPEG-TS's first frame); "
+            "default: video start.",
+        ),
     ] = None,
     end: Annotated[float | None, typer.Option("--end", help="Window end (s); default: video end.")] = None,
     size: Annotated[int | None, typer.Option("--size", help="Square output side (default 224).")] = None,
