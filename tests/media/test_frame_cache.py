@@ -167,3 +167,31 @@ def test_concurrent_processes_share_one_cache(videos, frame_cache: FrameCache) -
     assert not [p for p in frame_cache.root.rglob(".tmp-*")]  # no temporary files left behind
     hit = sample_video(path, num_frames=20, cache=frame_cache, workers=1)
     assert hit.from_cache and ",".join(str(f.index) for f in hit.frames) == outputs[0][0].strip()
+
+
+def test_a_cache_only_lookup_never_hashes_or_decodes(
+    videos, frame_cache: FrameCache, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the runner answers in its event loop: a hit from a known hash, else None at once."""
+    from expvid.media.sampler import cached_sample_with_settings, sample_with_settings
+    from expvid.schema import SamplerSettings
+
+    monkeypatch.setattr(fileid, "RACY_NS", 0)
+    path = tmp_path / "clip.mp4"
+    path.write_bytes(videos["cfr.mp4"].read_bytes())
+    settings = SamplerSettings(num_frames=4, size=32)
+
+    def no_hashing(_: object) -> str:
+        raise AssertionError("a cache-only lookup hashed the file")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(cache_module, "hash_file", no_hashing)
+        assert cached_sample_with_settings(path, settings, cache=frame_cache) is None  # hash unknown
+    decoded = sample_with_settings(path, settings, cache=frame_cache)
+    with monkeypatch.context() as patched:
+        patched.setattr(cache_module, "hash_file", no_hashing)
+        hit = cached_sample_with_settings(path, settings, cache=frame_cache)
+        assert hit is not None and hit.from_cache
+        assert [f.data for f in hit.frames] == [f.data for f in decoded.frames]
+        other = SamplerSettings(num_frames=5, size=32)
+        assert cached_sample_with_settings(path, other, cache=frame_cache) is None  # not cached: no decoding

@@ -114,6 +114,29 @@ class FrameCache:
             _hash_memo[identity] = known
         return known
 
+    def known_content_hash(self, path: str | os.PathLike[str]) -> str | None:
+        """The file's SHA-256 if it is already remembered (in memory or on disk), else None: a
+        lookup that never reads the file (for callers that must not block, such as an event loop)."""
+        identity = file_identity(path)
+        with _hash_lock:
+            known = _hash_memo.get(identity)
+        if known:
+            return known
+        memo_file = self.hashes_dir / f"{_digest(list(identity))}.json"
+        try:
+            stored = json.loads(memo_file.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        if (
+            isinstance(stored, dict)
+            and stored.get("identity") == list(identity)
+            and isinstance(stored.get("sha256"), str)
+        ):
+            with _hash_lock:
+                _hash_memo[identity] = stored["sha256"]
+            return str(stored["sha256"])
+        return None
+
     # -- keys and entries ----------------------------------------------------------------------
 
     @staticmethod

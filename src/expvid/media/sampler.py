@@ -54,6 +54,10 @@ P = TypeVar("P", bound=_Located)
 CacheOption = FrameCache | bool
 
 
+class CacheMiss(Exception):
+    """`cache_only=True` and the frames are not in the cache (nothing was hashed or decoded)."""
+
+
 @dataclass(frozen=True, slots=True)
 class SampledFrame:
     """One encoded frame: which frame it is (`index`, `time`), why (`target`), and its bytes."""
@@ -189,6 +193,7 @@ def sample_video(
     cache: CacheOption = True,
     workers: int | None = None,
     spacing: Spacing = "midpoints",
+    cache_only: bool = False,
 ) -> SampledVideo:
     """Sample frames of a video as encoded images.
 
@@ -224,7 +229,9 @@ def sample_video(
             mime=mime,
         )
 
-    info, window, frames, stats, hit = _run(path, plan, output, size, max_side, cache, workers, convert, make)
+    info, window, frames, stats, hit = _run(
+        path, plan, output, size, max_side, cache, workers, convert, make, cache_only=cache_only
+    )
     return SampledVideo(info, plan, window, frames, stats, hit, image_format=image_format)
 
 
@@ -268,6 +275,7 @@ def sample_with_settings(
     end: float | None = None,
     cache: CacheOption = True,
     workers: int | None = None,
+    cache_only: bool = False,
 ) -> SampledVideo:
     """`sample_video` driven by a run's `SamplerSettings` (uniform | linspace | fps | fps_keep_last)."""
     if settings.strategy in ("uniform", "linspace"):
@@ -289,7 +297,25 @@ def sample_with_settings(
         quality=settings.jpeg_quality,
         cache=cache,
         workers=workers,
+        cache_only=cache_only,
     )
+
+
+def cached_sample_with_settings(
+    path: str | os.PathLike[str],
+    settings: SamplerSettings,
+    *,
+    cache: FrameCache,
+    start: float | None = None,
+    end: float | None = None,
+) -> SampledVideo | None:
+    """The frames `sample_with_settings` would return, if they are in `cache` (and the file's hash is
+    already known), else None: a few stats and one small read, cheap enough for an event loop, so a
+    run's cache hits need no worker thread."""
+    try:
+        return sample_with_settings(path, settings, start=start, end=end, cache=cache, cache_only=True)
+    except CacheMiss:
+        return None
 
 
 # -- internals --------------------------------------------------------------------------------
@@ -350,15 +376,21 @@ def _run(
     workers: int | None,
     convert: Callable[[av.VideoFrame, int, int], bytes],
     make: Callable[[dict[str, Any], bytes], P],
+    *,
+    cache_only: bool = False,
 ) -> tuple[VideoInfo, tuple[float, float], list[P], DecodeStats, bool]:
-    """Cache lookup, else index -> targets -> decode -> cache store. Frames in target order."""
+    """Cache lookup, else index -> targets -> decode -> cache store. Frames in target order.
+    `cache_only`: the lookup alone, with the file's hash only if already known (`CacheMiss` else)."""
     file = check_file(path)
     cache = _resolve_cache(cache_option)
     key = None
+    if cache_only and cache is None:
+        raise CacheMiss(file)
     if cache is not None:
-        key = cache.key(
-            cache.content_hash(file), {"plan": plan.describe(), "output": output, "filter": INTERPOLATION}
-        )
+        content = cache.known_content_hash(file) if cache_only else cache.content_hash(file)
+        if content is None:
+            raise CacheMiss(file)
+        key = cache.key(content, {"plan": plan.describe(), "output": output, "filter": INTERPOLATION})
         entry = cache.load(key)
         if entry is not None:
             try:
@@ -369,6 +401,8 @@ def _run(
                 return info, window, frames, DecodeStats(), True
             except (KeyError, TypeError, ValueError):
                 pass  # an entry from another layout: decode and overwrite it
+    if cache_only:
+        raise CacheMiss(file)
 
     index = load_index(file)
     info = replace(index.info, path=str(file))  # the index may be shared with another path to the file

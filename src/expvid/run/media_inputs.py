@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from expvid.media.cache import FrameCache
-from expvid.media.sampler import sample_with_settings
+from expvid.media.sampler import SampledVideo, cached_sample_with_settings, sample_with_settings
 from expvid.models.types import ImagePart
 from expvid.schema import FrameRef, ImagesRef, Item, SamplerSettings, VideoRef
 
@@ -36,6 +36,13 @@ class MediaPreparer:
         media = item.media
         if media is None:
             return PreparedMedia()
+        if isinstance(media, VideoRef) and settings is not None and self.cache is not None:
+            # A frame-cache hit is a few stats and one small read: answered here, without a thread.
+            hit = cached_sample_with_settings(
+                media.path, settings, cache=self.cache, start=media.start, end=media.end
+            )
+            if hit is not None:
+                return _prepared(hit)
         async with self._slots:
             if isinstance(media, VideoRef):
                 if settings is None:
@@ -52,11 +59,15 @@ class MediaPreparer:
             cache=self.cache if self.cache is not None else False,
             workers=1,  # the runner decodes several items at once: one decoder thread each
         )
-        return PreparedMedia(
-            images=[ImagePart(data=frame.data, mime=frame.mime) for frame in sampled.frames],
-            frames=sampled.frame_refs(),
-            from_cache=sampled.from_cache,
-        )
+        return _prepared(sampled)
+
+
+def _prepared(sampled: SampledVideo) -> PreparedMedia:
+    return PreparedMedia(
+        images=[ImagePart(data=frame.data, mime=frame.mime) for frame in sampled.frames],
+        frames=sampled.frame_refs(),
+        from_cache=sampled.from_cache,
+    )
 
 
 def _images(media: ImagesRef) -> PreparedMedia:
