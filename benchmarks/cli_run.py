@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -74,22 +75,24 @@ def start_server(delay: float) -> tuple[subprocess.Popen[str], str]:
     return process, url
 
 
-def cli_eval(data: Path, url: str, out: Path, cache: Path, concurrency: int) -> float:
-    """Wall time of one `expvid eval` process; raises with its output if it fails."""
+def cli_eval(data: Path, url: str, out: Path, cache: Path, concurrency: int) -> tuple[float, float]:
+    """(wall time, CPU seconds) of one `expvid eval` process; raises with its output if it fails."""
     command = [
         sys.executable, "-m", "expvid.cli.main", "eval", "--data", str(data), "--tasks", "tools",
         "--model", f"openai:loopback@{url}", "--out", str(out), "--concurrency", str(concurrency),
         "--cache-dir", str(cache), "--backend-option", "cache_dir=null", "--backend-option", "max_retries=0",
         "--quiet",
     ]  # fmt: skip
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "COLUMNS": "200"})
     elapsed = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         raise RuntimeError(
             f"expvid eval failed ({done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
         )
-    return elapsed
+    return elapsed, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def load_times(data: Path) -> tuple[float, float]:
@@ -131,9 +134,11 @@ def main() -> None:
         try:
             cache = root / "cache"
             cli_eval(data, url, root / "prime", cache, args.concurrency)  # fills the frame cache
-            times = [
+            measured = [
                 cli_eval(data, url, root / f"run{i}", cache, args.concurrency) for i in range(args.repeat)
             ]
+            times = [wall for wall, _ in measured]
+            cpus = [cpu for _, cpu in measured]
             everything, chosen = load_times(data)
         finally:
             server.kill()
@@ -149,6 +154,12 @@ def main() -> None:
     )
     print(
         f"loading: all ten files {everything:.2f} s, --tasks tools {chosen:.2f} s ({everything / chosen:.1f}x)"
+    )
+    cpu = statistics.median(cpus)
+    print(
+        f"client CPU per run: median {cpu:.2f} s ({cpu / args.items * 1000:.2f} ms per item, start-up and "
+        f"scoring included); load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs "
+        "(a busy machine stretches the wall time more than the CPU time)"
     )
     sys.exit(0 if median / ideal <= 1.3 else 1)
 
