@@ -61,13 +61,13 @@ class Env:
 
     def item_id(self, key: str) -> int:
         with self.database.read() as db:
-            found = db.scalar(select(Item.id).where(Item.key == key))
+            found = db.scalar(select(Item.id).where(Item.release_key == key))
         assert found is not None, key
         return int(found)
 
     def item(self, key: str) -> Item:
         with self.database.read() as db:
-            found = db.scalar(select(Item).where(Item.key == key))
+            found = db.scalar(select(Item).where(Item.release_key == key))
         assert found is not None, key
         return found
 

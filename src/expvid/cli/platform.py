@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
@@ -16,6 +16,9 @@ from rich.table import Column, Table
 
 from expvid.platform.config import DATABASE_ENV, default_database_url
 from expvid.run.terminal import message_console, print_table
+
+if TYPE_CHECKING:
+    from expvid.platform.services.import_report import ImportReport
 
 platform_app = typer.Typer(
     no_args_is_help=True, help="Expert verification platform (web review of candidates)."
@@ -124,8 +127,23 @@ def import_dir(
     db: DbOption,
     skip_bad: Annotated[bool, typer.Option(help="Import the good records and report the bad lines.")] = False,
     assign: Annotated[bool, typer.Option(help="Assign new items to annotators right away.")] = True,
+    report_file: Annotated[
+        Path | None,
+        typer.Option("--report", help="Also write the report (every item's outcome) to this JSON file."),
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the report as JSON (and nothing else) on standard output.")
+    ] = False,
 ) -> None:
-    """Import candidate items (and provenance, segments, papers) into the platform."""
+    """Import a batch of candidate items (and provenance, segments, papers) into the platform.
+
+    Items are matched by their stable identity (`uid` in provenance.jsonl; per directory without
+    one). Each is reported as added, unchanged, changed (a new version, back to review), restored,
+    removed upstream (flagged, never deleted) or conflict (not applied). Exit status: 0; 1 when
+    nothing was imported (bad lines, listed); 3 when conflicts were left unapplied.
+    """
+    import json
+
     from expvid.platform import open_database
     from expvid.platform.services.importer import import_candidates
     from expvid.schema import DataError
@@ -137,16 +155,41 @@ def import_dir(
         raise _fail(str(error)) from None
     finally:
         database.dispose()
-    table = Table("task", "imported")
-    for task, n in sorted(report.imported.items()):
-        table.add_row(task, str(n))
-    print_table(console, table)
+    data = report.as_dict()
+    if report_file is not None:
+        report_file.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    if as_json:
+        print(json.dumps(data, ensure_ascii=False))
+        raise typer.Exit(code=report.exit_code)
+    _print_import(report)
+    raise typer.Exit(code=report.exit_code)
+
+
+def _print_import(report: ImportReport) -> None:
+    from expvid.platform.services.import_report import OUTCOMES
+
+    by_task = report.as_dict()["by_task"]
+    if by_task:
+        table = Table("task", *OUTCOMES)
+        for task, counts in by_task.items():
+            table.add_row(task, *(str(counts.get(o, 0)) for o in OUTCOMES))
+        print_table(console, table)
+    counts = report.counts
     console.print(
-        f"{report.total_imported} new item(s), {report.unchanged} already present, "
-        f"{report.experiments} experiment(s), {report.segments} segment(s)"
+        f"{counts['added']} new item(s), {counts['unchanged']} already present, {counts['changed']} changed "
+        f"upstream (back to review), {counts['restored']} restored, {counts['removed']} removed upstream, "
+        f"{counts['conflict']} conflict(s); {report.experiments} experiment(s), {report.segments} segment(s) "
+        f"added (identity: {report.identity})",
+        highlight=False,
     )
-    for key in report.changed_upstream:
-        console.print(f"[yellow]changed upstream, kept the platform's version:[/yellow] {key}")
+    styles = {"changed": "cyan", "restored": "cyan", "removed": "yellow", "conflict": "red"}
+    for outcome in ("changed", "restored", "removed", "conflict"):
+        for item in report.of(outcome):
+            console.print(
+                f"[{styles[outcome]}]{outcome}:[/{styles[outcome]}] {escape(item.release_key)} "
+                f"({escape(item.video_id)}): {escape(item.reason)}",
+                soft_wrap=True,
+            )
     for problem in report.problems:
         console.print(f"[yellow]skipped:[/yellow] {escape(str(problem))}")
     for warning in report.warnings:
@@ -155,6 +198,11 @@ def import_dir(
         console.print(f"{report.assignment.assignments_created} assignment(s) made")
         for discipline, n in sorted(report.assignment.short_of_annotators.items()):
             console.print(f"[yellow]{n} item(s) in {discipline} lack two eligible annotators[/yellow]")
+    if report.conflicts:
+        console.print(
+            f"[red]{len(report.conflicts)} item(s) not applied (conflicts, listed above); they are flagged "
+            "upstream_conflict on the platform[/red]"
+        )
 
 
 @platform_app.command("export")

@@ -29,6 +29,8 @@ KNOWN_FLAGS = (
     "snapped_timestamps",
     "needs_expert_refinement",
     "rebuild_failed",
+    "removed_upstream",
+    "upstream_conflict",
     SHORT_FLAG,
 )
 

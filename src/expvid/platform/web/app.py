@@ -16,6 +16,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from expvid.asgi_headers import ResponseHeaders
 from expvid.platform.config import PlatformSettings
 from expvid.platform.db.engine import Database
+from expvid.platform.security.hashing import HashPool
 from expvid.platform.security.passwords import Passwords
 from expvid.platform.services.errors import Conflict, Forbidden, InvalidInput, NotFound, PlatformError
 from expvid.platform.web.body_limit import BodyLimit, BodyTooLarge
@@ -54,9 +55,14 @@ def create_app(settings: PlatformSettings, *, database: Database | None = None) 
     owns_database = database is None
     db = database or Database(settings.database_url)
 
+    passwords = Passwords(settings.passwords)
+    policy = settings.passwords
+    hashes = HashPool(passwords, slots=policy.hash_slots, queue=policy.hash_queue, nice=policy.hash_nice)
+
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         yield
+        hashes.close()
         if owns_database:
             db.dispose()
 
@@ -69,7 +75,8 @@ def create_app(settings: PlatformSettings, *, database: Database | None = None) 
     )
     app.state.settings = settings
     app.state.database = db
-    app.state.passwords = Passwords(settings.passwords)
+    app.state.passwords = passwords
+    app.state.hashes = hashes
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(ResponseHeaders, headers=_SECURITY_HEADERS)
     app.mount("/static", StaticFiles(directory=str(STATIC_DIR)), name="static")
