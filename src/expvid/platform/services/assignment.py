@@ -45,6 +45,8 @@ class AssignmentReport:
 
 
 def _tie_break(item_key: str, username: str) -> str:
+    """Hash of (release key, user): the same candidate files give the same assignment wherever the
+    folder lies (a directory without uids has a path-derived identity)."""
     return hashlib.sha256(f"{item_key}\x00{username}".encode()).hexdigest()
 
 
@@ -191,7 +193,7 @@ def assign_pending(db: Session, *, actor: Actor = SYSTEM) -> AssignmentReport:
             and user.username != item.creator
             and discipline_matches(user.disciplines or [], item.discipline)
         ]
-        eligible.sort(key=lambda u: (open_load[u.id], _tie_break(item.key, u.username)))
+        eligible.sort(key=lambda u: (open_load[u.id], _tie_break(item.release_key, u.username)))
         for slot, user in zip(free_slots, eligible, strict=False):
             new_assignments.append({"item_id": item.id, "user_id": user.id, "slot": slot, "assigned_at": now})
             open_load[user.id] += 1
