@@ -28,7 +28,9 @@ from expvid.platform.services.settlement import reopen_for_review, segment_steps
 def test_each_item_has_two_annotators_of_its_discipline(env: Env) -> None:
     with env.database.read() as db:
         rows = db.execute(
-            select(Item.release_key, Item.state, func.count(Assignment.id)).outerjoin(Assignment).group_by(Item.id)
+            select(Item.release_key, Item.state, func.count(Assignment.id))
+            .outerjoin(Assignment)
+            .group_by(Item.id)
         ).all()
         owners = {
             (key, user)

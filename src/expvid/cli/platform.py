@@ -18,7 +18,9 @@ from expvid.platform.config import DATABASE_ENV, default_database_url
 from expvid.run.terminal import message_console, print_table
 
 if TYPE_CHECKING:
+    from expvid.platform.security.hashing import HashPool
     from expvid.platform.services.import_report import ImportReport
+    from expvid.platform.services.users import Reassignment
 
 platform_app = typer.Typer(
     no_args_is_help=True, help="Expert verification platform (web review of candidates)."
@@ -285,6 +287,50 @@ def export_dir(
             console.print(line, highlight=False, markup=False, soft_wrap=True)
 
 
+@platform_app.command("backup")
+def backup_db(
+    file: Annotated[
+        Path,
+        typer.Argument(help="New backup file (gzip'd JSON lines), e.g. review-2027-01-12.expvid-backup.gz."),
+    ],
+    db: DbOption,
+) -> None:
+    """Back up the whole review database (SQLite or PostgreSQL) into one portable file, while it runs.
+
+    Restore with `expvid platform restore FILE --db URL` into a new, empty database of either kind.
+    The file holds password hashes and token digests: keep it as safe as the database.
+    """
+    from expvid.platform.db.backup import BackupError, backup
+
+    try:
+        report = backup(db, file)
+    except BackupError as error:
+        raise _fail(str(error)) from None
+    console.print(
+        f"backed up {report.rows} row(s) of {len(report.counts)} table(s) at schema revision {report.revision} "
+        f"to {report.path}",
+        markup=False,
+        soft_wrap=True,
+    )
+
+
+@platform_app.command("restore")
+def restore_db(
+    file: Annotated[Path, typer.Argument(help="A file written by `expvid platform backup`.")],
+    db: DbOption,
+) -> None:
+    """Restore a backup into a new, empty database (SQLite file or PostgreSQL), then migrate it to the
+    newest schema. All or nothing; everyone signs in again afterwards."""
+    from expvid.platform.db.backup import BackupError, restore
+
+    try:
+        report = restore(file, db)
+    except BackupError as error:
+        raise _fail(str(error)) from None
+    counts = ", ".join(f"{n} {t}" for t, n in report.counts.items() if n)
+    console.print(f"restored {report.rows} row(s) ({counts}) from {file}", markup=False, soft_wrap=True)
+
+
 @platform_app.command("assign")
 def assign(db: DbOption) -> None:
     """Assign pending items to two annotators each (by discipline and load)."""
@@ -336,6 +382,20 @@ def status(db: DbOption) -> None:
     print_table(console, figures)
 
 
+def _hash_pool(db: str) -> HashPool:
+    from expvid.platform import PlatformSettings
+    from expvid.platform.security.hashing import HashPool
+    from expvid.platform.security.passwords import Passwords
+
+    return HashPool(Passwords(PlatformSettings(database_url=db).passwords), slots=1, nice=0)
+
+
+def _read_password(password_stdin: bool) -> str:
+    if password_stdin:
+        return sys.stdin.readline().rstrip("\n")
+    return str(typer.prompt("password", hide_input=True, confirmation_prompt=True))
+
+
 @user_app.command("add")
 def user_add(
     name: Annotated[str, typer.Argument(help="User name.")],
@@ -347,33 +407,116 @@ def user_add(
     password_stdin: Annotated[bool, typer.Option(help="Read the password from standard input.")] = False,
 ) -> None:
     """Create an account (the password is prompted for, or read from stdin)."""
-    from expvid.platform import PlatformSettings, open_database
-    from expvid.platform.security.passwords import Passwords
+    from expvid.platform import open_database
     from expvid.platform.services.errors import SYSTEM, InvalidInput
-    from expvid.platform.services.users import add_user
+    from expvid.platform.services.users import create_account
 
-    if password_stdin:
-        password = sys.stdin.readline().rstrip("\n")
-    else:
-        password = typer.prompt("password", hide_input=True, confirmation_prompt=True)
+    password = _read_password(password_stdin)
     database = open_database(db)
+    pool = _hash_pool(db)
     try:
-        with database.write() as session:
-            user = add_user(
-                session,
-                Passwords(PlatformSettings(database_url=db).passwords),
-                username=name,
-                password=password,
-                role=role,
-                disciplines=discipline or [],
-                actor=SYSTEM,
-            )
-            disciplines = ", ".join(user.disciplines) or "any discipline"
+        user = create_account(
+            database,
+            pool,
+            username=name,
+            password=password,
+            role=role,
+            disciplines=discipline or [],
+            actor=SYSTEM,
+        )
+        disciplines = ", ".join(user.disciplines) or "any discipline"
     except InvalidInput as error:
         raise _fail("; ".join(error.problems)) from None
     finally:
+        pool.close()
         database.dispose()
     console.print(f"created {role} {name} ({disciplines})")
+
+
+@user_app.command("passwd")
+def user_passwd(
+    name: Annotated[str, typer.Argument(help="User name.")],
+    db: DbOption,
+    password_stdin: Annotated[bool, typer.Option(help="Read the new password from standard input.")] = False,
+) -> None:
+    """Set a new password for an account (an admin's reset); its sessions end."""
+    from expvid.platform import open_database
+    from expvid.platform.services.errors import SYSTEM, InvalidInput, NotFound
+    from expvid.platform.services.users import reset_password
+
+    password = _read_password(password_stdin)
+    database = open_database(db)
+    pool = _hash_pool(db)
+    try:
+        reset_password(database, pool, username=name, password=password, actor=SYSTEM)
+    except (InvalidInput, NotFound) as error:
+        raise _fail("; ".join(error.problems) if isinstance(error, InvalidInput) else str(error)) from None
+    finally:
+        pool.close()
+        database.dispose()
+    console.print(f"new password set for {name}; their sessions ended")
+
+
+def _moved(result: Reassignment) -> str:
+    if not result.released:
+        return ""
+    placed = result.assignment.assignments_created if result.assignment else 0
+    short = sum(result.assignment.short_of_annotators.values()) if result.assignment else 0
+    return f": {len(result.released)} open item(s) returned to the pool, {placed} reassigned" + (
+        f", {short} item(s) still short of annotators" if short else ""
+    )
+
+
+@user_app.command("edit")
+def user_edit(
+    name: Annotated[str, typer.Argument(help="User name.")],
+    db: DbOption,
+    role: Annotated[str | None, typer.Option(help="New role: annotator | adjudicator | admin.")] = None,
+    discipline: Annotated[
+        list[str] | None,
+        typer.Option(help="New discipline list (repeat or comma-separate; replaces the old one)."),
+    ] = None,
+    any_discipline: Annotated[bool, typer.Option(help="Clear the discipline list (= any).")] = False,
+) -> None:
+    """Change an account's role or disciplines. An annotator given another role hands over their open items."""
+    from expvid.platform import open_database
+    from expvid.platform.services.errors import SYSTEM, InvalidInput, NotFound
+    from expvid.platform.services.users import update_user
+
+    if role is None and discipline is None and not any_discipline:
+        raise typer.BadParameter("give --role, --discipline or --any-discipline")
+    disciplines = [] if any_discipline else discipline
+    database = open_database(db)
+    try:
+        result = database.write_retry(
+            lambda s: update_user(s, SYSTEM, name, role=role, disciplines=disciplines)
+        )
+    except (InvalidInput, NotFound) as error:
+        raise _fail("; ".join(error.problems) if isinstance(error, InvalidInput) else str(error)) from None
+    finally:
+        database.dispose()
+    console.print(f"updated {name}{_moved(result)}")
+
+
+@user_app.command("reassign")
+def user_reassign(
+    name: Annotated[str, typer.Argument(help="User name.")],
+    db: DbOption,
+    reason: Annotated[str, typer.Option(help="Why (kept in the audit trail).")] = "reassigned by an admin",
+) -> None:
+    """Give an annotator's open items to other eligible annotators (what they decided stays theirs)."""
+    from expvid.platform import open_database
+    from expvid.platform.services.errors import SYSTEM, NotFound
+    from expvid.platform.services.users import reassign_open_items
+
+    database = open_database(db)
+    try:
+        result = database.write_retry(lambda s: reassign_open_items(s, SYSTEM, name, reason=reason))
+    except NotFound as error:
+        raise _fail(str(error)) from None
+    finally:
+        database.dispose()
+    console.print(f"{name}{_moved(result) or ': no open items to reassign'}")
 
 
 @user_app.command("list")
@@ -400,20 +543,29 @@ def user_list(db: DbOption) -> None:
 
 @user_app.command("deactivate")
 def user_deactivate(name: Annotated[str, typer.Argument()], db: DbOption) -> None:
-    """Deactivate an account and end its sessions (its decisions stay)."""
+    """Deactivate an account and end its sessions; its open items go to other annotators (its decisions stay)."""
+    _set_active(name, db, active=False)
+
+
+@user_app.command("activate")
+def user_activate(name: Annotated[str, typer.Argument()], db: DbOption) -> None:
+    """Let a deactivated account sign in again (items reassigned meanwhile stay with their new annotators)."""
+    _set_active(name, db, active=True)
+
+
+def _set_active(name: str, db: str, *, active: bool) -> None:
     from expvid.platform import open_database
-    from expvid.platform.services.errors import SYSTEM, NotFound
+    from expvid.platform.services.errors import SYSTEM, InvalidInput, NotFound
     from expvid.platform.services.users import set_active
 
     database = open_database(db)
     try:
-        with database.write() as session:
-            set_active(session, name, False, actor=SYSTEM)
-    except NotFound as error:
-        raise _fail(str(error)) from None
+        result = database.write_retry(lambda s: set_active(s, name, active, actor=SYSTEM))
+    except (InvalidInput, NotFound) as error:
+        raise _fail("; ".join(error.problems) if isinstance(error, InvalidInput) else str(error)) from None
     finally:
         database.dispose()
-    console.print(f"deactivated {name}")
+    console.print(f"{'activated' if active else 'deactivated'} {name}{_moved(result)}")
 
 
 token_app = typer.Typer(no_args_is_help=True, help="Personal API tokens for scripts (Authorization: Bearer).")
