@@ -21,6 +21,7 @@ from expvid.platform.security.passwords import Passwords
 from expvid.platform.services.errors import Conflict, Forbidden, InvalidInput, NotFound, PlatformError
 from expvid.platform.web.body_limit import BodyLimit, BodyTooLarge
 from expvid.platform.web.deps import CsrfRejected, Unauthenticated
+from expvid.platform.web.input_guard import InputGuard
 from expvid.platform.web.render import STATIC_DIR, page
 from expvid.platform.web.routes import account, adjudicate, admin, api, auth, dashboard, home, media, review
 
@@ -77,6 +78,9 @@ def create_app(settings: PlatformSettings, *, database: Database | None = None) 
     app.state.database = db
     app.state.passwords = passwords
     app.state.hashes = hashes
+    # Outermost last: security headers on every answer, then the body cap, then the input guard
+    # (which buffers bodies, so it must sit inside the cap).
+    app.add_middleware(InputGuard)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(ResponseHeaders, headers=_SECURITY_HEADERS)
     app.mount("/static", StaticFiles(directory=str(STATIC_DIR)), name="static")

@@ -199,7 +199,7 @@ def run_assignment(request: Request, current: WriterDep) -> Response:
 
 
 @router.post("/users/{username}/tokens/revoke")
-async def revoke_tokens(username: str, request: Request, current: WriterDep) -> Response:
+async def revoke_tokens(username: UserName, request: Request, current: WriterDep) -> Response:
     """Revoke every API token of an account (a leaked script, someone leaving the team)."""
     current.require("admin")
 
