@@ -79,7 +79,7 @@ def test_no_route_answers_500_to_ids_nul_or_deep_json(env: Env, server: LiveServ
                                 concrete,
                                 content=deep,
                                 headers={**headers, "Content-Type": "application/json"},
-                            ),  # fmt: skip
+                            ),
                             client.client.request(
                                 method,
                                 concrete,
@@ -91,7 +91,7 @@ def test_no_route_answers_500_to_ids_nul_or_deep_json(env: Env, server: LiveServ
                                     "decision_version": 2**40,
                                     "outcome": "verified",
                                 },
-                            ),  # fmt: skip
+                            ),
                         ]
                     for response in responses:
                         checked += 1
