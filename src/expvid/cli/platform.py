@@ -77,6 +77,18 @@ def serve(
         list[str] | None,
         typer.Option(help="Address or CIDR range of the reverse proxy (repeatable; default: this machine)."),
     ] = None,
+    hash_slots: Annotated[
+        int,
+        typer.Option(
+            min=1, max=64, help="Password hashes computed at once (each takes 64 MiB); more wait their turn."
+        ),
+    ] = 1,
+    hash_nice: Annotated[
+        int,
+        typer.Option(
+            min=0, max=19, help="CPU priority of password hashing (Linux nice): 19 lets saves go first."
+        ),
+    ] = 19,
 ) -> None:
     """Run the web app (uvicorn)."""
     import os
@@ -84,8 +96,15 @@ def serve(
     import uvicorn
 
     from expvid.platform import PlatformSettings, create_app, open_database
+    from expvid.platform.config import PasswordPolicy
     from expvid.platform.security.client import parse_networks
-    from expvid.platform.web.app import PROXY_HEADER_ENV, SECURE_COOKIES_ENV, TRUSTED_PROXIES_ENV
+    from expvid.platform.web.app import (
+        HASH_NICE_ENV,
+        HASH_SLOTS_ENV,
+        PROXY_HEADER_ENV,
+        SECURE_COOKIES_ENV,
+        TRUSTED_PROXIES_ENV,
+    )
 
     extra: dict[str, object] = {}
     if trusted_proxy:
@@ -94,8 +113,9 @@ def serve(
         except ValueError as error:
             raise _fail(f"--trusted-proxy: {error}") from None
     settings = PlatformSettings(
-        database_url=db, secure_cookies=secure_cookies, proxy_header=proxy_header, **extra
-    )
+        database_url=db, secure_cookies=secure_cookies, proxy_header=proxy_header,
+        passwords=PasswordPolicy(hash_slots=hash_slots, hash_nice=hash_nice), **extra,
+    )  # fmt: skip
     database = open_database(db)
     console.print(f"serving on http://{host}:{port}  (database {database.engine.url.render_as_string()})")
     if proxy_header:
@@ -112,6 +132,7 @@ def serve(
     os.environ[SECURE_COOKIES_ENV] = "1" if secure_cookies else "0"
     os.environ[PROXY_HEADER_ENV] = proxy_header or ""
     os.environ[TRUSTED_PROXIES_ENV] = ",".join(settings.trusted_proxies)
+    os.environ[HASH_SLOTS_ENV], os.environ[HASH_NICE_ENV] = str(hash_slots), str(hash_nice)
     uvicorn.run(
         "expvid.platform.web.app:app_from_env",
         factory=True,

@@ -57,14 +57,26 @@ class HashPool:
         )
         self._lock = threading.Lock()
         self._pending = 0
-        #: Hashes done and attempts shed, for tests and the benchmark.
+        #: Hashes done, attempts shed, and the most hashes ever running at once (tests, benchmark).
         self.done = 0
         self.shed = 0
+        self.running = 0
+        self.peak_running = 0
 
     @property
     def pending(self) -> int:
         """Hashes running or waiting for a slot."""
         return self._pending
+
+    def _counted(self, work: Callable[[], T]) -> T:
+        with self._lock:
+            self.running += 1
+            self.peak_running = max(self.peak_running, self.running)
+        try:
+            return work()
+        finally:
+            with self._lock:
+                self.running -= 1
 
     def _submit(self, work: Callable[[], T], *, shed: bool) -> Future[T]:
         with self._lock:
@@ -72,7 +84,7 @@ class HashPool:
                 self.shed += 1
                 raise HashingBusy()
             self._pending += 1
-        future = self._executor.submit(work)
+        future = self._executor.submit(self._counted, work)
         future.add_done_callback(self._finished)
         return future
 

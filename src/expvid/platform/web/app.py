@@ -14,7 +14,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from expvid.asgi_headers import ResponseHeaders
-from expvid.platform.config import PlatformSettings
+from expvid.platform.config import PasswordPolicy, PlatformSettings
 from expvid.platform.db.engine import Database
 from expvid.platform.security.hashing import HashPool
 from expvid.platform.security.passwords import Passwords
@@ -145,20 +145,29 @@ def create_app(settings: PlatformSettings, *, database: Database | None = None) 
 SECURE_COOKIES_ENV = "EXPVID_PLATFORM_SECURE_COOKIES"
 PROXY_HEADER_ENV = "EXPVID_PLATFORM_PROXY_HEADER"
 TRUSTED_PROXIES_ENV = "EXPVID_PLATFORM_TRUSTED_PROXIES"
+HASH_SLOTS_ENV = "EXPVID_PLATFORM_HASH_SLOTS"
+HASH_NICE_ENV = "EXPVID_PLATFORM_HASH_NICE"
 
 
 def settings_from_env() -> PlatformSettings:
     """Settings for worker processes: `EXPVID_PLATFORM_DB`, `EXPVID_PLATFORM_SECURE_COOKIES=1`,
-    `EXPVID_PLATFORM_PROXY_HEADER` and `EXPVID_PLATFORM_TRUSTED_PROXIES` (comma-separated)."""
+    `EXPVID_PLATFORM_PROXY_HEADER`, `EXPVID_PLATFORM_TRUSTED_PROXIES` (comma-separated),
+    `EXPVID_PLATFORM_HASH_SLOTS` and `EXPVID_PLATFORM_HASH_NICE`."""
     import os
 
     trusted = os.environ.get(TRUSTED_PROXIES_ENV)
     extra: dict[str, Any] = {}
     if trusted:
         extra["trusted_proxies"] = [part.strip() for part in trusted.split(",") if part.strip()]
+    hashing: dict[str, int] = {}
+    if os.environ.get(HASH_SLOTS_ENV):
+        hashing["hash_slots"] = int(os.environ[HASH_SLOTS_ENV])
+    if os.environ.get(HASH_NICE_ENV):
+        hashing["hash_nice"] = int(os.environ[HASH_NICE_ENV])
     return PlatformSettings(
         secure_cookies=os.environ.get(SECURE_COOKIES_ENV) == "1",
         proxy_header=os.environ.get(PROXY_HEADER_ENV) or None,
+        passwords=PasswordPolicy(**hashing),
         **extra,
     )
 
