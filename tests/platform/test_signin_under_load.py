@@ -65,7 +65,7 @@ def test_saves_go_on_while_passwords_are_hashed(env: Env) -> None:
     while they are still being hashed (no transaction waits for argon2), one hash at a time."""
     with LiveServer(create_app(env.settings, database=env.database)) as fast:
         alice = Browserless(fast.url, "alice", password_of("alice"))  # signed in before the flood
-    slow_policy = PasswordPolicy(time_cost=10, memory_kib=65536, parallelism=1)
+    slow_policy = PasswordPolicy(time_cost=10, memory_kib=65536, parallelism=1, hash_share=1.0)
     settings = env.settings.model_copy(update={"passwords": slow_policy, "proxy_header": "X-Forwarded-For"})
     app = create_app(settings, database=env.database)
     pool = app.state.hashes

@@ -89,6 +89,12 @@ def serve(
             min=0, max=19, help="CPU priority of password hashing (Linux nice): 19 lets saves go first."
         ),
     ] = 19,
+    hash_share: Annotated[
+        float,
+        typer.Option(
+            min=0.05, max=1.0, help="Largest share of its time a hashing slot computes (rests in between)."
+        ),
+    ] = 0.5,
 ) -> None:
     """Run the web app (uvicorn)."""
     import os
@@ -100,6 +106,7 @@ def serve(
     from expvid.platform.security.client import parse_networks
     from expvid.platform.web.app import (
         HASH_NICE_ENV,
+        HASH_SHARE_ENV,
         HASH_SLOTS_ENV,
         PROXY_HEADER_ENV,
         SECURE_COOKIES_ENV,
@@ -114,7 +121,7 @@ def serve(
             raise _fail(f"--trusted-proxy: {error}") from None
     settings = PlatformSettings(
         database_url=db, secure_cookies=secure_cookies, proxy_header=proxy_header,
-        passwords=PasswordPolicy(hash_slots=hash_slots, hash_nice=hash_nice), **extra,
+        passwords=PasswordPolicy(hash_slots=hash_slots, hash_nice=hash_nice, hash_share=hash_share), **extra,
     )  # fmt: skip
     database = open_database(db)
     console.print(f"serving on http://{host}:{port}  (database {database.engine.url.render_as_string()})")
@@ -133,6 +140,7 @@ def serve(
     os.environ[PROXY_HEADER_ENV] = proxy_header or ""
     os.environ[TRUSTED_PROXIES_ENV] = ",".join(settings.trusted_proxies)
     os.environ[HASH_SLOTS_ENV], os.environ[HASH_NICE_ENV] = str(hash_slots), str(hash_nice)
+    os.environ[HASH_SHARE_ENV] = str(hash_share)
     uvicorn.run(
         "expvid.platform.web.app:app_from_env",
         factory=True,

@@ -34,6 +34,9 @@ class PasswordPolicy(BaseModel):
     hash_queue: int = Field(default=64, ge=0)
     #: CPU priority of the hashing threads (Linux nice, 0-19): a flood of sign-ins yields to saves.
     hash_nice: int = Field(default=19, ge=0, le=19)
+    #: Largest share of its time a hashing slot computes (it rests in between): under a flood of
+    #: sign-ins, argon2's memory traffic, which no CPU priority holds back, stays bounded too.
+    hash_share: float = Field(default=0.5, gt=0, le=1)
 
 
 class ThrottlePolicy(BaseModel):

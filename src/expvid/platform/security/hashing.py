@@ -24,6 +24,7 @@ import asyncio
 import contextlib
 import os
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
@@ -48,10 +49,19 @@ def _lower_priority(nice: int) -> None:
 
 class HashPool:
     def __init__(
-        self, passwords: Passwords, *, slots: int = 1, queue: int = 64, nice: int = LOWEST_PRIORITY
+        self,
+        passwords: Passwords,
+        *,
+        slots: int = 1,
+        queue: int = 64,
+        nice: int = LOWEST_PRIORITY,
+        share: float = 1.0,
     ) -> None:
         self.passwords = passwords
         self.slots, self.queue = slots, queue
+        #: The most of its time a slot spends hashing: after a hash of t seconds it rests t*(1/share-1).
+        self.share = min(1.0, max(0.05, share))
+        self._rest_until: dict[int, float] = {}
         self._executor = ThreadPoolExecutor(
             max_workers=slots, thread_name_prefix="argon2", initializer=_lower_priority, initargs=(nice,)
         )
@@ -69,12 +79,19 @@ class HashPool:
         return self._pending
 
     def _counted(self, work: Callable[[], T]) -> T:
+        # Rest as long as the share asks since this slot's last hash (no wait when it was idle).
+        rest = self._rest_until.get(threading.get_ident(), 0.0) - time.monotonic()
+        if rest > 0:
+            time.sleep(rest)
         with self._lock:
             self.running += 1
             self.peak_running = max(self.peak_running, self.running)
+        started = time.monotonic()
         try:
             return work()
         finally:
+            ended = time.monotonic()
+            self._rest_until[threading.get_ident()] = ended + (ended - started) * (1 / self.share - 1)
             with self._lock:
                 self.running -= 1
 

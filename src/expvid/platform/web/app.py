@@ -58,7 +58,13 @@ def create_app(settings: PlatformSettings, *, database: Database | None = None) 
 
     passwords = Passwords(settings.passwords)
     policy = settings.passwords
-    hashes = HashPool(passwords, slots=policy.hash_slots, queue=policy.hash_queue, nice=policy.hash_nice)
+    hashes = HashPool(
+        passwords,
+        slots=policy.hash_slots,
+        queue=policy.hash_queue,
+        nice=policy.hash_nice,
+        share=policy.hash_share,
+    )
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
@@ -147,19 +153,22 @@ PROXY_HEADER_ENV = "EXPVID_PLATFORM_PROXY_HEADER"
 TRUSTED_PROXIES_ENV = "EXPVID_PLATFORM_TRUSTED_PROXIES"
 HASH_SLOTS_ENV = "EXPVID_PLATFORM_HASH_SLOTS"
 HASH_NICE_ENV = "EXPVID_PLATFORM_HASH_NICE"
+HASH_SHARE_ENV = "EXPVID_PLATFORM_HASH_SHARE"
 
 
 def settings_from_env() -> PlatformSettings:
     """Settings for worker processes: `EXPVID_PLATFORM_DB`, `EXPVID_PLATFORM_SECURE_COOKIES=1`,
     `EXPVID_PLATFORM_PROXY_HEADER`, `EXPVID_PLATFORM_TRUSTED_PROXIES` (comma-separated),
-    `EXPVID_PLATFORM_HASH_SLOTS` and `EXPVID_PLATFORM_HASH_NICE`."""
+    `EXPVID_PLATFORM_HASH_SLOTS`, `EXPVID_PLATFORM_HASH_NICE` and `EXPVID_PLATFORM_HASH_SHARE`."""
     import os
 
     trusted = os.environ.get(TRUSTED_PROXIES_ENV)
     extra: dict[str, Any] = {}
     if trusted:
         extra["trusted_proxies"] = [part.strip() for part in trusted.split(",") if part.strip()]
-    hashing: dict[str, int] = {}
+    hashing: dict[str, float] = {}
+    if os.environ.get(HASH_SHARE_ENV):
+        hashing["hash_share"] = float(os.environ[HASH_SHARE_ENV])
     if os.environ.get(HASH_SLOTS_ENV):
         hashing["hash_slots"] = int(os.environ[HASH_SLOTS_ENV])
     if os.environ.get(HASH_NICE_ENV):
