@@ -294,14 +294,19 @@ class _Sync:
             reason=f"back in import {self.batch.id} ({self.root})",
         )  # fmt: skip
 
+    def _flag_conflict(self, row: Item, item: ParsedItem, why: str) -> None:
+        """Mark the platform's item: upstream has a version that was not applied (and why)."""
+        row.flags = [
+            *(f for f in row.flags or [] if f.get("kind") != CONFLICT_FLAG),
+            {"kind": CONFLICT_FLAG, "detail": f"import {self.batch.id}: {why}", "batch": self.batch.id,
+             "content_sha256": item.content_sha256},
+        ]  # fmt: skip
+
     def change(self, row: Item, item: ParsedItem) -> None:
         """New content upstream: a new version of the item, back to review."""
         segment = self._segment_for(item)
         if segment is not None and segment.conflict:
-            detail = f"import {self.batch.id}: {segment.conflict}"
-            row.flags = [*(f for f in row.flags or [] if f.get("kind") != CONFLICT_FLAG),
-                         {"kind": CONFLICT_FLAG, "detail": detail, "batch": self.batch.id,
-                          "content_sha256": item.content_sha256}]  # fmt: skip
+            self._flag_conflict(row, item, segment.conflict)
             self._outcome(item, "conflict", row, segment.conflict, state=row.state)
             return
         db = self.db
@@ -389,6 +394,7 @@ class _Sync:
                     added.append((item, new))
                 continue
             if (row.task, row.video_id) != (item.task, item.video_id):
+                self._flag_conflict(row, item, "the identity names another task or experiment here")
                 self._outcome(
                     item, "conflict", row,
                     f"{item.key} is a {row.task} item of experiment {row.video_id} on the platform, "
