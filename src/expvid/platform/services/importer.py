@@ -32,6 +32,7 @@ from expvid.platform.services.identity import (
     uid_problem,
 )
 from expvid.platform.services.import_report import ImportReport
+from expvid.platform.services.scivideobench import SVB_LEVEL, svb_records
 from expvid.platform.services.tasks import TASKS, annotation_file
 from expvid.schema import DataError, RecordProblem, read_jsonl
 
@@ -263,7 +264,7 @@ def read_directory(root: Path) -> tuple[ParsedDirectory, ImportReport]:
     keys: dict[str, str] = {}
     for task, path in present.items():
         spec = TASKS[task]
-        for line, raw in read_jsonl(path):
+        for line, raw in svb_records(root, task) if spec.level == SVB_LEVEL else read_jsonl(path):
             if isinstance(raw, RecordProblem):
                 problems.append(raw)
                 continue

@@ -39,6 +39,14 @@ CONFLICT_FLAG = "upstream_conflict"
 REMOVED_STATE = "removed"
 #: Flags the platform itself sets; every other flag comes from the build and follows the directory.
 PLATFORM_FLAGS = (REMOVED_FLAG, CONFLICT_FLAG, "rebuild_failed")
+#: Provenance the platform adds to an item (a verifier's overlays): kept when the build's changes.
+PLATFORM_PROVENANCE = ("overlays",)
+
+
+def _upstream_provenance(provenance: dict[str, Any] | None) -> dict[str, Any]:
+    return {k: v for k, v in (provenance or {}).items() if k not in PLATFORM_PROVENANCE}
+
+
 _CHUNK = 500
 
 
@@ -211,7 +219,12 @@ class _Sync:
             "window_end": _float(source.get("end")) if video else None,
         }
 
-    def _upstream_fields(self, item: ParsedItem, segment_id: int | None) -> dict[str, Any]:
+    def _upstream_fields(
+        self, item: ParsedItem, segment_id: int | None, platform: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """The fields the directory decides; `platform`: the item's current provenance, whose
+        platform-made parts (PLATFORM_PROVENANCE) are carried over."""
+        kept = {k: v for k, v in (platform or {}).items() if k in PLATFORM_PROVENANCE}
         record = item.record
         creator, creator_id = _creator(self.user_ids, item.provenance)
         return {
@@ -221,7 +234,7 @@ class _Sync:
             "segment_id": segment_id,
             "asr_caption": record.get("asr_caption") or "",
             "record": record,
-            "provenance": item.provenance,
+            "provenance": {**item.provenance, **kept},
             "creator": creator,
             "created_by_user_id": creator_id,
         }
@@ -272,7 +285,7 @@ class _Sync:
         platform = [
             f for f in row.flags or [] if f.get("kind") in PLATFORM_FLAGS and f.get("kind") != CONFLICT_FLAG
         ]
-        for name, value in self._upstream_fields(item, segment_id).items():
+        for name, value in self._upstream_fields(item, segment_id, row.provenance).items():
             setattr(row, name, value)
         row.content_sha256 = item.content_sha256
         row.flags = [*_build_flags(item.provenance), *platform]
@@ -318,7 +331,8 @@ class _Sync:
             "upstream_version": row.upstream_version, "batch": row.batch_id, "video_path": row.video_path,
         }  # fmt: skip
         segment_id = segment.row.id if segment and segment.row else None
-        for name, value in {**self._upstream_fields(item, segment_id), **self._content(item.record)}.items():
+        fields = {**self._upstream_fields(item, segment_id, row.provenance), **self._content(item.record)}
+        for name, value in fields.items():
             setattr(row, name, value)
         row.content_sha256 = item.content_sha256
         row.upstream_version += 1
@@ -402,7 +416,7 @@ class _Sync:
                     state=row.state,
                 )  # fmt: skip
                 continue
-            stored = row.content_sha256 or fingerprint(row.record, row.provenance)
+            stored = row.content_sha256 or fingerprint(row.record, _upstream_provenance(row.provenance))
             if stored == item.content_sha256:
                 self.keep(row, item)
             else:
