@@ -222,8 +222,11 @@ def assign_pending(db: Session, *, actor: Actor = SYSTEM) -> AssignmentReport:
         db.execute(insert(Assignment), new_assignments)
     audit.record_many(db, actor, "assignment.created", events)
     audit.record_many(db, actor, "assignment.short", events_short)
+    # On the loaded objects (one batched UPDATE at flush): a statement per item made the session
+    # re-check every loaded item each time (quadratic at ten thousand items).
+    by_id = {item.id: item for item in items}
     for item_id, missing in shortfall.items():
-        db.execute(update(Item).where(Item.id == item_id).values(short_of_annotators=missing))
+        by_id[item_id].short_of_annotators = missing
     # A pending item with all its annotators goes to review (a new version: its state changed); an
     # item already in review that got a replacement annotator keeps its version, so the other
     # annotator's open page stays valid.
