@@ -85,6 +85,10 @@ def test_directories_without_uids_are_keyed_per_directory(env: Env, tmp_path: Pa
     second = import_candidates(env.database, other)
     assert second.counts["added"] == 11 and second.counts["removed"] == 0 and second.exit_code == 0
     assert any("release id materials/0 is shared by 2 items" in w for w in second.warnings)
+    assert any(
+        w.startswith("experiment E1 also has 10 item(s) imported with other identities")
+        for w in second.warnings
+    )
     assert _count(env.database, Item) == 22
     # The first directory's items are untouched; both copies of tools/0 verified: the export refuses.
     with env.database.read() as db:

@@ -458,6 +458,15 @@ class _Sync:
         schemes = {family(item.key) for item in parsed.items}
         present = {item.key for item in parsed.items}
         with_items = {item.video_id for item in parsed.items}
+        others: dict[str, int] = defaultdict(int)
+        for row in existing.values():
+            if row.video_id in parsed.covered and family(row.key) not in (*schemes, "platform"):
+                others[row.video_id] += 1
+        for video_id, count in sorted(others.items()):
+            self.report.warnings.append(
+                f"experiment {video_id} also has {count} item(s) imported with other identities (a directory "
+                "with or without uids); they are not matched with this directory's items and stay as they are"
+            )
         for row in sorted(existing.values(), key=lambda r: r.id):
             if (
                 row.key in present
