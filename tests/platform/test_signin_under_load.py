@@ -94,3 +94,25 @@ def test_saves_go_on_while_passwords_are_hashed(env: Env) -> None:
                 thread.join()
             alice.close()
         assert results == [401] * 4 and pool.peak_running == 1 and pool.done >= 4
+
+
+def test_colleagues_signing_in_at_once_from_one_office_are_not_throttled(env: Env) -> None:
+    """Five accounts, one address (a lab behind NAT), all at the same moment: every one gets in
+    (an attempt checked later never sees an earlier-recorded one as lying in its future)."""
+    settings = env.settings.model_copy(update={"proxy_header": "X-Forwarded-For"})
+    with LiveServer(create_app(settings, database=env.database)) as live:
+        for _ in range(3):
+            barrier = threading.Barrier(5)
+            results: list[int] = []
+            threads = [
+                threading.Thread(
+                    target=_attempt,
+                    args=(live.url, name, password_of(name), "198.51.100.20", barrier, results),
+                )
+                for name in ("alice", "bob", "carol", "dave", "root")
+            ]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            assert results == [303] * 5

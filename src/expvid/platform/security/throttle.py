@@ -50,9 +50,10 @@ def delay_after(failures: int, free: int, policy: ThrottlePolicy) -> float:
 
 
 def _wait(count: int, last: datetime | None, free: int, policy: ThrottlePolicy, now: datetime) -> float:
-    if last is None:
+    delay = delay_after(count, free, policy)
+    if last is None or delay <= 0:
         return 0.0
-    return delay_after(count, free, policy) - (now - last).total_seconds()
+    return delay - (now - last).total_seconds()
 
 
 def _pair_failures(db: Session, username: str, ip: str, since: datetime) -> tuple[int, datetime | None]:
@@ -99,9 +100,11 @@ def record_attempt(
 
 
 def _lock_client(db: Session, ip: str) -> None:
-    """Serialize attempts from one client address until the transaction ends (PostgreSQL; on
-    SQLite the write transaction already admits one writer at a time)."""
+    """Serialize attempts from one client address until the transaction ends: a PostgreSQL
+    advisory lock; on SQLite the first statement of a write transaction takes the database's single
+    write lock (BEGIN IMMEDIATE)."""
     if db.get_bind().dialect.name != "postgresql":
+        db.execute(text("SELECT 1"))
         return
     key = int.from_bytes(hashlib.sha256(f"expvid-login:{ip}".encode()).digest()[:8], "big", signed=True)
     db.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": key})
@@ -112,9 +115,11 @@ def reserve_attempt(
 ) -> tuple[ThrottleVerdict, int | None]:
     """Check the delays and, if the attempt may go on, record it as a failure (call in a write
     transaction and commit before hashing); returns the verdict and the attempt's row id."""
-    now = now or utc_now()
     username, ip = username[:64], ip[:64]
     _lock_client(db, ip)
+    # The clock is read once the lock is held: attempts are then recorded in the order they were
+    # checked, and none sees another's record as lying in its future.
+    now = now or utc_now()
     verdict = check_throttle(db, policy, username=username, ip=ip, now=now)
     if not verdict.allowed:
         return verdict, None
