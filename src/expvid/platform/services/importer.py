@@ -350,10 +350,15 @@ def import_candidates(
 ) -> ImportReport:
     """Import a candidate directory; raises `DataError` listing every bad line unless `skip_bad`.
 
-    One write transaction: either every outcome in the report happened, or none did.
+    One write transaction: either every outcome in the report happened, or none did. A ProMQA
+    candidate directory (`expvid build --recipe promqa`) is imported as procedural items
+    (`procedural_import.py`).
     """
+    from expvid.platform.services.procedural_import import import_procedural, is_procedural_dir
     from expvid.platform.services.upstream import apply_directory
 
+    if is_procedural_dir(Path(root)):
+        return import_procedural(database, Path(root), actor=actor, skip_bad=skip_bad, assign=assign)
     parsed, report = read_directory(root)
     if report.problems and not skip_bad:
         raise DataError(report.problems)
