@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import shlex
 import sys
 from pathlib import Path
@@ -12,6 +11,14 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
+from expvid.cli.endpoints import (
+    ApiKeyEnvOption,
+    BackendOptionOption,
+    BaseUrlOption,
+    MaxRetriesOption,
+    TimeoutOption,
+    endpoint_options,
+)
 from expvid.cli.errors import (
     EXIT_INTERRUPTED,
     EXIT_ITEMS_FAILED,
@@ -100,16 +107,10 @@ def eval_command(
     ] = None,
     judge_base_url: Annotated[str | None, typer.Option("--judge-base-url")] = None,
     judge_api_key_env: Annotated[str | None, typer.Option("--judge-api-key-env")] = None,
-    base_url: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--base-url", help="OpenAI-compatible server URL; repeat to spread requests over several."
-        ),
-    ] = None,
-    api_key_env: Annotated[
-        str | None, typer.Option("--api-key-env", help="Env var holding the API key.")
-    ] = None,
-    timeout: Annotated[float | None, typer.Option("--timeout", help="Seconds per request.")] = None,
+    base_url: BaseUrlOption = None,
+    api_key_env: ApiKeyEnvOption = None,
+    timeout: TimeoutOption = None,
+    max_retries: MaxRetriesOption = None,
     thinking: Annotated[
         bool | None, typer.Option("--thinking/--no-thinking", help="Reasoning switch, where supported.")
     ] = None,
@@ -125,12 +126,7 @@ def eval_command(
             "--vllm-args", help='vllm:PATH: extra `vllm serve` arguments, e.g. "--max-model-len 32768".'
         ),
     ] = None,
-    backend_option: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--backend-option", help="Backend setting KEY=VALUE (VALUE read as JSON when it parses)."
-        ),
-    ] = None,
+    backend_option: BackendOptionOption = None,
     cache_dir: Annotated[
         Path | None, typer.Option("--cache-dir", help="Frame and response cache (default ~/.cache/expvid).")
     ] = None,
@@ -200,7 +196,6 @@ def eval_command(
     """
     from expvid.run.evaluate import evaluate
 
-    require_http_urls("--base-url", *(base_url or []))
     require_http_urls("--judge-base-url", judge_base_url)
     require_spec_urls("--model", model)
     require_spec_urls("--judge", judge)
@@ -235,14 +230,7 @@ def eval_command(
     if frame_preset is not None:
         frame_options = _with_preset(suite, frame_preset, frame_options)
         variants = _with_prompt_preset(suite, frame_preset, variants)
-    try:
-        backend_options: dict[str, object] = _json_key_values(backend_option or [])
-    except ValueError as error:
-        raise typer.BadParameter(str(error)) from None
-    if base_url and len(base_url) == 1:
-        backend_options["base_url"] = base_url[0]
-    elif base_url:
-        backend_options["base_urls"] = list(base_url)
+    backend_options = endpoint_options(base_url, api_key_env, timeout, max_retries, backend_option)
     if tensor_parallel_size is not None:
         backend_options["tensor_parallel_size"] = tensor_parallel_size
     if vllm_args:
@@ -251,10 +239,6 @@ def eval_command(
     if thinking is not None or thinking_budget is not None:
         enabled = thinking if thinking is not None else thinking_budget != 0
         thinking_config = ThinkingConfig(enabled=enabled, budget_tokens=thinking_budget)
-    if api_key_env:
-        backend_options["api_key_env"] = api_key_env
-    if timeout:
-        backend_options["timeout_s"] = timeout
     task_names = [t.strip() for t in tasks.split(",") if t.strip()] if tasks else None
     data_root, suite = _resolve_data(data, suite, suite_given, task_names, suite_options, cache_dir)
     config = EvalConfig(
@@ -371,20 +355,6 @@ def _with_prompt_preset(suite: str, name: str, variants: dict[str, object]) -> d
         return variants
     implied: dict[str, object] = chooser(name)
     return {**implied, **variants} if not set(implied) & set(variants) and "cot" not in variants else variants
-
-
-def _json_key_values(entries: list[str]) -> dict[str, object]:
-    """`KEY=VALUE` pairs; VALUE is JSON when it parses (numbers, lists, true), else the plain string."""
-    options: dict[str, object] = {}
-    for entry in entries:
-        key, sep, value = entry.partition("=")
-        if not sep or not key.strip():
-            raise ValueError(f"--backend-option: expected KEY=VALUE, got {entry!r}")
-        try:
-            options[key.strip()] = json.loads(value)
-        except json.JSONDecodeError:
-            options[key.strip()] = value
-    return options
 
 
 def default_cache_root() -> Path:

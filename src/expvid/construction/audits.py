@@ -20,8 +20,11 @@ both; thresholds below were chosen there and are asserted to still separate the 
 - Answer in the question (`answer_in_question`): the correct option's words, in order, in the question;
   for blanks, an answer in the question AS SHOWN (after the `Title:` and `Discipline:` lines).
 - Option length (`length_bias`): the correct option is the unique longest and at least 1.25x the next.
-- Ordering shortcut (`ordering_shortcut`): the correct step order is recoverable from the option set
-  alone (it is the options' Kendall medoid, or every step's mean position over the options gives it).
+- Ordering shortcut (`ordering_shortcut`): a solver that sees only the option set (no video, no step
+  text) beats chance on the item: medoid, farthest, centre, most eccentric and most isolated option
+  under six distances between orders, Borda, Kemeny, Condorcet, position plurality, shared
+  neighbouring pairs, a unique distance profile (`ordering.SOLVERS`); the report gives each solver's
+  accuracy over all step-ordering items.
 - Implausible distractors (`implausible_distractor`): a distractor made only of everyday words that
   the collection never uses (out-of-domain: "garden hose" for a cell-culture step), reported with the
   blind audit's evidence (how often the text-only model chose it). MiniLM similarity to the domain was
@@ -44,7 +47,7 @@ from typing import Any
 from expvid.construction.context import BuildContext
 from expvid.construction.drafts import Problem
 from expvid.construction.llm import DraftFailure
-from expvid.construction.ordering import shortcuts
+from expvid.construction.ordering import shortcuts, solver_accuracy
 from expvid.construction.words import STOPWORDS, contains_phrase, content_lemmas, lemma, words
 from expvid.models.types import Message, TextPart
 from expvid.schema import AnswerType, Item
@@ -71,6 +74,8 @@ class AuditResult:
     notes: list[str] = field(default_factory=list)
     #: Blind samples that failed: failed units (retried by the next run).
     problems: list[Problem] = field(default_factory=list)
+    #: Step ordering: each option-comparing solver's mean expected accuracy (`ordering_shortcuts`).
+    ordering_solvers: dict[str, Any] = field(default_factory=dict)
 
     def flag(self, item_id: str, kind: str, detail: str, score: float | None = None) -> None:
         entry: dict[str, Any] = {"kind": kind, "detail": detail}
@@ -90,6 +95,11 @@ def chance_level(item: Item) -> float:
     return 0.0
 
 
+def blind_messages(item: Item) -> list[Message]:
+    """The blind audit's request: the evaluator's F.4 prompt for the item, without the video."""
+    return [Message(role="user", content=[TextPart(text=build_prompt(item))])]
+
+
 async def blind_audit(context: BuildContext, items: list[Item], result: AuditResult) -> None:
     client = context.blind
     samples = context.config.blind_samples
@@ -100,7 +110,7 @@ async def blind_audit(context: BuildContext, items: list[Item], result: AuditRes
     context.progress.add(BLIND_STAGE, len(items) * samples)
 
     async def ask(item: Item, seed: int) -> str | None:
-        messages = [Message(role="user", content=[TextPart(text=build_prompt(item))])]
+        messages = blind_messages(item)
         try:
             async with context.calls:
                 with context.clock.running(BLIND_STAGE):
@@ -236,7 +246,11 @@ def _blanks(item: Item) -> list[str]:
 
 
 def ordering_shortcuts(items: list[Item], result: AuditResult) -> None:
-    """Flag step-ordering items whose correct order can be read from the option set alone."""
+    """Flag step-ordering items whose correct order a solver comparing the options (`ordering.SOLVERS`:
+    no video, no step text) picks more often than chance; total each solver's expected accuracy over
+    all step-ordering items into `result.ordering_solvers` for the report."""
+    totals: dict[str, float] = {}
+    counted = 0
     for item in items:
         if item.task != "sequence_ordering" or not item.options:
             continue
@@ -245,9 +259,22 @@ def ordering_shortcuts(items: list[Item], result: AuditResult) -> None:
             result.notes.append(f"{item.id}: options are not numbered lists of the same steps")
             continue
         correct, distractors = orders
+        counted += 1
+        for name, value in solver_accuracy(correct, distractors).items():
+            totals[name] = totals.get(name, 0.0) + value
         found = shortcuts(correct, distractors)
         if found:
             result.flag(item.id, "ordering_shortcut", "a text-only solver can answer: " + "; ".join(found))
+    if counted:
+        means = {name: round(total / counted, 4) for name, total in totals.items()}
+        best = max(means.values())
+        result.ordering_solvers = {
+            "items": counted,
+            "chance": 0.25,
+            "best": best,
+            "best_solvers": sorted(name for name, value in means.items() if value >= best - 1e-9),
+            "accuracy": means,
+        }
 
 
 _NUMBERED = re.compile(r"^\s*\d+\s*[.)]\s*", re.MULTILINE)
@@ -424,11 +451,20 @@ def balance_report(items: list[Item]) -> dict[str, dict[str, Any]]:
     return report
 
 
-def position_flags(items: list[Item], balance: dict[str, dict[str, Any]], result: AuditResult) -> None:
-    """When a four-option task's letters are unbalanced (p < 0.05), flag items on over-used letters."""
+def position_flags(
+    items: list[Item],
+    balance: dict[str, dict[str, Any]],
+    result: AuditResult,
+    drawn: frozenset[str] = frozenset(),
+) -> None:
+    """When a four-option task's letters are unbalanced (p < 0.05), flag items on over-used letters.
+
+    Tasks in `drawn` had every letter drawn uniformly from the item's own hash (`writer.py`): their
+    letter counts and p-value are reported, but a p below 0.05 there is chance (one task in twenty),
+    not a bias of the drafts, so their items are not flagged."""
     for task, entry in balance.items():
         p = entry.get("chi_square_p")
-        if p is None or p >= 0.05:
+        if p is None or p >= 0.05 or task in drawn:
             continue
         counts: dict[str, int] = entry["answer_letters"]
         expected = entry["n"] / max(1, len(counts))

@@ -12,6 +12,10 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from expvid.construction.accounting import Price
 from expvid.construction.timeline import DEFAULT_MAX_PAD, DEFAULT_TOLERANCE
 
+#: Version of what a saved stage holds; part of every stage fingerprint, so a stage saved by an older
+#: version is redrafted (from the response cache: nothing is paid). 2: draft keys and content digests.
+STAGE_FORMAT = 2
+
 
 class CurationSettings(BaseModel):
     """ExpVid 3.1: mean of five 0-5 criteria at least 4, none below 3.5, durations in the IQR, top K."""
@@ -109,5 +113,5 @@ class BuildConfig(BaseModel):
                      "blind_samples", "blind_temperature", "blind_margin", "asr_audit", "levels",
                      "domain_audit", "jobs", "retry_failed", "redo", "review"},
         )  # fmt: skip
-        payload = json.dumps([relevant, *parts], sort_keys=True, default=str)
+        payload = json.dumps([STAGE_FORMAT, relevant, *parts], sort_keys=True, default=str)
         return hashlib.sha256(payload.encode()).hexdigest()[:20]

@@ -22,6 +22,7 @@ from typing import Any
 
 from expvid.construction.accounting import Ledger
 from expvid.construction.config import BuildConfig
+from expvid.construction.digests import DigestCache
 from expvid.construction.drafts import ClipSpec
 from expvid.construction.llm import LLMClient
 from expvid.construction.progress import NO_PROGRESS, PhaseClock, ProgressSink
@@ -57,23 +58,42 @@ class LoadedExperiment:
         assert self.info is not None
         return self.info.end
 
+    #: sha256 of the source files' bytes ("video", "transcript", "paper"; `digests.py`), computed when the
+    #: experiment is loaded for a build: clip names and stage fingerprints never depend on file times.
+    digests: dict[str, str] = field(default_factory=dict)
+
+    def load_digests(self, cache: DigestCache, *, video: bool = True) -> None:
+        """Fill `digests` (reads each file once per size/mtime/inode, see `digests.py`). Curation needs
+        only the text files; the video is hashed once the experiment is kept."""
+        source = self.source
+        files = [("transcript", source.transcript), ("paper", source.paper)]
+        if video:
+            files.append(("video", source.video))
+        for name, path in files:
+            if name not in self.digests and path is not None and path.exists():
+                self.digests[name] = cache.digest(path)
+
+    @property
+    def text_stamp(self) -> str:
+        """Identity of the transcript and paper (their content), for curation's fingerprint."""
+        return "|".join(
+            f"{name}:{self.digests[name]}" for name in ("transcript", "paper") if name in self.digests
+        )
+
     @property
     def stamp(self) -> str:
-        """Identity of the source files (size and modification time) for fingerprints and clip names."""
-        parts = []
-        for path in (self.source.video, self.source.transcript, self.source.paper):
-            if path is not None and path.exists():
-                stat = path.stat()
-                parts.append(f"{path.name}:{stat.st_size}:{stat.st_mtime_ns}")
-        return "|".join(parts)
+        """Identity of the source files (their content) for stage fingerprints."""
+        if self.source.video is not None:
+            assert "video" in self.digests, "load_digests() first"
+        return "|".join(f"{name}:{digest}" for name, digest in sorted(self.digests.items()))
 
     @property
     def video_stamp(self) -> str:
-        video = self.source.video
-        if video is None:
+        """Identity of the source video (its content) for clip names."""
+        if self.source.video is None:
             return ""
-        stat = video.stat()
-        return f"{stat.st_size}:{stat.st_mtime_ns}"
+        assert "video" in self.digests, "load_digests() first"
+        return self.digests["video"]
 
     @property
     def source_video_path(self) -> str:

@@ -128,6 +128,17 @@ def markdown_report(report: dict[str, Any]) -> str:
                 f"mean length ratio {entry['mean_length_ratio']}"
             )
         lines.append(f"- {task} (n={entry['n']}): " + "; ".join(parts))
+    solvers = report.get("ordering_solvers") or {}
+    if solvers:
+        lines += [
+            "",
+            "## Step ordering: solvers that see only the options",
+            "",
+            f"{len(solvers['accuracy'])} solvers (no video, no step text) on {solvers['items']} item(s): best "
+            f"expected accuracy {solvers['best']:.2f} (chance {solvers['chance']:.2f}) by "
+            + ", ".join(solvers["best_solvers"][:5])
+            + ("" if len(solvers["best_solvers"]) <= 5 else f" and {len(solvers['best_solvers']) - 5} more"),
+        ]
     lines += [
         "",
         "## Stages",

@@ -1,0 +1,84 @@
+"""The endpoint options every command that talks to a model server takes, parsed in one place.
+
+`expvid eval` and `expvid build` both reach models through `expvid.models.create_backend`; a model
+served on several nodes (vLLM or SGLang replicas of DeepSeek-R1, say) is one backend over all of
+them (`expvid.models.multi_endpoint`: spread by load, failover, benching of a failing node). These
+options turn the command line into that backend's settings, identically for both commands:
+
+- `--base-url URL` (repeatable): one server, or several with failover (`base_urls`);
+- `--api-key-env NAME`, `--timeout S`, `--max-retries N`;
+- `--backend-option KEY=VALUE` (repeatable): any other `BackendOptions` field (VALUE read as JSON when
+  it parses), e.g. `endpoint_concurrency=8`, `endpoint_cooldown_s=30`.
+
+Only typer and the standard library are imported here: command help must stay fast.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import typer
+
+from expvid.cli.errors import require_http_urls
+
+BaseUrlOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--base-url",
+        help="OpenAI-compatible server URL; repeat to spread requests over several, with failover.",
+    ),
+]
+ApiKeyEnvOption = Annotated[str | None, typer.Option("--api-key-env", help="Env var holding the API key.")]
+TimeoutOption = Annotated[float | None, typer.Option("--timeout", help="Seconds per request.")]
+MaxRetriesOption = Annotated[
+    int | None, typer.Option("--max-retries", min=0, help="HTTP retries per request (failover included).")
+]
+BackendOptionOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--backend-option",
+        help="Backend setting KEY=VALUE (VALUE read as JSON when it parses), e.g. endpoint_concurrency=8.",
+    ),
+]
+
+
+def json_key_values(entries: list[str], flag: str = "--backend-option") -> dict[str, object]:
+    """`KEY=VALUE` pairs; VALUE is JSON when it parses (numbers, lists, true), else the plain string."""
+    options: dict[str, object] = {}
+    for entry in entries:
+        key, sep, value = entry.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"{flag}: expected KEY=VALUE, got {entry!r}")
+        try:
+            options[key.strip()] = json.loads(value)
+        except json.JSONDecodeError:
+            options[key.strip()] = value
+    return options
+
+
+def endpoint_options(
+    base_url: list[str] | None,
+    api_key_env: str | None,
+    timeout: float | None,
+    max_retries: int | None,
+    backend_option: list[str] | None,
+) -> dict[str, object]:
+    """The backend settings these options ask for (`typer.BadParameter` on a bad value: exit 2)."""
+    require_http_urls("--base-url", *(base_url or []))
+    try:
+        options = json_key_values(backend_option or [])
+    except ValueError as error:
+        raise typer.BadParameter(str(error)) from None
+    urls = list(dict.fromkeys(base_url or []))
+    if len(urls) == 1:
+        options["base_url"] = urls[0]
+    elif urls:
+        options["base_urls"] = urls
+    if api_key_env:
+        options["api_key_env"] = api_key_env
+    if timeout:
+        options["timeout_s"] = timeout
+    if max_retries is not None:
+        options["max_retries"] = max_retries
+    return options
