@@ -25,11 +25,12 @@ both; thresholds below were chosen there and are asserted to still separate the 
   under six distances between orders, Borda, Kemeny, Condorcet, position plurality, shared
   neighbouring pairs, a unique distance profile (`ordering.SOLVERS`); the report gives each solver's
   accuracy over all step-ordering items.
-- Implausible distractors (`implausible_distractor`): a distractor made only of everyday words that
-  the collection never uses (out-of-domain: "garden hose" for a cell-culture step), reported with the
-  blind audit's evidence (how often the text-only model chose it). MiniLM similarity to the domain was
-  tried first and does not separate these on the calibration set ("garden hose" scores as close to
-  "laboratory equipment" as "incubation tray").
+- Implausible distractors (`implausible_distractor`): a distractor made only of everyday words, at
+  least one of which neither its experiment nor enough experiments of its discipline or of the
+  collection use (`domain.py`; out-of-domain: "garden hose" for a cell-culture step), reported with
+  the blind audit's evidence (how often the text-only model chose it). MiniLM similarity to the domain
+  was tried first and does not separate these on the calibration set ("garden hose" scores as close
+  to "laboratory equipment" as "incubation tray").
 - Position balance and option-length bias per task go into the report (letter counts, a chi-square
   test against uniform for the four-option tasks, how often the correct option is the longest).
 """
@@ -45,10 +46,11 @@ from functools import cache
 from typing import Any
 
 from expvid.construction.context import BuildContext
+from expvid.construction.domain import DomainVocabulary, foreign_words
 from expvid.construction.drafts import Problem
 from expvid.construction.llm import DraftFailure
 from expvid.construction.ordering import shortcuts, solver_accuracy
-from expvid.construction.words import STOPWORDS, contains_phrase, content_lemmas, lemma, words
+from expvid.construction.words import contains_phrase, content_lemmas
 from expvid.models.types import Message, TextPart
 from expvid.schema import AnswerType, Item
 from expvid.scoring import extract_answer
@@ -315,15 +317,15 @@ def everyday_words() -> frozenset[str]:
 
 
 def implausible_distractors(
-    items: list[Item], result: AuditResult, domain: set[str], everyday: frozenset[str]
+    items: list[Item], result: AuditResult, vocabulary: DomainVocabulary, everyday: frozenset[str]
 ) -> None:
-    """Flag distractors made of out-of-domain words, with the blind audit's evidence.
+    """Flag distractors out of their experiment's domain (`domain.py`), with the blind audit's evidence.
 
-    A distractor is implausible when every identifying word of it is absent from the domain (the
-    lemmas of every transcript, paper and title of the collection, and of every correct option of
-    the build) AND is an everyday English word: "garden hose", "claw hammer". A specialised term the
-    collection never mentions ("hemocytometer") is not an everyday word and is left alone: it is the
-    kind of distractor experts want.
+    Each distractor is judged against its own experiment and discipline: all its identifying words are
+    everyday English words and at least one is used neither by the experiment nor by enough other
+    experiments of its discipline or of the collection ("garden hose", "claw hammer" for a pipetting
+    step). A specialised term the collection never mentions ("hemocytometer") is left alone: it is
+    the kind of distractor experts want.
     """
     if not everyday:
         result.notes.append("implausible-distractor audit skipped: no general-English word list")
@@ -331,12 +333,13 @@ def implausible_distractors(
     for item in items:
         if item.task not in PHRASE_TASKS or not item.options:
             continue
+        experiment = str(item.meta.get("video_id") or "")
         blind = result.blind.get(item.id)
         for letter, text in item.options.items():
             if letter == item.answer:
                 continue
-            foreign = [w for w in words(text) if len(w) >= 3 and not w.isdigit() and w not in STOPWORDS]
-            if not foreign or any(lemma(w) in domain or w not in everyday for w in foreign):
+            foreign = foreign_words(text, experiment, vocabulary, everyday)
+            if foreign is None:
                 continue
             evidence = "no blind audit"
             if blind is not None and blind.get("chosen"):
@@ -348,8 +351,8 @@ def implausible_distractors(
             result.flag(
                 item.id,
                 "implausible_distractor",
-                f'option {letter} "{text}" uses words found nowhere in the collection\'s transcripts, papers '
-                f"or answers ({', '.join(foreign)}); {evidence}",
+                f'option {letter} "{text}" uses everyday words that neither this experiment nor its discipline '
+                f"({item.discipline}) uses ({', '.join(foreign)}); {evidence}",
             )
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import threading
 import time
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -113,11 +114,22 @@ def usable_cores() -> int:
         return os.cpu_count() or 1
 
 
+def default_jobs() -> int:
+    """Worker processes when `--jobs` is not given (benchmarks/build_clips.py measured the choices)."""
+    return usable_cores()
+
+
+def default_clip_threads(jobs: int) -> int:
+    """Encoder threads per clip when not given: all cores for one process, one per worker otherwise."""
+    return 0 if jobs == 1 else 1
+
+
 @dataclass
 class CutStats:
     """Clip cutting of this run: per video, the seconds spent in the worker and the frames decoded."""
 
     jobs: int = 1
+    threads: int = 1  # encoder threads per clip (0: FFmpeg's automatic count)
     videos: int = 0
     clips_cut: int = 0
     clips_reused: int = 0
@@ -127,6 +139,22 @@ class CutStats:
     per_video: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
+def _exit_with_parent(parent: int) -> None:
+    """Worker initializer: end this worker when the build process is gone.
+
+    A build killed with SIGKILL cannot shut its pool down, and a worker blocked on the pool's queue
+    would wait forever (and with it the multiprocessing resource tracker, which lives until every
+    holder of its pipe is gone). A daemon thread notices the parent's death (this process is
+    re-parented) within half a second and ends the worker at once."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
+
+
 def _warm() -> int:
     """Run once in each worker at start-up: the imports happen while the model calls go on."""
     import av  # noqa: F401
@@ -134,11 +162,11 @@ def _warm() -> int:
     return os.getpid()
 
 
-def cut_video(source: str, jobs: list[ClipJob], preset: str, crf: int) -> dict[str, Any]:
+def cut_video(source: str, jobs: list[ClipJob], preset: str, crf: int, threads: int = 1) -> dict[str, Any]:
     """Worker-process entry point: every clip of one video from one decode pass (picklable, top level)."""
     started = time.perf_counter()
     try:
-        results, stats = cut_clips(source, jobs, preset=preset, crf=crf, threads=1)
+        results, stats = cut_clips(source, jobs, preset=preset, crf=crf, threads=threads)
     except MediaError as error:  # returned, not raised: media errors do not survive pickling
         return {"error": str(error)}
     return {
@@ -171,7 +199,9 @@ class BuildContext:
         self.progress = progress
         self.clock = PhaseClock()
         self.calls = asyncio.Semaphore(config.concurrency)
-        self.cut_stats = CutStats(jobs=config.jobs or usable_cores())
+        jobs = config.jobs or default_jobs()
+        threads = config.clip_threads if config.clip_threads is not None else default_clip_threads(jobs)
+        self.cut_stats = CutStats(jobs=jobs, threads=threads)
         self._executor: Executor | None = None
 
     @property
@@ -198,7 +228,12 @@ class BuildContext:
             self._executor = (
                 ThreadPoolExecutor(max_workers=1)
                 if jobs == 1
-                else ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn"))
+                else ProcessPoolExecutor(
+                    max_workers=jobs,
+                    mp_context=get_context("spawn"),
+                    initializer=_exit_with_parent,
+                    initargs=(os.getpid(),),
+                )
             )
         return self._executor
 
@@ -240,7 +275,13 @@ class BuildContext:
             loop = asyncio.get_running_loop()
             try:
                 done = await loop.run_in_executor(
-                    self._pool(), cut_video, str(source), jobs, self.config.preset, self.config.crf
+                    self._pool(),
+                    cut_video,
+                    str(source),
+                    jobs,
+                    self.config.preset,
+                    self.config.crf,
+                    self.cut_stats.threads,
                 )
             finally:
                 self.progress.advance("clips", len(cut))

@@ -38,6 +38,7 @@ from expvid.construction.config import BuildConfig
 from expvid.construction.context import BuildContext, LoadedExperiment, link_or_copy
 from expvid.construction.curation import CurationReport, curation_markdown, decide, score_transcript
 from expvid.construction.digests import DigestCache
+from expvid.construction.domain import DomainVocabulary
 from expvid.construction.drafts import ClipSpec, Problem, StageOutput
 from expvid.construction.estimate import record_usage
 from expvid.construction.level1 import run_level1
@@ -51,7 +52,6 @@ from expvid.construction.retries import CURRENT_EXPERIMENT, RetryBook
 from expvid.construction.review import CSV_NAME, read_reviews, write_review_csv
 from expvid.construction.sources import SourceExperiment, discover_sources
 from expvid.construction.state import STATE_DIR, BuildState, write_atomic
-from expvid.construction.words import content_lemmas
 from expvid.construction.writer import finalize, finalize_item, write_candidates
 from expvid.media.errors import MediaError
 from expvid.media.sampler import probe
@@ -290,19 +290,21 @@ def link_or_copy_if_missing(source: Path, target: Path) -> None:
 def _domain_audit(
     experiments: list[LoadedExperiment], outputs: list[StageOutput], items: list[Any], audit: AuditResult
 ) -> None:
-    """The collection's vocabulary: every transcript (kept or not), paper, title and correct answer."""
-    domain: set[str] = set()
-    for experiment in experiments:
-        texts = [experiment.source.title, experiment.source.discipline]
-        if experiment.transcript is not None:
-            texts += [cue.text for cue in experiment.transcript.cues]
-        domain |= content_lemmas(" ".join(texts), generic=True)
-    for output in outputs:
-        domain |= content_lemmas(output.paper_markdown or "", generic=True)
+    """Each experiment's vocabulary (transcript, title, paper, its items' correct answers), for judging
+    its distractors against it and its discipline (`domain.py`)."""
+    vocabulary = DomainVocabulary()
+    papers = {o.video_id: o.paper_markdown or "" for o in outputs if o.paper_markdown}
+    answers: dict[str, list[str]] = {}
     for item in items:
         if item.options and item.answer_type.value == "choice":
-            domain |= content_lemmas(item.options[str(item.answer)], generic=True)
-    implausible_distractors(items, audit, domain, everyday_words())
+            answers.setdefault(str(item.meta.get("video_id")), []).append(item.options[str(item.answer)])
+    for experiment in experiments:
+        source = experiment.source
+        texts = [source.title, source.discipline, papers.get(source.video_id, "")]
+        if experiment.transcript is not None:
+            texts += [cue.text for cue in experiment.transcript.cues]
+        vocabulary.add(source.video_id, source.discipline, [*texts, *answers.get(source.video_id, [])])
+    implausible_distractors(items, audit, vocabulary, everyday_words())
 
 
 def clips_section(context: BuildContext) -> dict[str, Any]:

@@ -181,6 +181,17 @@ def announce_data_problems(console: Console, dataset: Dataset, selection: Select
         )
 
 
+def _asr_notes(config: EvalConfig, suite: str, items: Sequence[Item]) -> list[str]:
+    """`--with-asr` on a benchmark built by `expvid build`: how much a word-overlap solver gets from the
+    narration alone (`expvid.suites.expvid_asr`), for the console and the report."""
+    if not config.prompt.with_asr or suite != "expvid":
+        return []
+    from expvid.suites.expvid_asr import asr_shortcut_note
+
+    note = asr_shortcut_note(config.data, items)
+    return [note] if note else []
+
+
 def dataset_state(dataset: Dataset) -> DatasetState:
     return DatasetState(dataset.suite, dict(dataset.file_hashes), dataset.media_sizes())
 
@@ -204,6 +215,9 @@ async def evaluate(
     if not items and not selection.invalid:
         raise DataError(f"{config.data}: no items to evaluate for tasks {config.tasks or 'all'}")
     announce_data_problems(console, dataset, selection)
+    asr_notes = _asr_notes(config, suite.name, items)
+    for note in asr_notes:
+        console.print(f"[yellow]note[/]: {escape(note)}")
     rundir = RunDir(config.out)
     state = dataset_state(dataset)
     frame_cache, response_dir = _cache_dirs(config)
@@ -307,6 +321,7 @@ async def evaluate(
                 samples=config.samples,
                 invalid=selection.invalid,
                 partial=selection.partial,
+                notes=asr_notes,
             ),
             judge=judge,
             judge_concurrency=config.judge_concurrency,

@@ -125,6 +125,8 @@ class ScoringInputs:
     invalid: Sequence[InvalidRecord] = ()
     #: Why the run leaves records out (--limit, --tasks), or None.
     partial: str | None = None
+    #: Caveats the report must show with the scores (e.g. `--with-asr` on a built benchmark).
+    notes: Sequence[str] = ()
 
 
 @dataclass(frozen=True)
@@ -227,7 +229,7 @@ async def judge_and_score(
         if suite.needs_judge(item, extractions[(item.id, pred.sample)])
     ]
     judgments: dict[Key, Judgment] = {}
-    notes: list[str] = []
+    notes: list[str] = list(inputs.notes)
     if to_judge:
         if judge is None:
             raise ValueError("some items need a judge but no judge was configured")
