@@ -121,7 +121,11 @@ def build_command(
     ] = 32768,
     jobs: Annotated[
         int | None,
-        typer.Option("--jobs", min=1, help="Worker processes cutting clips (default: the usable cores)."),
+        typer.Option(
+            "--jobs",
+            min=1,
+            help="Processes cutting clips (default: 1 on up to 2 cores, else one per 2 cores).",
+        ),
     ] = None,
     redo: Annotated[
         str | None,

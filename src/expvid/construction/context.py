@@ -115,13 +115,20 @@ def usable_cores() -> int:
 
 
 def default_jobs() -> int:
-    """Worker processes when `--jobs` is not given (benchmarks/build_clips.py measured the choices)."""
-    return usable_cores()
+    """Cutting processes when `--jobs` is not given, from benchmarks/build_clips.py: on 2 cores one
+    process (its decoder on both cores, one encoder thread per clip) beat two worker processes (whole
+    build 0.69x, clip phase 0.94x: two workers' start-up and a shared decoder cost more than they
+    gain). With more cores, one worker per two cores: each video's encode is single-threaded, so
+    separate videos in separate processes is where the cores go (measure with the benchmark)."""
+    cores = usable_cores()
+    return 1 if cores <= 2 else cores // 2
 
 
 def default_clip_threads(jobs: int) -> int:
-    """Encoder threads per clip when not given: all cores for one process, one per worker otherwise."""
-    return 0 if jobs == 1 else 1
+    """Encoder threads per clip when not given: one. Clips are short and several are encoded at once
+    from one decode pass; FFmpeg's automatic count was slower in every set-up measured."""
+    del jobs
+    return 1
 
 
 @dataclass
@@ -162,11 +169,15 @@ def _warm() -> int:
     return os.getpid()
 
 
-def cut_video(source: str, jobs: list[ClipJob], preset: str, crf: int, threads: int = 1) -> dict[str, Any]:
+def cut_video(
+    source: str, jobs: list[ClipJob], preset: str, crf: int, threads: int = 1, decode_threads: int = 0
+) -> dict[str, Any]:
     """Worker-process entry point: every clip of one video from one decode pass (picklable, top level)."""
     started = time.perf_counter()
     try:
-        results, stats = cut_clips(source, jobs, preset=preset, crf=crf, threads=threads)
+        results, stats = cut_clips(
+            source, jobs, preset=preset, crf=crf, threads=threads, decode_threads=decode_threads
+        )
     except MediaError as error:  # returned, not raised: media errors do not survive pickling
         return {"error": str(error)}
     return {
@@ -203,6 +214,12 @@ class BuildContext:
         threads = config.clip_threads if config.clip_threads is not None else default_clip_threads(jobs)
         self.cut_stats = CutStats(jobs=jobs, threads=threads)
         self._executor: Executor | None = None
+
+    @property
+    def decode_threads(self) -> int:
+        """Decoder threads per cutting process: all cores for one, an equal share for several."""
+        jobs = self.cut_stats.jobs
+        return 0 if jobs == 1 else max(1, usable_cores() // jobs)
 
     @property
     def clips_cut(self) -> int:

@@ -155,14 +155,14 @@ def markdown_report(report: dict[str, Any]) -> str:
         )
     clips = report.get("clips")
     if clips:
-        speedup = "-" if clips["speedup"] is None else f"{clips['speedup']:.2f}x"
         passes = "-" if clips["decode_passes"] is None else f"{clips['decode_passes']:.2f}"
+        threads = "automatic" if clips.get("encoder_threads") == 0 else clips.get("encoder_threads", 1)
         lines += [
             "",
             f"- clips: {clips['clips_cut']} cut from {clips['videos']} video(s) with {clips['jobs']} worker "
-            f"process(es), one decode pass per video ({passes} frames decoded per frame of video); "
-            f"{clips['worker_seconds']:.1f} s of cutting in {clips['wall_seconds']:.1f} s of wall time: "
-            f"speed-up {speedup}",
+            f"process(es), {threads} encoder thread(s) per clip, one decode pass per video ({passes} frames "
+            f"decoded per frame of video); {clips['worker_seconds']:.1f} s in the workers, "
+            f"{clips['wall_seconds']:.1f} s of wall time (wall-time ratios of --jobs: benchmarks/build_clips.py)",
         ]
     stages = report["stages"]
     lines.append(
