@@ -17,6 +17,7 @@ import random
 import re
 import threading
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -98,13 +99,19 @@ class ScriptedLab:
     """The responder: `LoopbackServer(ScriptedLab(...))`."""
 
     def __init__(
-        self, faults: Faults | None = None, *, seed: int = 0, caption_video: str | None = None
+        self,
+        faults: Faults | None = None,
+        *,
+        seed: int = 0,
+        caption_video: str | None = None,
+        scripts: Iterable[ExperimentScript] = (),
     ) -> None:
         """`caption_video`: which experiment's frames the captioner is shown (frame numbers restart at 0
-        in every video, so the number alone does not say which video a frame is from)."""
+        in every video, so the number alone does not say which video a frame is from). `scripts`: more
+        experiments to know besides the sample's (a synthetic campaign's replicates)."""
         self.faults = faults or Faults()
         self.caption_video = caption_video
-        self.scripts = {s.video_id: s for s in load_scripts()}
+        self.scripts = {s.video_id: s for s in [*load_scripts(), *scripts]}
         self.timelines = {vid: plan_timeline(s, seed) for vid, s in self.scripts.items()}
         self._pieces: list[tuple[str, StepRef]] = []
         for script in self.scripts.values():

@@ -25,9 +25,9 @@ both; thresholds below were chosen there and are asserted to still separate the 
   under six distances between orders, Borda, Kemeny, Condorcet, position plurality, shared
   neighbouring pairs, a unique distance profile (`ordering.SOLVERS`); the report gives each solver's
   accuracy over all step-ordering items.
-- Implausible distractors (`implausible_distractor`): a distractor made only of everyday words, at
-  least one of which neither its experiment nor enough experiments of its discipline or of the
-  collection use (`domain.py`; out-of-domain: "garden hose" for a cell-culture step), reported with
+- Implausible distractors (`implausible_distractor`): a distractor made only of everyday words, one
+  of which neither its experiment nor enough experiments of its discipline or of the collection use
+  (`domain.py`; out-of-domain: "garden hose" for a cell-culture step), reported with
   the blind audit's evidence (how often the text-only model chose it). MiniLM similarity to the domain
   was tried first and does not separate these on the calibration set ("garden hose" scores as close
   to "laboratory equipment" as "incubation tray").
@@ -322,9 +322,9 @@ def implausible_distractors(
     """Flag distractors out of their experiment's domain (`domain.py`), with the blind audit's evidence.
 
     Each distractor is judged against its own experiment and discipline: all its identifying words are
-    everyday English words and at least one is used neither by the experiment nor by enough other
-    experiments of its discipline or of the collection ("garden hose", "claw hammer" for a pipetting
-    step). A specialised term the collection never mentions ("hemocytometer") is left alone: it is
+    everyday English words and one (not an -ing form) is used neither by the experiment nor by enough
+    other experiments of its discipline or of the collection ("garden hose", "claw hammer" for a
+    pipetting step). A specialised term the collection never mentions ("hemocytometer") is left alone: it is
     the kind of distractor experts want.
     """
     if not everyday:
@@ -338,7 +338,7 @@ def implausible_distractors(
         for letter, text in item.options.items():
             if letter == item.answer:
                 continue
-            foreign = foreign_words(text, experiment, vocabulary, everyday)
+            foreign = foreign_words(text, experiment, vocabulary, everyday, action=item.task == "operation")
             if foreign is None:
                 continue
             evidence = "no blind audit"
