@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 def phases_section(context: BuildContext) -> dict[str, dict[str, Any]]:
     """Per build phase: wall time (first start to last end), model calls and tokens (all roles)."""
     seconds = context.clock.seconds()
+    spans = context.clock.spans()
     names = [p for p in PHASES if p in seconds or p in context.ledger.phases]
     names += sorted(set(seconds) | set(context.ledger.phases) - set(names))
     section: dict[str, dict[str, Any]] = {}
@@ -29,6 +30,8 @@ def phases_section(context: BuildContext) -> dict[str, dict[str, Any]]:
         counts = asdict(context.ledger.phases[name]) if name in context.ledger.phases else {}
         section[name] = {
             "wall_seconds": seconds.get(name),
+            "starts_at_s": spans[name][0] if name in spans else None,
+            "ends_at_s": spans[name][1] if name in spans else None,
             "calls_sent": counts.get("requests", 0),
             "cache_hits": counts.get("cache_hits", 0),
             "prompt_tokens": counts.get("prompt_tokens", 0),
