@@ -91,7 +91,7 @@ def test_a_with_asr_run_of_a_built_benchmark_says_how_much_the_narration_gives_a
         app,
         ["eval", "--data", str(sample_build.out), "--model", "random:0", "--out", str(run), "--tasks",
          "materials,tools", "--limit", "3", "--frames", "L1=2", "--size", "64", "--no-cache", "--quiet",
-         "--with-asr"],
+         "-S", "with_asr=true"],
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     scores = json.loads((run / "scores.json").read_text())

@@ -15,7 +15,6 @@ Only typer and the standard library are imported here: command help must stay fa
 
 from __future__ import annotations
 
-import json
 from typing import Annotated
 
 import typer
@@ -43,20 +42,6 @@ BackendOptionOption = Annotated[
 ]
 
 
-def json_key_values(entries: list[str], flag: str = "--backend-option") -> dict[str, object]:
-    """`KEY=VALUE` pairs; VALUE is JSON when it parses (numbers, lists, true), else the plain string."""
-    options: dict[str, object] = {}
-    for entry in entries:
-        key, sep, value = entry.partition("=")
-        if not sep or not key.strip():
-            raise ValueError(f"{flag}: expected KEY=VALUE, got {entry!r}")
-        try:
-            options[key.strip()] = json.loads(value)
-        except json.JSONDecodeError:
-            options[key.strip()] = value
-    return options
-
-
 def endpoint_options(
     base_url: list[str] | None,
     api_key_env: str | None,
@@ -64,21 +49,12 @@ def endpoint_options(
     max_retries: int | None,
     backend_option: list[str] | None,
 ) -> dict[str, object]:
-    """The backend settings these options ask for (`typer.BadParameter` on a bad value: exit 2)."""
+    """The backend settings these options ask for (`typer.BadParameter` on a bad value: exit 2); the
+    assembly is `expvid.run.config.endpoint_options`, which `expvid eval` uses too."""
+    from expvid.run.config import endpoint_options as assemble
+
     require_http_urls("--base-url", *(base_url or []))
     try:
-        options = json_key_values(backend_option or [])
+        return assemble(list(base_url or []), api_key_env, timeout, max_retries, list(backend_option or []))
     except ValueError as error:
-        raise typer.BadParameter(str(error)) from None
-    urls = list(dict.fromkeys(base_url or []))
-    if len(urls) == 1:
-        options["base_url"] = urls[0]
-    elif urls:
-        options["base_urls"] = urls
-    if api_key_env:
-        options["api_key_env"] = api_key_env
-    if timeout:
-        options["timeout_s"] = timeout
-    if max_retries is not None:
-        options["max_retries"] = max_retries
-    return options
+        raise typer.BadParameter(str(error), param_hint="--backend-option") from None
