@@ -10,7 +10,8 @@ options turn the command line into that backend's settings, identically for both
 - `--backend-option KEY=VALUE` (repeatable): any other `BackendOptions` field (VALUE read as JSON when
   it parses), e.g. `endpoint_concurrency=8`, `endpoint_cooldown_s=30`.
 
-Only typer and the standard library are imported here: command help must stay fast.
+Only typer and the standard library are imported at the top: command help must stay fast
+(tests/cli/test_startup.py).
 """
 
 from __future__ import annotations
@@ -18,8 +19,6 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-
-from expvid.cli.errors import require_http_urls
 
 BaseUrlOption = Annotated[
     list[str] | None,
@@ -51,6 +50,7 @@ def endpoint_options(
 ) -> dict[str, object]:
     """The backend settings these options ask for (`typer.BadParameter` on a bad value: exit 2); the
     assembly is `expvid.run.config.endpoint_options`, which `expvid eval` uses too."""
+    from expvid.cli.errors import require_http_urls
     from expvid.run.config import endpoint_options as assemble
 
     require_http_urls("--base-url", *(base_url or []))
