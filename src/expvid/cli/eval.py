@@ -20,6 +20,7 @@ from expvid.cli.errors import (
     require_spec_urls,
 )
 from expvid.models.types import ThinkingConfig
+from expvid.run.batch_settings import BatchSettings
 from expvid.run.config import JUDGE_INPUTS, EvalConfig, parse_frame_counts, parse_key_values
 from expvid.run.report import build_table, load_runs, to_markdown
 from expvid.run.terminal import message_console
@@ -190,6 +191,43 @@ def eval_command(
             help="Exit 0 even when records scored 0 without a model answer (failed items, invalid records).",
         ),
     ] = False,
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run", help="Print requests, images, tokens and cost per task; send and write nothing."
+        ),
+    ] = False,
+    price: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--price", help="USD per 1M tokens: [MODEL=]IN,OUT (default: the price table). Repeatable."
+        ),
+    ] = None,
+    max_cost: Annotated[
+        float | None,
+        typer.Option("--max-cost", min=0, help="Stop cleanly before the run's spend passes this many USD."),
+    ] = None,
+    max_tokens_total: Annotated[
+        int | None,
+        typer.Option("--max-tokens-total", min=1, help="Stop cleanly before the run's tokens pass N."),
+    ] = None,
+    api: Annotated[
+        str | None,
+        typer.Option(
+            "--api", help="openai: 'chat' or 'responses' (default: responses for gpt-5-pro, o3-pro, ...)."
+        ),
+    ] = None,
+    batch: Annotated[
+        bool,
+        typer.Option("--batch", help="Use the provider's batch API (OpenAI, Anthropic): half price, hours."),
+    ] = False,
+    batch_option: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--batch-option",
+            help="KEY=VALUE: wait=false, poll_interval_s=60, max_requests=N, retry=online|batch, max_rounds=N.",
+        ),
+    ] = None,
 ) -> None:
     """Evaluate MODEL on a benchmark; writes manifest.json, predictions.jsonl, judgments.jsonl, scores.json.
 
@@ -253,6 +291,10 @@ def eval_command(
         thinking_config = ThinkingConfig(enabled=enabled, budget_tokens=thinking_budget)
     if api_key_env:
         backend_options["api_key_env"] = api_key_env
+    if api is not None:
+        if api not in ("chat", "responses"):
+            raise typer.BadParameter(f"expected 'chat' or 'responses', got {api!r}", param_hint="--api")
+        backend_options["api"] = api
     if timeout:
         backend_options["timeout_s"] = timeout
     task_names = [t.strip() for t in tasks.split(",") if t.strip()] if tasks else None
@@ -283,7 +325,17 @@ def eval_command(
         thinking=thinking_config,
         judge_input=judge_input,
         input_mode=input_mode,
+        prices=_prices(price or []),
+        max_cost=max_cost or None,
+        max_tokens_total=max_tokens_total,
+        batch=_batch_settings(batch, batch_option or []),
     )
+    if dry_run:
+        from expvid.run.estimate import estimate_markdown, estimate_run
+
+        with friendly_errors():
+            typer.echo(estimate_markdown(estimate_run(config)))
+        return
     try:
         with friendly_errors():
             result = asyncio.run(evaluate(config, command=sys.argv, console=console, show_progress=not quiet))
@@ -292,6 +344,11 @@ def eval_command(
             f"[yellow]interrupted[/]: finished items are saved in {escape(str(out))}; re-run the same command to resume"
         )
         raise typer.Exit(code=EXIT_INTERRUPTED) from None
+    if result.pending:
+        console.print(
+            f"{result.pending} request(s) are waiting in the provider's batches (ids in "
+            f"{escape(str(out / 'batches'))}); re-run the same command to collect them"
+        )
     table = build_table(get_suite(suite), load_runs([out]), references=[])
     typer.echo(to_markdown(table))
     console.print(
@@ -304,6 +361,37 @@ def eval_command(
             f"exit status {EXIT_ITEMS_FAILED} (--allow-failures for 0)"
         )
         raise typer.Exit(code=EXIT_ITEMS_FAILED)
+
+
+def _prices(entries: list[str]) -> dict[str, object]:
+    """`--price [MODEL=]IN,OUT` entries by model name ("" for the evaluated model)."""
+    from expvid.models.pricing import parse_price_override
+
+    prices: dict[str, object] = {}
+    for entry in entries:
+        try:
+            model, value = parse_price_override(entry)
+        except ValueError as error:
+            raise typer.BadParameter(str(error), param_hint="--price") from None
+        prices[model or ""] = value
+    return prices
+
+
+def _batch_settings(enabled: bool, entries: list[str]) -> BatchSettings | None:
+    """`--batch` with its `--batch-option KEY=VALUE` settings (validated by `BatchSettings`)."""
+    from pydantic import ValidationError
+
+    if not enabled:
+        if entries:
+            raise typer.BadParameter("--batch-option needs --batch", param_hint="--batch-option")
+        return None
+    try:
+        return BatchSettings(**parse_key_values(entries, flag="--batch-option", bare_is_true=False))
+    except ValidationError as error:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors())
+        raise typer.BadParameter(problems, param_hint="--batch-option") from None
+    except ValueError as error:
+        raise typer.BadParameter(str(error)) from None
 
 
 def _output_size(size: int | None, max_side: int | None) -> dict[str, int | None]:

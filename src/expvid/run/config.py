@@ -13,7 +13,9 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from expvid.models.pricing import Price
 from expvid.models.types import InputMode, ThinkingConfig
+from expvid.run.batch_settings import BatchSettings
 from expvid.suites.protocol import JUDGE_INPUTS, FrameOptions, PromptOptions
 
 
@@ -126,6 +128,14 @@ class EvalConfig(BaseModel):
     #: or "stripped" of think blocks (reasoning models). None: the suite's default (raw). Scoring
     #: only, like the judge itself: not part of the identity; judgments are redone when it changes.
     judge_input: str | None = None
+    #: USD per 1M tokens by model name ("" = the evaluated model), over the price table (`--price`).
+    prices: dict[str, Price] = Field(default_factory=dict)
+    #: Stop sending once the run directory's spend would pass this many USD (`--max-cost`), or
+    #: this many tokens (`--max-tokens-total`), from the usage the API reports (`run.budget`).
+    max_cost: float | None = Field(default=None, gt=0)
+    max_tokens_total: int | None = Field(default=None, gt=0)
+    #: Send the requests through the provider's batch API (`--batch`; `run.batch_phase`); None: online.
+    batch: BatchSettings | None = None
 
     def suite_settings(self) -> dict[str, Any]:
         """Options the suite is built with: `suite_options` plus the judge input when one is chosen."""

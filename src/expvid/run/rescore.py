@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from expvid.run.config import EvalConfig
+from expvid.run.cost import run_extras
 from expvid.run.evaluate import judge_spec, make_suite_named, refuse_uncountable
 from expvid.run.manifest import new_manifest
 from expvid.run.progress import run_progress
@@ -103,6 +104,7 @@ async def rescore_run(run_dir: Path, *, judge: JudgeChoice, show_progress: bool 
             seed=config.seed or 0,
             progress=progress,
             human_judgments=config.human_judgments,
+            extras=run_extras(rundir.root, manifest.config),
         )
 
 
