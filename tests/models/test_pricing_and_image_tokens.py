@@ -64,6 +64,8 @@ def test_unknown_models_have_no_rule_and_no_price():
     assert image_tokens(ref, 224, 224) is None
     assert price_for("openai:my-finetune@http://gpu:8000/v1") is None
     assert price_for("vllm:/models/InternVL3-8B") is None
+    proxied = price_for("openai:gpt-4o@http://gateway:4000/v1")  # a proxy serving the provider's model
+    assert proxied is not None and "priced as openai's model" in proxied.source
 
 
 def test_price_lookup_dated_and_prefixed_names_and_overrides():

@@ -36,6 +36,7 @@ import re
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -60,13 +61,15 @@ class BatchPlan:
     """How the loopback's batches proceed (set `server.batches.plan`).
 
     `polls_per_status`: retrieve calls a batch stays in each status before it moves on.
-    `outcome`: "complete"; "expire" (after running the first `run_before_expiry` requests);
-    "fail" (validation fails); "stall" (stays in progress until cancelled).
+    `outcome`: "complete"; "expire" (after running the first `run_before_expiry` requests, or
+    those `expires` does not pick: a predicate on the request's body); "fail" (validation
+    fails); "stall" (stays in progress until cancelled).
     """
 
     polls_per_status: int = 1
     outcome: str = "complete"
     run_before_expiry: int = 0
+    expires: Callable[[dict[str, Any]], bool] | None = None
     max_requests: int = 50_000
     max_file_bytes: int = 200 * 1024 * 1024
 
@@ -414,8 +417,9 @@ class BatchEndpoints:
             if plan.outcome == "stall":
                 return
             if plan.outcome == "expire":
-                self._run_lines(batch, batch.lines[: plan.run_before_expiry])
-                self._leave(batch, batch.lines[plan.run_before_expiry :], "batch_expired", EXPIRED_MESSAGE)
+                run, left = self._split(batch.lines, lambda line: line["body"])
+                self._run_lines(batch, run)
+                self._leave(batch, left, "batch_expired", EXPIRED_MESSAGE)
                 self._finish(batch, "expired", now)
                 return
             self._run_lines(batch, batch.lines)
@@ -511,6 +515,16 @@ class BatchEndpoints:
         with self._lock:
             batch.lines = lines
         return errors
+
+    def _split(
+        self, lines: list[dict[str, Any]], body_of: Callable[[dict[str, Any]], dict[str, Any]]
+    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """(run before expiry, left to expire) by the plan."""
+        picks = self.plan.expires
+        if picks is None:
+            cut = self.plan.run_before_expiry
+            return lines[:cut], lines[cut:]
+        return [x for x in lines if not picks(body_of(x))], [x for x in lines if picks(body_of(x))]
 
     def _run_lines(self, batch: OpenAIBatch, lines: list[dict[str, Any]]) -> None:
         protocol = OPENAI_ENDPOINTS.get(batch.endpoint, "openai")
@@ -648,12 +662,16 @@ class BatchEndpoints:
         if status == "in_progress" and plan.outcome == "stall":
             return
         results: list[dict[str, Any]] = []
-        for index, entry in enumerate(batch.requests):
+        expiring: set[str] = set()
+        if plan.outcome == "expire":
+            _, left = self._split(batch.requests, lambda entry: entry["params"])
+            expiring = {entry["custom_id"] for entry in left}
+        for entry in batch.requests:
             custom_id = entry["custom_id"]
             if status == "canceling":
                 results.append({"custom_id": custom_id, "result": {"type": "canceled"}})
                 continue
-            if plan.outcome == "expire" and index >= plan.run_before_expiry:
+            if custom_id in expiring:
                 results.append({"custom_id": custom_id, "result": {"type": "expired"}})
                 continue
             code, body = self.server.answer_now("anthropic", "/v1/messages", entry["params"], via=batch.id)

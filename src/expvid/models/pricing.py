@@ -203,7 +203,7 @@ def table_price(ref: ModelRef) -> Price | None:
     """The table's price for a model, with `source` saying how it was found; None when unknown."""
     if ref.provider == "offline":
         return Price(input_per_m=0, output_per_m=0, source="offline baseline: no API cost")
-    if ref.provider == "self-hosted":
+    if ref.provider == "self-hosted" and ref.family is None:
         return None  # a self-hosted server has no per-token price unless the user gives one
     models = PRICE_TABLE.get(ref.table, {})
     found = _lookup(models, bare_name(ref.model))
