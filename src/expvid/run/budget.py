@@ -2,10 +2,12 @@
 
 The gate counts what the run directory has already spent (every earlier request, `cost.run_cost`)
 plus each answer as it arrives. Before a request is sent it asks for room: the request's expected
-cost is what answers of this run have cost on average so far (the dry-run estimate of the request
-before the first answer), and room is given only while
+cost is what the run directory's answers have cost on average so far (the dry-run estimate of the
+request before the first answer), and room is given only while
 
-    spent + expected cost of the requests in flight + expected cost of this one <= budget.
+    spent + expected cost of the requests in flight + expected cost of this one <= budget,
+
+and, until the first answer has said what a request really costs, for one request at a time.
 
 When there is no room the run stops cleanly: nothing more is sent, the requests in flight finish and
 are recorded, the items not asked stay without a prediction (so the same command with a larger
@@ -70,7 +72,8 @@ class BudgetGate:
     _answer_tokens: int = 0
     stop: BudgetStop | None = None
     refused: int = 0
-    _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    _in_flight: int = 0
+    _lock: asyncio.Condition = field(default_factory=asyncio.Condition)
 
     @classmethod
     def for_run(
@@ -82,13 +85,18 @@ class BudgetGate:
             raise ValueError(
                 "--max-cost needs a price for the model (none in the price table): give --price MODEL=IN,OUT"
             )
-        return cls(
+        gate = cls(
             max_cost=max_cost,
             max_tokens=max_tokens,
             price=price,
             spent_usd=spent.usd or 0.0,
             spent_tokens=spent.total_tokens,
         )
+        # What earlier answers of the run directory cost is the best guess for the next request.
+        gate._answers = spent.requests
+        gate._answer_usd = spent.usd or 0.0
+        gate._answer_tokens = spent.total_tokens
+        return gate
 
     @property
     def stopped(self) -> bool:
@@ -102,6 +110,9 @@ class BudgetGate:
     async def reserve(self, fallback: Expectation) -> Expectation:
         """Room for one request, or `BudgetExhausted` (and the run is marked stopped)."""
         async with self._lock:
+            # Until one answer says what a request really costs, one request at a time: the first
+            # guess (the dry-run estimate) may be far off, and everything in flight would be too.
+            await self._lock.wait_for(lambda: self._answers > 0 or self._in_flight == 0 or self.stop is not None)
             if self.stop is not None:
                 self.refused += 1
                 self.stop.not_sent = self.refused
@@ -121,6 +132,7 @@ class BudgetGate:
                 raise BudgetExhausted(self.stop.describe())
             self._reserved_usd += expected.usd or 0.0
             self._reserved_tokens += expected.tokens
+            self._in_flight += 1
             return expected
 
     async def hold(self, expected: Expectation) -> Expectation:
@@ -128,6 +140,7 @@ class BudgetGate:
         async with self._lock:
             self._reserved_usd += expected.usd or 0.0
             self._reserved_tokens += expected.tokens
+            self._in_flight += 1
             return expected
 
     def _halt(self, limit: str, budget: float, spent: float) -> None:
@@ -138,6 +151,8 @@ class BudgetGate:
         async with self._lock:
             self._reserved_usd -= reserved.usd or 0.0
             self._reserved_tokens -= reserved.tokens
+            self._in_flight -= 1
+            self._lock.notify_all()
             spent_usd = (reserved.usd or 0.0) if usd is None else usd
             spent_tokens = reserved.tokens if tokens is None else tokens
             self.spent_usd += spent_usd

@@ -330,6 +330,9 @@ async def evaluate(
         manifest.config["backend"] = backend.describe()
         manifest.config["sent"] = sent_summary(rundir.predictions().values())
         stop = budget.stop if budget is not None else None
+        not_sent = outcome.not_sent if outcome is not None else phase.not_sent
+        if stop is not None:
+            stop.not_sent = not_sent
         manifest.config["budget_stop"] = (
             None if stop is None else {**stop.model_dump(mode="json"), "description": stop.describe()}
         )
@@ -369,7 +372,6 @@ async def evaluate(
             human_judgments=config.human_judgments,
             extras=run_extras(rundir.root, manifest.config),
         )
-    not_sent = outcome.not_sent if outcome is not None else phase.not_sent
     return EvalResult(
         scores=scores,
         rundir=rundir,
