@@ -17,7 +17,9 @@ from expvid.models.loopback import BatchPlan, OpenAIReasoningRules, Reply
 
 def _line(custom_id: str, model: str = "gpt-4o", **body: object) -> str:
     payload = {"model": model, "messages": [{"role": "user", "content": "Which tool?"}], **body}
-    return json.dumps({"custom_id": custom_id, "method": "POST", "url": "/v1/chat/completions", "body": payload})
+    return json.dumps(
+        {"custom_id": custom_id, "method": "POST", "url": "/v1/chat/completions", "body": payload}
+    )
 
 
 def test_openai_batch_lifecycle_with_the_official_client(server):
@@ -27,7 +29,10 @@ def test_openai_batch_lifecycle_with_the_official_client(server):
     uploaded = client.files.create(file=("in.jsonl", "\n".join(lines).encode()), purpose="batch")
     assert uploaded.purpose == "batch" and uploaded.bytes > 0
     batch = client.batches.create(
-        input_file_id=uploaded.id, endpoint="/v1/chat/completions", completion_window="24h", metadata={"k": "v"}
+        input_file_id=uploaded.id,
+        endpoint="/v1/chat/completions",
+        completion_window="24h",
+        metadata={"k": "v"},
     )
     seen = [batch.status]
     while batch.status not in ("completed", "failed", "expired", "cancelled"):
@@ -54,14 +59,20 @@ def test_openai_batch_validation_expiry_and_cancel(server):
     client = openai.OpenAI(api_key="x", base_url=server.openai_base_url, max_retries=0)
     server.reset("ok")
     bad = client.files.create(file=("in.jsonl", (_line("a") + "\n" + _line("a")).encode()), purpose="batch")
-    batch = client.batches.create(input_file_id=bad.id, endpoint="/v1/chat/completions", completion_window="24h")
+    batch = client.batches.create(
+        input_file_id=bad.id, endpoint="/v1/chat/completions", completion_window="24h"
+    )
     batch = client.batches.retrieve(batch.id)
     assert batch.status == "failed" and batch.errors is not None
     assert batch.errors.data[0].code == "duplicate_custom_id" and batch.errors.data[0].line == 2
 
     server.batches.plan = BatchPlan(outcome="expire", run_before_expiry=1)
-    good = client.files.create(file=("in.jsonl", "\n".join([_line("a"), _line("b")]).encode()), purpose="batch")
-    batch = client.batches.create(input_file_id=good.id, endpoint="/v1/chat/completions", completion_window="24h")
+    good = client.files.create(
+        file=("in.jsonl", "\n".join([_line("a"), _line("b")]).encode()), purpose="batch"
+    )
+    batch = client.batches.create(
+        input_file_id=good.id, endpoint="/v1/chat/completions", completion_window="24h"
+    )
     while batch.status not in ("completed", "expired"):
         batch = client.batches.retrieve(batch.id)
     assert batch.status == "expired" and batch.expired_at is not None
@@ -70,7 +81,9 @@ def test_openai_batch_validation_expiry_and_cancel(server):
     assert expired["error"]["code"] == "batch_expired"
 
     server.batches.plan = BatchPlan(outcome="stall")
-    batch = client.batches.create(input_file_id=good.id, endpoint="/v1/chat/completions", completion_window="24h")
+    batch = client.batches.create(
+        input_file_id=good.id, endpoint="/v1/chat/completions", completion_window="24h"
+    )
     client.batches.retrieve(batch.id)
     assert client.batches.cancel(batch.id).status == "cancelling"
     assert client.batches.retrieve(batch.id).status == "cancelled"

@@ -24,7 +24,9 @@ def test_responses_only_models_get_the_responses_api_and_others_keep_chat(server
     assert isinstance(chosen, OpenAIResponsesBackend)
 
 
-def test_request_shape_summary_kept_apart_and_no_seed(server, call, make_request, coded_frames, frame_code, fast):
+def test_request_shape_summary_kept_apart_and_no_seed(
+    server, call, make_request, coded_frames, frame_code, fast
+):
     server.reset(
         Reply.ok("So the answer is \\boxed{A}", reasoning="Maybe \\boxed{C}? No.", reasoning_tokens=40),
         rules=[OpenAIResponsesRules(efforts=("high",)), ResponsesOnlyModels(["gpt-5-pro"])],
@@ -39,7 +41,10 @@ def test_request_shape_summary_kept_apart_and_no_seed(server, call, make_request
     assert recorded.path == "/v1/responses" and server.rejections == []
     body = recorded.body
     assert body["max_output_tokens"] == 4096 and body["store"] is False
-    assert body["reasoning"] == {"effort": "high", "summary": "auto"}  # medium moved to gpt-5-pro's only level
+    assert body["reasoning"] == {
+        "effort": "high",
+        "summary": "auto",
+    }  # medium moved to gpt-5-pro's only level
     assert "seed" not in body and "temperature" not in body
     parts = body["input"][1]["content"]
     assert [p["type"] for p in parts] == ["input_image"] * 3 + ["input_text"]
@@ -54,7 +59,10 @@ def test_request_shape_summary_kept_apart_and_no_seed(server, call, make_request
 def test_unverified_organisation_and_unknown_effort_are_learned_from_400s(server, call, make_request, fast):
     server.reset("\\boxed{B}", rules=[OpenAIResponsesRules(efforts=("low", "high"), verified=False)])
     backend = create_backend(
-        f"openai:o3-custom@{server.openai_base_url}", api="responses", thinking_style="reasoning_effort", **fast
+        f"openai:o3-custom@{server.openai_base_url}",
+        api="responses",
+        thinking_style="reasoning_effort",
+        **fast,
     )
     first = call(backend, make_request(thinking=ThinkingConfig(enabled=True, budget_tokens=8000)))
     assert first.text == "\\boxed{B}"
@@ -83,7 +91,9 @@ def test_cut_answers_refusals_and_failed_responses(server, call, make_request, f
     with pytest.raises(Exception) as caught:
         call(backend, make_request())
     assert getattr(caught.value, "kind", None) == ErrorKind.REQUEST
-    assert create_backend(f"openai:gpt-4o@{server.openai_base_url}", api="responses").input_modes() == ("images",)
+    assert create_backend(f"openai:gpt-4o@{server.openai_base_url}", api="responses").input_modes() == (
+        "images",
+    )
 
 
 def test_cache_keys_differ_between_the_two_apis(server, make_request, tmp_path):

@@ -47,7 +47,9 @@ def _fresh_cache(root: Path, frames: Path) -> Path:
     return cache
 
 
-def test_batch_answers_are_recorded_exactly_as_online_answers(sample_dir, model_server, tmp_path, frame_cache_dir):
+def test_batch_answers_are_recorded_exactly_as_online_answers(
+    sample_dir, model_server, tmp_path, frame_cache_dir
+):
     model = f"openai:gpt-4o@{model_server.openai_base_url}"
     _run(sample_dir, model, tmp_path / "online", frame_cache_dir)
     model_server.reset(model_server.responder)
@@ -58,7 +60,9 @@ def test_batch_answers_are_recorded_exactly_as_online_answers(sample_dir, model_
         _fresh_cache(tmp_path / "b", frame_cache_dir),
         batch=BatchSettings(poll_interval_s=0.01, max_requests=3),
     )
-    assert {request.via for request in model_server.requests} == {c["handle"]["batch_id"] for c in _chunks(tmp_path / "batch")}
+    assert {request.via for request in model_server.requests} == {
+        c["handle"]["batch_id"] for c in _chunks(tmp_path / "batch")
+    }
     chunks = _chunks(tmp_path / "batch")
     assert sorted(c["n_requests"] for c in chunks) == [1, 3] and all(c["state"] == "merged" for c in chunks)
     assert not list((tmp_path / "batch" / "batches").glob("*.input.jsonl"))  # frames not kept twice
@@ -79,7 +83,9 @@ def test_batch_answers_are_recorded_exactly_as_online_answers(sample_dir, model_
     assert batched.pending == 0 and batched.generated == 4
 
 
-def test_a_batch_left_behind_is_collected_by_another_process(sample_dir, model_server, tmp_path, frame_cache_dir):
+def test_a_batch_left_behind_is_collected_by_another_process(
+    sample_dir, model_server, tmp_path, frame_cache_dir
+):
     model_server.batches.plan = BatchPlan(polls_per_status=3)
     model = f"openai:gpt-4o@{model_server.openai_base_url}"
     out = tmp_path / "run"
@@ -91,7 +97,9 @@ def test_a_batch_left_behind_is_collected_by_another_process(sample_dir, model_s
     [chunk_path] = list((out / "batches").glob("chunk-*.json"))
     chunk = json.loads(chunk_path.read_text())
     chunk_path.write_text(json.dumps({**chunk, "state": "submitting", "handle": None}))
-    second = _run(sample_dir, model, out, frame_cache_dir, tasks=["tools"], batch=BatchSettings(poll_interval_s=0.01))
+    second = _run(
+        sample_dir, model, out, frame_cache_dir, tasks=["tools"], batch=BatchSettings(poll_interval_s=0.01)
+    )
     assert second.pending == 0 and len(_predictions(out)) == 2
     assert model_server.batches.calls.count(("POST", "/v1/batches")) == 1  # found again, never paid twice
     assert len(model_server.requests) == 2
@@ -161,5 +169,8 @@ def test_anthropic_batches_retry_expired_requests_in_a_new_batch(
     assert {r.via for r in server.requests} == {c["handle"]["batch_id"] for c in _chunks(out)}
     assert all(p["sent"]["batch"]["provider"] == "anthropic" for p in _predictions(out))
     scores = json.loads((out / "scores.json").read_text())
-    assert scores["run"]["cost"]["batch_requests"] == 2 and "price table" in scores["run"]["cost"]["price"]["source"]
+    assert (
+        scores["run"]["cost"]["batch_requests"] == 2
+        and "price table" in scores["run"]["cost"]["price"]["source"]
+    )
     assert result.pending == 0 and result.failed == 0

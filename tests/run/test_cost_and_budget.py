@@ -49,7 +49,11 @@ def test_dry_run_counts_and_prices_and_sends_and_writes_nothing(sample_dir, tmp_
 def test_dry_run_without_a_key_or_a_server_and_with_the_batch_discount(sample_dir, tmp_path, monkeypatch):
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     config = EvalConfig(
-        data=sample_dir, model="anthropic:claude-sonnet-4-20250514", out=tmp_path / "run", tasks=["tools"], limit=3
+        data=sample_dir,
+        model="anthropic:claude-sonnet-4-20250514",
+        out=tmp_path / "run",
+        tasks=["tools"],
+        limit=3,
     )
     online = estimate_run(config)
     assert online.price is not None and online.total.images == 24
@@ -87,7 +91,9 @@ def test_budget_stops_cleanly_reports_it_and_a_larger_budget_continues(sample_di
         assert len(server.requests) == 2 and stopped.not_sent == 2
         assert stopped.stopped is not None and "--max-cost $2.5" in stopped.stopped
         scores = json.loads((out / "scores.json").read_text())
-        assert scores["run"]["budget_stop"].startswith("stopped at the budget --max-cost $2.5 (spent $2.0000)")
+        assert scores["run"]["budget_stop"].startswith(
+            "stopped at the budget --max-cost $2.5 (spent $2.0000)"
+        )
         assert scores["run"]["cost"]["usd"] == pytest.approx(2.0) and scores["run"]["n_missing"] == 2
         table = to_markdown(build_table(get_suite("expvid"), load_runs([out]), references=[]))
         assert "incomplete, stopped at budget)" in table and "2 request(s) not sent" in table
@@ -105,7 +111,9 @@ def test_budget_stops_cleanly_reports_it_and_a_larger_budget_continues(sample_di
     assert scores["run"]["complete"] and scores["run"]["budget_stop"] is None
     assert scores["run"]["cost"]["usd"] == pytest.approx(4.0) and scores["run"]["cost"]["requests"] == 4
     runs = load_runs([out])
-    assert "cost $4.0000 for 4 request(s)" in to_markdown(build_table(get_suite("expvid"), runs, references=[]))
+    assert "cost $4.0000 for 4 request(s)" in to_markdown(
+        build_table(get_suite("expvid"), runs, references=[])
+    )
     csv_row = to_csv(build_table(get_suite("expvid"), runs, references=[])).splitlines()[1]
     assert ",4.000000," in csv_row
     compared = format_comparison(compare_runs(out, out, n_boot=10))

@@ -107,6 +107,8 @@ def image_tokens(ref: ModelRef, width: int, height: int, detail: str = "auto") -
     """Input tokens of one `width` x `height` image for the model, or None when no rule is known."""
     name = bare_name(ref.model)
     family = ref.table
+    if ref.provider == "offline":
+        return ImageCost(0, "offline baseline: no tokens")
     if family == "openai":
         for pattern, multiplier in OPENAI_PATCHES:
             if re.match(pattern, name):

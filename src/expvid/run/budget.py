@@ -112,7 +112,9 @@ class BudgetGate:
         async with self._lock:
             # Until one answer says what a request really costs, one request at a time: the first
             # guess (the dry-run estimate) may be far off, and everything in flight would be too.
-            await self._lock.wait_for(lambda: self._answers > 0 or self._in_flight == 0 or self.stop is not None)
+            await self._lock.wait_for(
+                lambda: self._answers > 0 or self._in_flight == 0 or self.stop is not None
+            )
             if self.stop is not None:
                 self.refused += 1
                 self.stop.not_sent = self.refused

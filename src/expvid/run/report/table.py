@@ -196,10 +196,12 @@ def run_rows(run: LoadedRun, groups: Sequence[ColumnGroup]) -> list[Row]:
     row.notes = settings + list(scores.run.notes) + _extras_notes(scores) + departure_notes(run.rundir, label)
     row.partial = scores.run.partial
     row.caveats = run_caveats(label, scores)
-    if scores.run.cost is not None:
-        row.cost_usd = scores.run.cost.usd
-        row.cost = scores.run.cost.summary()
-        row.notes.append(f"{label}: cost {row.cost}")
+    cost = scores.run.cost
+    if cost is not None:
+        row.cost_usd = cost.usd
+        row.cost = cost.summary()
+        if cost.requests or cost.cached or (cost.requests_without_usage and cost.usd is None):
+            row.notes.append(f"{label}: cost {row.cost}")
     rows = [row]
     for name, mode in data.get("extraction_modes", {}).items():
         extra = _row(f"{label} [{name} extraction]", mode, groups)
