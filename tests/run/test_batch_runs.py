@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from expvid.models.loopback import BatchPlan, LoopbackServer, RecordedRequest, Reply
+from expvid.models.pricing import Price
 from expvid.run.batch_settings import BatchSettings
 from expvid.run.config import EvalConfig
 from expvid.run.evaluate import EvalResult, evaluate
@@ -174,3 +175,19 @@ def test_anthropic_batches_retry_expired_requests_in_a_new_batch(
         and "price table" in scores["run"]["cost"]["price"]["source"]
     )
     assert result.pending == 0 and result.failed == 0
+
+
+def test_a_batch_run_admits_requests_within_its_budget(sample_dir, tmp_path, frame_cache_dir):
+    # $1 per answer at the standard price of $1 per 1M tokens, $0.50 through the batch API.
+    with LoopbackServer(Reply.ok("\\boxed{A}", prompt_tokens=1_000_000, completion_tokens=0)) as server:
+        model = f"openai:gpt-4o@{server.openai_base_url}"
+        price = {"": Price(input_per_m=1.0, output_per_m=1.0, source="--price 1,1")}
+        out = tmp_path / "run"
+        settings = BatchSettings(poll_interval_s=0.01)
+        _run(sample_dir, model, out, frame_cache_dir, tasks=["tools"], batch=settings, prices=price, max_cost=10)
+        assert json.loads((out / "scores.json").read_text())["run"]["cost"]["usd"] == pytest.approx(1.0)
+        more = _run(sample_dir, model, out, frame_cache_dir, batch=settings, prices=price, max_cost=1.6)
+    assert more.not_sent == 1 and more.stopped is not None  # $1 spent + $0.50 fits, another $0.50 does not
+    assert sum(c["n_requests"] for c in _chunks(out)) == 3
+    scores = json.loads((out / "scores.json").read_text())
+    assert scores["run"]["cost"]["usd"] == pytest.approx(1.5) and scores["run"]["n_missing"] == 1

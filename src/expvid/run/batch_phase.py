@@ -275,7 +275,7 @@ class BatchPhase:
         if self.budget is None:
             return discounted
         try:
-            return await self.budget.reserve(discounted)
+            return await self.budget.reserve(discounted, probe_first=False)
         except BudgetExhausted:
             self.outcome.not_sent += 1
             return None

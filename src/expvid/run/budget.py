@@ -14,6 +14,11 @@ are recorded, the items not asked stay without a prediction (so the same command
 budget continues them), and the manifest, `scores.json` and every report say the run stopped at
 its budget. The total can pass the budget only by what the requests in flight cost above their
 expectation. Answers from the response cache cost nothing and are always served.
+
+A batch run (`--batch`) admits each request into a batch the same way, at the batch price; its real
+cost is known when the batch's results arrive, so until then the expectations are all it has (the
+run directory's mean cost when it has answers, else the dry-run estimate), and a run resumed later
+holds the estimate of every request still waiting in a batch.
 """
 
 from __future__ import annotations
@@ -107,14 +112,17 @@ class BudgetGate:
             return Expectation(self._answer_usd / self._answers, round(self._answer_tokens / self._answers))
         return fallback
 
-    async def reserve(self, fallback: Expectation) -> Expectation:
-        """Room for one request, or `BudgetExhausted` (and the run is marked stopped)."""
+    async def reserve(self, fallback: Expectation, *, probe_first: bool = True) -> Expectation:
+        """Room for one request, or `BudgetExhausted` (and the run is marked stopped).
+
+        `probe_first`: until one answer says what a request really costs, one request at a time
+        (the first guess, the dry-run estimate, may be far off, and everything in flight with it).
+        A batch cannot wait for an answer before sending the rest: it reserves at the estimate."""
         async with self._lock:
-            # Until one answer says what a request really costs, one request at a time: the first
-            # guess (the dry-run estimate) may be far off, and everything in flight would be too.
-            await self._lock.wait_for(
-                lambda: self._answers > 0 or self._in_flight == 0 or self.stop is not None
-            )
+            if probe_first:
+                await self._lock.wait_for(
+                    lambda: self._answers > 0 or self._in_flight == 0 or self.stop is not None
+                )
             if self.stop is not None:
                 self.refused += 1
                 self.stop.not_sent = self.refused
