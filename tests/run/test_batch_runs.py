@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from expvid.models.loopback import BatchPlan, LoopbackServer, RecordedRequest, Reply
+from expvid.models.loopback import BatchPlan, LoopbackServer, OpenAIReasoningRules, RecordedRequest, Reply
 from expvid.models.pricing import Price
 from expvid.run.batch_settings import BatchSettings
 from expvid.run.config import EvalConfig
@@ -184,10 +184,40 @@ def test_a_batch_run_admits_requests_within_its_budget(sample_dir, tmp_path, fra
         price = {"": Price(input_per_m=1.0, output_per_m=1.0, source="--price 1,1")}
         out = tmp_path / "run"
         settings = BatchSettings(poll_interval_s=0.01)
-        _run(sample_dir, model, out, frame_cache_dir, tasks=["tools"], batch=settings, prices=price, max_cost=10)
+        _run(
+            sample_dir,
+            model,
+            out,
+            frame_cache_dir,
+            tasks=["tools"],
+            batch=settings,
+            prices=price,
+            max_cost=10,
+        )
         assert json.loads((out / "scores.json").read_text())["run"]["cost"]["usd"] == pytest.approx(1.0)
         more = _run(sample_dir, model, out, frame_cache_dir, batch=settings, prices=price, max_cost=1.6)
     assert more.not_sent == 1 and more.stopped is not None  # $1 spent + $0.50 fits, another $0.50 does not
     assert sum(c["n_requests"] for c in _chunks(out)) == 3
     scores = json.loads((out / "scores.json").read_text())
     assert scores["run"]["cost"]["usd"] == pytest.approx(1.5) and scores["run"]["n_missing"] == 1
+
+
+def test_a_parameter_the_model_refuses_in_a_batch_is_learned_online(sample_dir, tmp_path, frame_cache_dir):
+    # A reasoning model the harness does not know: every batched line carries max_tokens and a
+    # temperature, which it refuses with OpenAI's 400s; asked online, the backend learns both.
+    with LoopbackServer("\\boxed{A}", rules=[OpenAIReasoningRules(models=["my-reasoner"])]) as server:
+        out = tmp_path / "run"
+        result = _run(
+            sample_dir,
+            f"openai:my-reasoner@{server.openai_base_url}",
+            out,
+            frame_cache_dir,
+            tasks=["tools"],
+            batch=BatchSettings(poll_interval_s=0.01),
+        )
+    [chunk] = _chunks(out)
+    assert {(e["kind"], e["action"]) for e in chunk["errors"]} == {("parameter", "online")}
+    predictions = _predictions(out)
+    assert result.failed == 0 and len(predictions) == 2 and all(p["error"] is None for p in predictions)
+    assert all(p["sent"]["token_limit_field"] == "max_completion_tokens" for p in predictions)
+    assert all(p["sent"]["temperature"] is None for p in predictions)

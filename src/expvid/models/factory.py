@@ -41,7 +41,9 @@ def create_backend(spec: str, **options: Any) -> ModelBackend:
     spec = spec.strip()
     kind, sep, rest = spec.partition(":")
     if parsed.api is not None and kind not in ("openai", "blind"):
-        raise BackendConfigError(f"model spec {spec!r}: option api={parsed.api!r} applies to openai: models only")
+        raise BackendConfigError(
+            f"model spec {spec!r}: option api={parsed.api!r} applies to openai: models only"
+        )
     if kind == "blind":
         if not rest:
             raise BackendConfigError(

@@ -330,7 +330,12 @@ class BatchPhase:
                 self.store.save(chunk)
                 if state.ended:
                     chunk.ended_at = utc_now()
-                    retry.extend((key, chunk.round) for key in await self._merge(chunk))
+                    try:
+                        merged = await self._merge(chunk)
+                    except BatchAPIError as error:  # results not readable yet: the next poll tries again
+                        self._say(f"could not fetch the results of {state.batch_id}: {error}")
+                        continue
+                    retry.extend((key, chunk.round) for key in merged)
                     self._open.remove(chunk)
             if once or not self._open:
                 break
@@ -361,6 +366,8 @@ class BatchPhase:
                     error = RequestError(
                         kind="malformed", message=failure.message, retryable=failure.retryable
                     )
+                except ValueError as failure:  # a body the SDK's model refuses (pydantic)
+                    error = RequestError(kind="malformed", message=str(failure)[:300], retryable=True)
                 else:
                     response = response.model_copy(
                         update={"sent": request.sent, "request_hash": request.request_hash, "cached": False}

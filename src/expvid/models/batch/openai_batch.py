@@ -9,7 +9,8 @@ expired, cancelling, cancelled.
 Output-file lines carry `response: {status_code, body}`; error-file lines carry either an error
 status's body or `error: {code, message}` for requests never run (`batch_expired`,
 `batch_cancelled`). Each becomes a `BatchResult`; requests absent from both files are reported as
-"missing" (retryable), so nothing is silently dropped.
+"missing" (retryable), so nothing is silently dropped. A 400 that names a parameter the model does
+not take is "parameter" (retryable): asked online, the backend learns the fix from it.
 
 The batch's `metadata` names the run and the chunk, so a process that died between creating a
 batch and recording it finds it again (`find`) instead of paying for it twice.
@@ -28,6 +29,7 @@ from typing import Any
 import httpx2
 
 from expvid.models.batch.types import BatchHandle, BatchResult, BatchState, RequestError
+from expvid.models.param_fallback import unsupported_from_error
 from expvid.models.retry import backoff_delay, failure_for_status
 
 TERMINAL = frozenset({"completed", "failed", "expired", "cancelled"})
@@ -187,12 +189,17 @@ def _result(line: dict[str, Any]) -> BatchResult:
     if isinstance(response, dict):
         status = response.get("status_code")
         body = response.get("body")
-        detail = json.dumps(body)[:300] if body is not None else ""
+        detail = json.dumps(body) if body is not None else ""
         retryable = isinstance(status, int) and (status >= 500 or status in (408, 409, 429))
+        kind = "http"
+        if status == 400 and unsupported_from_error(detail) is not None:
+            # A parameter this model does not take: asked online, the backend learns the fix from
+            # the same 400 (`param_fallback`) and the request goes out right.
+            kind, retryable = "parameter", True
         return BatchResult(
             custom_id=custom_id,
             error=RequestError(
-                kind="http", message=f"HTTP {status}: {detail}", status=status, retryable=retryable
+                kind=kind, message=f"HTTP {status}: {detail[:300]}", status=status, retryable=retryable
             ),
         )
     code = str((error or {}).get("code") or "error")
