@@ -143,6 +143,19 @@ def build_command(
         typer.Option("--dry-run", help="Plan and estimate calls, tokens and cost per stage; ask no model."),
     ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress messages.")] = False,
+    recipe: Annotated[
+        str, typer.Option("--recipe", help="Which paper's construction: expvid (default) or scivideobench.")
+    ] = "expvid",
+    recipe_option: Annotated[
+        list[str] | None,
+        typer.Option(
+            "-R",
+            "--recipe-option",
+            help="KEY=VALUE setting of --recipe scivideobench (stt=faster-whisper:MODEL|openai:MODEL@URL, stt_price, "
+            "stt_language, stt_api_key_env, stt_beam_size, per_type=conceptual:2,..., exemplars, prompts, frames, "
+            "frame_max_side, paper_chars, noise; docs/scivideobench-recipe.md). Repeatable.",
+        ),
+    ] = None,
 ) -> None:
     """Curate experiments and draft Level-1/2/3 candidate items with leakage audits (ExpVid 3.1-3.3, G).
 
@@ -157,6 +170,17 @@ def build_command(
     )
     from expvid.construction.retries import REDO_STAGES
 
+    if recipe == "scivideobench":
+        from expvid.cli.build_scivideobench import run_scivideobench
+
+        run_scivideobench(dict(locals()))
+        return
+    if recipe != "expvid":
+        raise typer.BadParameter(
+            f"unknown recipe {recipe!r}; recipes: expvid, scivideobench", param_hint="--recipe"
+        )
+    if recipe_option:
+        raise typer.BadParameter("settings for --recipe only (the expvid recipe has flags)", param_hint="-R")
     prices = {}
     for text in price or []:
         try:

@@ -37,8 +37,18 @@ def make(
     suite: Annotated[
         str, typer.Option("--suite", help="Which benchmark's published shapes: " + ", ".join(SUITES) + ".")
     ] = "expvid",
+    recipe: Annotated[
+        str | None,
+        typer.Option(
+            "--recipe",
+            help="Write a build recipe's inputs instead: scivideobench (narrated videos, papers, no transcripts).",
+        ),
+    ] = None,
 ) -> None:
     """Write a small benchmark in a suite's published layout, with synthetic videos or images."""
+    if recipe is not None:
+        _make_recipe_inputs(recipe, directory, seed, force)
+        return
     if suite not in SUITES:
         raise typer.BadParameter(
             f"unknown suite {suite!r}; choose one of {', '.join(SUITES)}", param_hint="--suite"
@@ -91,4 +101,25 @@ def _make_other(suite: str, directory: Path, seed: int, force: bool) -> None:
         raise typer.Exit(code=1) from None
     message_console().print(
         f"Sample {suite} benchmark in {root} (seed {seed}): {what}; {seconds:.1f} s", highlight=False
+    )
+
+
+def _make_recipe_inputs(recipe: str, directory: Path, seed: int, force: bool) -> None:
+    """Inputs of `expvid build --recipe RECIPE`: sources/<id>/{video.mp4 with narration, paper.md, meta.json}."""
+    if recipe != "scivideobench":
+        raise typer.BadParameter(
+            f"unknown recipe {recipe!r}; recipes with sample inputs: scivideobench", param_hint="--recipe"
+        )
+    from expvid.suites.sample.narration import NarrationError
+    from expvid.suites.sample.speech_sources import SpeechSourcesError, make_speech_sources
+
+    try:
+        made = make_speech_sources(directory, seed, force=force)
+    except (SpeechSourcesError, NarrationError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(code=1) from None
+    message_console().print(
+        f"Inputs for --recipe scivideobench in {made.root / 'sources'}: {len(made.experiments)} narrated videos "
+        f"({made.audio_seconds / 60:.1f} min of speech), papers, no transcripts; {made.seconds:.1f} s",
+        highlight=False,
     )

@@ -46,6 +46,16 @@ LEVEL_GUIDELINES = {
         "experimental comparison. Scientific discovery (Introduction/Discussion): the purpose, significance "
         "or scientific background of the design.",
     ),
+    # SciVideoBench section 2.2, "Human Verifier" (candidates from `expvid build --recipe scivideobench`)
+    4: (
+        "Check the timestamps in the question (play them with the time buttons): the question must be "
+        "answerable from what the video shows at those times.",
+        "Read the visual comparer's cues beside the question: every visual cue the reasoning needs must be visible.",
+        "A critical value that is spoken but not visible (a mass, a temperature): add an overlay that burns it "
+        "onto the relevant frames of the released video, over the stretch where it matters.",
+        "The answer must match the video content and the reasoning path; the question must be close to the "
+        "core scientific contribution of the experiment. Correct errors and improve clarity.",
+    ),
 }
 
 TASK_NOTES = {
@@ -62,9 +72,12 @@ TASK_NOTES = {
     "is that step.",
     "experimental_conclusion": "Experimental analysis: blanks hold the conclusions drawn from the results.",
     "scientific_discovery": "Scientific discovery: blanks hold the significance or background of the work.",
+    "conceptual": "Conceptual reasoning (SciVideoBench): mechanisms, protocols and principles behind the operations shown.",
+    "hypothetical": "Hypothetical reasoning (SciVideoBench): hypothesised errors, what-ifs and control logic of a critical operation.",
+    "quantitative": "Quantitative reasoning (SciVideoBench): every number the calculation needs must come from the video.",
 }
 
-PAPER_MINUTES = {1: "6-8", 2: "about 13", 3: "about 18"}
+PAPER_MINUTES = {1: "6-8", 2: "about 13", 3: "about 18", 4: "not reported"}
 
 
 def guidelines_for(task: str) -> dict[str, object]:

@@ -58,6 +58,8 @@ from expvid.platform.services import audit
 from expvid.platform.services.clean_copy import CleanCopyError, clean_copy
 from expvid.platform.services.errors import SYSTEM, Actor
 from expvid.platform.services.reports import agreement_report, progress
+from expvid.platform.services.scivideobench import SVB_LEVEL
+from expvid.platform.services.scivideobench import write_release as write_svb_release
 from expvid.platform.services.tasks import TASKS, annotation_file
 
 #: The release's record fields, in the release's order (candidates_format.md).
@@ -251,6 +253,8 @@ class _Export:
         video_ids: set[str] = set()
         settled_via: Counter[str] = Counter()
         edited = 0
+        svb = [item for item in items if item.level == SVB_LEVEL]  # SciVideoBench: its own layout
+        items = [item for item in items if item.level != SVB_LEVEL]
         for item in items:
             public_path = self.place(item.batch_id, item.video_path, item.level, item.video_id)
             record = _release_record(item, public_path) if public else _full_record(item, public_path)
@@ -263,8 +267,21 @@ class _Export:
                 exported_by_segment[item.segment_id].append(item.key)
             provenance.append(self._provenance(item, public_path, decisions, adjudications.get(item.id)))
         for task in TASKS:
-            if task in present_tasks:
+            if task in present_tasks and TASKS[task].level != SVB_LEVEL:
                 _write_jsonl(annotation_file(self.release, task), records.get(task, []))
+        if svb:
+            counts, overlays = write_svb_release(self.release, svb, self.roots)
+            self.report.items.update(counts)
+            for item in svb:
+                video_ids.add(item.video_id)
+                settled_via[item.settled_via or "unknown"] += 1
+                edited += _edited(item)
+                provenance.append(
+                    self._provenance(
+                        item, f"videos/jove_{item.video_id}.mp4", decisions, adjudications.get(item.id)
+                    )
+                )
+            _write_json(self.sidecars / "overlays.json", overlays)
 
         _write_jsonl(self.sidecars / "provenance.jsonl", provenance)
         self._segments(exported_by_segment)

@@ -26,6 +26,7 @@ from expvid.platform.services import audit
 from expvid.platform.services.assignment import AssignmentReport, assign_pending
 from expvid.platform.services.content import Content, content_problems
 from expvid.platform.services.errors import SYSTEM, Actor
+from expvid.platform.services.scivideobench import SVB_LEVEL, svb_records
 from expvid.platform.services.tasks import TASKS, annotation_file
 from expvid.schema import DataError, RecordProblem, read_jsonl
 
@@ -170,7 +171,7 @@ def parse_directory(
     seen: set[str] = set()
     for task, path in present.items():
         spec = TASKS[task]
-        for line, raw in read_jsonl(path):
+        for line, raw in svb_records(root, task) if spec.level == SVB_LEVEL else read_jsonl(path):
             if isinstance(raw, RecordProblem):
                 problems.append(raw)
                 continue

@@ -33,6 +33,10 @@ TASKS: dict[str, TaskSpec] = {
         TaskSpec("video_verification", 2, "mcq", "Completeness Verification"),
         TaskSpec("experimental_conclusion", 3, "blanks", "Experimental Analysis"),
         TaskSpec("scientific_discovery", 3, "blanks", "Scientific Discovery"),
+        # SciVideoBench candidates (`expvid build --recipe scivideobench`): "level" 4 marks the suite
+        TaskSpec("conceptual", 4, "mcq", "Conceptual Reasoning", 10),
+        TaskSpec("hypothetical", 4, "mcq", "Hypothetical Reasoning", 10),
+        TaskSpec("quantitative", 4, "mcq", "Quantitative Reasoning", 10),
     )
 }
 
@@ -47,5 +51,7 @@ def task_spec(task: str) -> TaskSpec:
 
 
 def annotation_file(root: Path, task: str) -> Path:
-    """`DIR/annotations/level{n}/{task}.jsonl` (candidates_format.md)."""
+    """`DIR/annotations/level{n}/{task}.jsonl` (candidates_format.md); SciVideoBench's one question file."""
+    if task_spec(task).level == 4:
+        return root / "scivideobench_1k.jsonl"
     return root / "annotations" / f"level{task_spec(task).level}" / f"{task}.jsonl"

@@ -26,6 +26,7 @@ from expvid.platform.services.authoring import can_author
 from expvid.platform.services.errors import Actor
 from expvid.platform.services.level2 import rows_from_steps
 from expvid.platform.services.review import own_decision, uses_step_editor
+from expvid.platform.services.scivideobench import SVB_LEVEL, review_view
 from expvid.platform.services.settlement import segment_steps
 from expvid.platform.services.tasks import LEVEL3_TASKS, TASKS, task_spec
 from expvid.platform.web.media_info import frame_rate
@@ -197,6 +198,9 @@ def review_context(
         "problems": problems or [],
         "all_decisions": all_decisions,
         "can_adjudicate": can_adjudicate(actor, item),
+        "svb": review_view(item, experiment.paper_md if experiment else None)
+        if item.level == SVB_LEVEL
+        else None,
     }
 
 

@@ -21,6 +21,7 @@ from expvid.platform.services.authoring import create_level3_question
 from expvid.platform.services.errors import Conflict, InvalidInput
 from expvid.platform.services.level2 import rows_from_steps
 from expvid.platform.services.review import mark_opened, submit_decision, uses_step_editor
+from expvid.platform.services.scivideobench import SVB_LEVEL, OverlayError, add_overlay
 from expvid.platform.services.settlement import segment_steps
 from expvid.platform.web.api_models import MAX_INT
 from expvid.platform.web.deps import Viewer, ViewerDep, WriterDep, database_of, settings_of
@@ -191,5 +192,41 @@ async def write_question(video_id: str, request: Request, current: WriterDep) ->
         target = f"/items/{back}" if back.isdigit() else "/"
         notice = quote(f"new question {item.key} created and sent to two other annotators")
         return RedirectResponse(f"{target}?notice={notice}", status_code=303)
+
+    return await run_in_threadpool(work)
+
+
+@router.post("/items/{item_id}/overlays", response_class=HTMLResponse)
+async def add_overlay_route(item_id: ItemId, request: Request, current: WriterDep) -> Response:
+    """SciVideoBench's verifier overlay: burn a spoken-but-not-visible value onto the released video."""
+    form = await request.form()
+    database = database_of(request)
+
+    def work() -> Response:
+        try:
+            start, end = float(str(form.get("start", ""))), float(str(form.get("end", "")))
+        except ValueError:
+            return RedirectResponse(
+                f"/items/{item_id}?notice={quote('overlay: start and end are seconds')}", 303
+            )
+        try:
+            with database.write() as db:
+                item = get_visible_item(db, current.actor, item_id)
+                if item.level != SVB_LEVEL:
+                    raise OverlayError("overlays are for SciVideoBench items")
+                add_overlay(
+                    db,
+                    current.actor,
+                    item,
+                    str(form.get("text", "")),
+                    start,
+                    end,
+                    str(form.get("position", "bottom")),
+                )
+        except OverlayError as error:
+            return RedirectResponse(
+                f"/items/{item_id}?notice={quote('overlay: ' + str(error))}", status_code=303
+            )
+        return RedirectResponse(f"/items/{item_id}?notice={quote('overlay added')}", status_code=303)
 
     return await run_in_threadpool(work)

@@ -473,3 +473,18 @@ document.addEventListener("DOMContentLoaded", () => {
   document.querySelectorAll("[data-shortcuts-close]").forEach((b) => b.addEventListener("click", () => toggleShortcuts(false)));
   document.addEventListener("keydown", onKey);
 });
+
+// SciVideoBench review: a time button plays the video from that time (to the range's end, if any).
+document.addEventListener("click", (event) => {
+  const button = event.target.closest("[data-seek]");
+  const video = document.getElementById("player");
+  if (!button || !video) return;
+  const start = parseFloat(button.dataset.seek);
+  const end = button.dataset.seekEnd ? parseFloat(button.dataset.seekEnd) : null;
+  video.currentTime = start;
+  video.play();
+  if (end !== null) {
+    const stop = () => { if (video.currentTime >= end) { video.pause(); video.removeEventListener("timeupdate", stop); } };
+    video.addEventListener("timeupdate", stop);
+  }
+});

@@ -1,0 +1,94 @@
+"""Calls, tokens and cost per released item of `expvid build --recipe scivideobench`, by role.
+
+Runs the recipe on the narrated sample inputs (`expvid sample make --recipe scivideobench`, espeak-ng)
+against the scripted lab of the tests (loopback OpenAI server for the roles, loopback transcription
+server for speech-to-text), then again from the cache, and prints per role: calls, tokens, and the
+cost at the given prices, per released item; and the ratio of a resumed build's calls to a fresh one's.
+The lab's replies are short, so token counts are the prompts' real sizes but replies are smaller than
+a real model's: read the prompt side, and re-run against a real endpoint for replies.
+
+    .venv/bin/python benchmarks/scivideobench_recipe.py --experiments 2 --price 1.25,10 --stt-price 0.006
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+sys.path.insert(0, str(ROOT.parent / "tests" / "construction_scivideobench"))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--experiments", type=int, default=2)
+    parser.add_argument("--price", default="1.25,10", help="USD per 1M input,output tokens")
+    parser.add_argument("--stt-price", type=float, default=0.006, help="USD per minute of audio")
+    parser.add_argument("--blind-samples", type=int, default=3)
+    args = parser.parse_args()
+
+    from svb_lab import SvbLab
+
+    from expvid.construction import parse_price
+    from expvid.construction.recipes.scivideobench import SvbBuildConfig, build_scivideobench
+    from expvid.construction.speech import parse_stt_spec
+    from expvid.construction.speech.loopback import TranscriptionScript, TranscriptionServer
+    from expvid.models.loopback import LoopbackServer
+    from expvid.suites.sample.speech_sources import make_speech_sources
+
+    with tempfile.TemporaryDirectory() as scratch:
+        root = Path(scratch)
+        made = make_speech_sources(root / "inputs", experiments=args.experiments)
+        print(
+            f"inputs: {len(made.experiments)} narrated videos, {made.audio_seconds / 60:.1f} min, {made.seconds:.1f} s"
+        )
+        _roles, price = parse_price(args.price)
+        with LoopbackServer(SvbLab()) as llm, TranscriptionServer(TranscriptionScript()) as stt:
+            config = SvbBuildConfig(
+                sources=root / "inputs" / "sources",
+                out=root / "out",
+                llm=f"openai:lab@{llm.openai_base_url}",
+                stt=parse_stt_spec(
+                    f"openai:whisper-1@{stt.openai_base_url}", price_per_minute=args.stt_price
+                ),
+                prices={"llm": price},
+                blind_samples=args.blind_samples,
+                frames=8,
+                frame_max_side=256,
+            )
+            runs = []
+            for label in ("fresh", "resumed"):
+                started = time.perf_counter()
+                report = asyncio.run(build_scivideobench(config))
+                runs.append((label, time.perf_counter() - started, report))
+    (_, fresh_seconds, fresh), (_, resumed_seconds, resumed) = runs
+    items = fresh["total_items"]
+    kinds = ", ".join(f"{task} {entry['kept']}" for task, entry in fresh["items"].items())
+    print(f"released items: {items} ({kinds})")
+    print(f"{'role:stage':40} {'calls/item':>10} {'in tok/item':>12} {'out tok/item':>13} {'USD/item':>10}")
+    for stage, counts in fresh["calls"]["by_stage"].items():
+        calls = counts["requests"] + counts["cache_hits"]
+        prompt, completion = counts["prompt_tokens"], counts["completion_tokens"]
+        cost = price.cost(prompt, completion)
+        print(
+            f"{stage:40} {calls / items:10.2f} {prompt / items:12.0f} {completion / items:13.0f} {cost / items:10.5f}"
+        )
+    speech = fresh["speech"]
+    print(
+        f"{'speech-to-text (per item)':40} {speech['requests'] / items:10.2f} {'':>12} {'':>13} {speech['cost_this_run'] / items:10.5f}"
+    )
+    per = fresh["per_item"]
+    print(f"total per released item: {per['calls']} calls, {per['tokens']} tokens, ${per['cost_this_run']}")
+    print(
+        f"fresh build {fresh_seconds:.1f} s, {fresh['calls']['sent']} calls sent; resumed {resumed_seconds:.1f} s, "
+        f"{resumed['calls']['sent']} sent ({resumed['calls']['sent'] / max(1, fresh['calls']['sent']):.2f}x), "
+        f"{resumed['speech']['transcribed']} transcribed"
+    )
+
+
+if __name__ == "__main__":
+    main()

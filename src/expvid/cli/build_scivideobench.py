@@ -1,0 +1,186 @@
+"""`expvid build SOURCES --recipe scivideobench --out DIR --llm SPEC [-R KEY=VALUE ...]`.
+
+The shared build flags (--llm, --blind-llm, --blind-samples, --blind-margin, --price, --concurrency,
+--base-url, --api-key-env, --timeout, --max-retries, --max-attempts, --temperature, --max-tokens,
+--redo-failed/--keep-failed, --dry-run, --quiet) mean what they mean for the ExpVid recipe; this
+recipe's own settings come as `-R KEY=VALUE`:
+
+    stt=faster-whisper:MODEL|openai:MODEL@URL   speech-to-text for videos without a transcript
+    stt_price=USD_PER_MINUTE   stt_language=en   stt_api_key_env=VAR   stt_beam_size=5
+    per_type=conceptual:2,hypothetical:2,quantitative:2   questions asked per experiment and type
+    exemplars=FILE   prompts=DIR   frames=16   frame_max_side=448   paper_chars=24000   noise=0.2
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import typer
+from pydantic import ValidationError
+
+from expvid.cli.errors import friendly_errors, require_http_urls
+from expvid.run.terminal import message_console
+
+console = message_console(stderr=True)
+
+#: ExpVid-only flags and their defaults: a value other than the default is refused, not ignored.
+EXPVID_ONLY = {
+    "vlm": None,
+    "levels": "1,2,3",
+    "trim_slides": False,
+    "review": False,
+    "redo": None,
+    "min_duration": None,
+    "max_duration": None,
+    "no_ordering_repair": False,
+}
+RECIPE_KEYS = (
+    "stt",
+    "stt_price",
+    "stt_language",
+    "stt_api_key_env",
+    "stt_beam_size",
+    "per_type",
+    "exemplars",
+    "prompts",
+    "frames",
+    "frame_max_side",
+    "paper_chars",
+    "noise",
+)
+
+
+def _recipe_options(pairs: list[str]) -> dict[str, str]:
+    values = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        key = key.strip().replace("-", "_")
+        if not sep or key not in RECIPE_KEYS:
+            raise typer.BadParameter(
+                f"{pair!r}: expected KEY=VALUE with KEY one of {', '.join(RECIPE_KEYS)}", param_hint="-R"
+            )
+        values[key] = value.strip()
+    return values
+
+
+def _per_type(text: str) -> dict[str, int]:
+    counts = {}
+    for part in text.split(","):
+        name, _, number = part.partition(":")
+        try:
+            counts[name.strip()] = int(number)
+        except ValueError:
+            raise typer.BadParameter(f"per_type {text!r}: expected TYPE:N,...", param_hint="-R") from None
+    return counts
+
+
+def config_from(values: dict[str, Any]) -> Any:
+    from expvid.construction import parse_price
+    from expvid.construction.recipes.scivideobench import SvbBuildConfig
+    from expvid.construction.speech import parse_stt_spec
+
+    for name, default in EXPVID_ONLY.items():
+        if values.get(name) != default:
+            flag = "--" + name.replace("_", "-")
+            raise typer.BadParameter(
+                f"{flag} belongs to the expvid recipe", param_hint="--recipe scivideobench"
+            )
+    options = _recipe_options(values.get("recipe_option") or [])
+    prices = {}
+    for text in values.get("price") or []:
+        try:
+            roles, value = parse_price(text)
+        except ValueError as error:
+            raise typer.BadParameter(str(error), param_hint="--price") from None
+        prices.update(dict.fromkeys(roles, value))
+    require_http_urls("--base-url", values.get("base_url"))
+    backend_options: dict[str, object] = {}
+    for key, name in (("base_url", "base_url"), ("api_key_env", "api_key_env"), ("timeout", "timeout_s")):
+        if values.get(key):
+            backend_options[name] = values[key]
+    if values.get("max_retries") is not None:
+        backend_options["max_retries"] = values["max_retries"]
+    try:
+        stt = None
+        if "stt" in options:
+            stt = parse_stt_spec(
+                options["stt"],
+                price_per_minute=float(options["stt_price"]) if "stt_price" in options else None,
+                language=options.get("stt_language"),
+                api_key_env=options.get("stt_api_key_env"),
+                beam_size=int(options["stt_beam_size"]) if "stt_beam_size" in options else None,
+            )
+        extra: dict[str, Any] = {}
+        for key in ("frames", "frame_max_side", "paper_chars"):
+            if key in options:
+                extra[key] = int(options[key])
+        if "noise" in options:
+            extra["noise"] = float(options["noise"])
+        for key in ("exemplars", "prompts"):
+            if key in options:
+                extra[key] = Path(options[key]).expanduser()
+        if "per_type" in options:
+            extra["per_type"] = _per_type(options["per_type"])
+        return SvbBuildConfig(
+            sources=values["sources"],
+            out=values["out"],
+            llm=values["llm"],
+            blind_llm=values.get("blind_llm"),
+            stt=stt,
+            backend_options=backend_options,
+            prices=prices,
+            blind_samples=values["blind_samples"],
+            blind_margin=values["blind_margin"],
+            temperature=values["temperature"],
+            max_tokens=values["max_tokens"],
+            max_attempts=values["max_attempts"],
+            concurrency=values["concurrency"],
+            retry_failed=values["redo_failed"],
+            **extra,
+        )
+    except (ValidationError, ValueError) as error:
+        raise typer.BadParameter(
+            str(error).splitlines()[0]
+            if isinstance(error, ValueError) and not isinstance(error, ValidationError)
+            else str(error),
+            param_hint="-R",
+        ) from None
+
+
+def run_scivideobench(values: dict[str, Any]) -> None:
+    """Build (or with --dry-run estimate) a SciVideoBench-format candidate directory."""
+    from expvid.construction.recipes.scivideobench import build_scivideobench, estimate_scivideobench
+
+    config = config_from(values)
+    if values.get("dry_run"):
+        from expvid.construction.recipes.scivideobench.estimate import estimate_markdown
+
+        with friendly_errors():
+            estimate = asyncio.run(estimate_scivideobench(config))
+        typer.echo(estimate_markdown(estimate), nl=False)
+        return
+
+    def log(message: str) -> None:
+        if not values.get("quiet"):
+            console.print(message, markup=False)
+
+    with friendly_errors():
+        report = asyncio.run(build_scivideobench(config, log=log))
+    calls, total = report["calls"], report["total_cost"]["this_run"]
+    spent = "unknown" if total is None else f"${total:.4f}"
+    kinds = ", ".join(f"{t} {e['kept']}" for t, e in report["items"].items())
+    console.print(
+        f"{report['total_items']} SciVideoBench item(s) in {config.out} ({kinds}); {report['flagged_items']} flagged; "
+        f"{calls['sent']} model call(s) sent, {calls['cache_hits']} from the cache; est. cost {spent}; "
+        f"see {config.out / 'build_report.md'}",
+        markup=False,
+    )
+    if report["failed_units"]:
+        console.print(
+            f"{len(report['failed_units'])} unit(s) failed; everything else is written. Run the same command "
+            "again to retry exactly those.",
+            markup=False,
+        )
+        raise typer.Exit(code=1)

@@ -1,0 +1,91 @@
+"""Settings of `expvid build --recipe scivideobench`, with where each default comes from."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from expvid.construction.accounting import Price
+from expvid.construction.speech.settings import SpeechSettings
+
+QUESTION_TYPES: dict[str, str] = {
+    "conceptual": "Conceptual Reasoning",
+    "hypothetical": "Hypothetical Reasoning",
+    "quantitative": "Quantitative Reasoning",
+}
+
+
+class SvbBuildConfig(BaseModel):
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    sources: Path
+    out: Path
+    llm: str
+    #: Text-only model of the blind audit; None means the drafting model.
+    blind_llm: str | None = None
+    #: Speech-to-text for experiments without a transcript (None: such experiments are rejected).
+    stt: SpeechSettings | None = None
+    backend_options: dict[str, Any] = Field(default_factory=dict)
+    prices: dict[str, Price] = Field(default_factory=dict)
+    #: Questions the generator writes per experiment and type (the release averages ~4 per video).
+    per_type: dict[str, int] = Field(default_factory=lambda: dict.fromkeys(QUESTION_TYPES, 2))
+    #: Replacement exemplar set (JSON: {type: [{question, answer}]}); None = the bundled one.
+    exemplars: Path | None = None
+    #: Replacement prompt files (`prompts.py`).
+    prompts: Path | None = None
+    #: Frames the evaluator and the comparer see (uniform over the video, each labelled with its time).
+    frames: int = Field(default=16, ge=1)
+    frame_max_side: int = Field(default=448, ge=64)
+    #: Paper text sent with the prompts (characters; the head of the paper Markdown).
+    paper_chars: int = Field(default=24_000, ge=0)
+    #: Quantitative distractors: answer + N(0, (noise x |answer|)^2), at least one display step apart
+    #: (section 2.2: "adding appropriate Gaussian noise to the correct answer").
+    noise: float = Field(default=0.2, gt=0)
+    blind_samples: int = Field(default=3, ge=0)
+    blind_temperature: float = 1.0
+    blind_margin: float = 0.25
+    #: Narration leakage: the correct option's share of narration-matched question words minus the
+    #: best distractor's (the ExpVid audit's rule).
+    leak_margin: float = 0.5
+    temperature: float = 0.0
+    max_tokens: int = 8192
+    max_attempts: int = Field(default=3, ge=1)
+    concurrency: int = Field(default=8, ge=1)
+    retry_failed: bool = True
+
+    @field_validator("per_type")
+    @classmethod
+    def _types(cls, value: dict[str, int]) -> dict[str, int]:
+        unknown = sorted(set(value) - set(QUESTION_TYPES))
+        if unknown or any(v < 0 for v in value.values()) or not any(value.values()):
+            raise ValueError(
+                f"per_type needs counts >= 0 for {', '.join(QUESTION_TYPES)} (some > 0), got {value}"
+            )
+        return {t: int(value.get(t, 0)) for t in QUESTION_TYPES}
+
+    def fingerprint(self, *parts: Any) -> str:
+        """Settings that change what a stage produces (not where models run or how much is spent)."""
+        relevant = self.model_dump(
+            mode="json",
+            exclude={
+                "sources",
+                "out",
+                "llm",
+                "blind_llm",
+                "stt",
+                "backend_options",
+                "prices",
+                "concurrency",
+                "blind_samples",
+                "blind_temperature",
+                "blind_margin",
+                "leak_margin",
+                "retry_failed",
+            },
+        )
+        payload = json.dumps([relevant, *parts], sort_keys=True, default=str)
+        return hashlib.sha256(payload.encode()).hexdigest()[:20]

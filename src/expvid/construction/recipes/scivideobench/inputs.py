@@ -1,0 +1,136 @@
+"""One experiment as the roles see it: timed narration, paper text, frames labelled with their times.
+
+The narration comes from the folder's transcript, or from speech-to-text when there is none (the
+stage caches it by audio content); which one is recorded (`transcript_provenance`) and goes into
+every item's provenance and the reviewers' page. Frames are sampled once per experiment (uniform
+over the whole video, `frames` of them, aspect kept) and shared by the evaluator and the comparer,
+each preceded by its time as "[mm:ss]" so a model can cite it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from expvid.construction.papers import PaperError, _pdf_text
+from expvid.construction.recipes.scivideobench.schemas import clock
+from expvid.construction.sources import SourceExperiment
+from expvid.construction.speech.stage import SpeechStage
+from expvid.media.errors import MediaError
+from expvid.media.info import VideoInfo
+from expvid.media.sampler import probe, sample_video
+from expvid.media.transcript_model import Transcript
+from expvid.media.transcripts import TranscriptError, read_transcript
+from expvid.models.types import ContentPart, ImagePart, TextPart
+
+
+@dataclass
+class Experiment:
+    source: SourceExperiment
+    info: VideoInfo | None = None
+    transcript: Transcript | None = None
+    transcript_path: Path | None = None
+    transcript_provenance: dict[str, Any] = field(default_factory=dict)
+    paper: str = ""
+    subject: str | None = None
+    problems: list[str] = field(default_factory=list)
+    _frames: list[ContentPart] | None = None
+
+    @property
+    def video_id(self) -> str:
+        return self.source.video_id
+
+    @property
+    def duration(self) -> float:
+        return self.info.duration if self.info is not None else 0.0
+
+    def transcript_lines(self) -> str:
+        assert self.transcript is not None
+        return "\n".join(f"{clock(c.start)}-{clock(c.end)}: {c.text}" for c in self.transcript.cues)
+
+    @property
+    def narration(self) -> str:
+        return self.transcript.text if self.transcript is not None else ""
+
+    def stamp(self) -> str:
+        """Content identity of the inputs every stage reads (transcript text, paper, video length)."""
+        payload = json.dumps(
+            [self.transcript_lines(), self.paper, round(self.duration, 2), self.source.title]
+        )
+        return hashlib.sha256(payload.encode()).hexdigest()[:20]
+
+    async def frames(self, count: int, max_side: int) -> list[ContentPart]:
+        if self._frames is None:
+            assert self.source.video is not None
+            sampled = await asyncio.to_thread(
+                sample_video, self.source.video, num_frames=count, size=None, max_side=max_side, workers=1
+            )
+            parts: list[ContentPart] = []
+            for frame in sampled.frames:
+                parts.append(TextPart(text=f"[{clock(frame.time)}]"))
+                parts.append(ImagePart(data=frame.data, mime=frame.mime))
+            self._frames = parts
+        return self._frames
+
+
+def _paper_text(path: Path) -> str:
+    if path.suffix.lower() == ".pdf":
+        return _pdf_text(path)
+    return path.read_text(encoding="utf-8")
+
+
+def _meta_subject(folder: Path) -> str | None:
+    try:
+        data = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    value = data.get("subject") if isinstance(data, dict) else None
+    return value.strip() if isinstance(value, str) and value.strip() else None
+
+
+async def load_experiment(source: SourceExperiment, speech: SpeechStage | None) -> Experiment:
+    """Probe, read or transcribe, read the paper; problems are collected, never raised."""
+    problems = [p for p in source.problems if "no transcript" not in p or speech is None]
+    experiment = Experiment(source=source, problems=problems, subject=_meta_subject(source.folder))
+    if source.video is None:
+        experiment.problems.append(f"{source.folder}: no video file (the recipe needs the video)")
+        return experiment
+    try:
+        experiment.info = await asyncio.to_thread(probe, source.video)
+    except MediaError as error:
+        experiment.problems.append(str(error))
+        return experiment
+    if source.paper is None:
+        experiment.problems.append(f"{source.folder}: no paper (paper.md or paper.pdf)")
+    else:
+        try:
+            experiment.paper = await asyncio.to_thread(_paper_text, source.paper)
+        except (OSError, UnicodeDecodeError, PaperError) as error:
+            experiment.problems.append(f"{source.paper}: cannot read the paper ({error})")
+    path = source.transcript
+    if path is not None:
+        experiment.transcript_provenance = {"engine": "file", "file": path.name}
+    elif speech is not None:
+        try:
+            path = await speech.transcript_for(source.video)
+        except MediaError as error:
+            experiment.problems.append(f"speech-to-text: {error}")
+            return experiment
+        except RuntimeError as error:  # SpeechEngineError
+            experiment.problems.append(f"speech-to-text: {error}")
+            return experiment
+        data = json.loads(path.read_text(encoding="utf-8"))
+        experiment.transcript_provenance = dict(data.get("provenance") or {})
+    if path is not None:
+        try:
+            experiment.transcript = await asyncio.to_thread(read_transcript, path)
+            experiment.transcript_path = path
+            if not experiment.transcript.cues:
+                experiment.problems.append(f"{path}: the transcript has no speech")
+        except TranscriptError as error:
+            experiment.problems.append(str(error))
+    return experiment

@@ -1,0 +1,24 @@
+"""Speech-to-text for videos without a transcript (SciVideoBench section 2.1: Whisper over the narration).
+
+Two engines behind one call (`transcribe_track`): local faster-whisper (CTranslate2; a model name or a
+converted model folder; word and segment times) and any OpenAI-compatible `/v1/audio/transcriptions`
+endpoint (whisper-1, vLLM serving Whisper, self-hosted servers; `verbose_json` with segment and word
+times). The narration is decoded once with PyAV (`expvid.media.audio`), transcripts are cached under
+the sha256 of the decoded samples and the settings that change the text (`store.py`), so a re-run,
+a moved or re-muxed video and a second recipe reuse them; calls, audio minutes and cost are counted
+and `--dry-run` prices them. A transcript is Whisper-style JSON that `expvid.media.read_transcript`
+reads like any other, with its provenance (engine, model, language) beside the segments.
+"""
+
+from expvid.construction.speech.result import SpeechResult
+from expvid.construction.speech.settings import SpeechSettings, parse_stt_spec
+from expvid.construction.speech.stage import SpeechLedger, SpeechStage, transcribe_track
+
+__all__ = [
+    "SpeechLedger",
+    "SpeechResult",
+    "SpeechSettings",
+    "SpeechStage",
+    "parse_stt_spec",
+    "transcribe_track",
+]
