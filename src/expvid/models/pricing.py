@@ -5,7 +5,9 @@ pages listed them on `PRICES_AS_OF`. They change; a run records the price it use
 from) in its manifest, and `--price MODEL=IN,OUT` overrides the table for any model, so a lab with
 negotiated prices, or a model newer than this table, is priced right. A model the table does not
 know, and a self-hosted server (vLLM, SGLang, `hf:`), has no price: its cost is reported as unknown,
-never as 0. Offline baselines (`random`, ...) cost nothing.
+never as 0. A provider's model reached through another host (a gateway serving `gpt-4o` by that
+name) is priced as the provider's model, and the source says so. Offline baselines (`random`,
+...) cost nothing.
 
 Batch APIs (OpenAI Batch, Anthropic Message Batches, Gemini batch mode) bill half the standard
 price for input and output: `BATCH_DISCOUNT`.
@@ -213,6 +215,9 @@ def table_price(ref: ModelRef) -> Price | None:
     source = (
         f"price table {PRICES_AS_OF} ({ref.table} {key}" + ("" if how == "exact" else f", {how} match") + ")"
     )
+    if ref.provider == "self-hosted":
+        # A gateway or proxy serving the provider's model by its name: billed as the provider bills it.
+        source += f"; served by another host, priced as {ref.table}'s model"
     return models[key].model_copy(update={"source": source})
 
 
