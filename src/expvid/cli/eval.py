@@ -353,7 +353,9 @@ def eval_command(
     typer.echo(to_markdown(table))
     console.print(
         f"{result.generated} item(s) run, {result.resumed} reused from the run directory, "
-        f"{result.failed} failed; scores in {escape(str(result.rundir.scores_path))}"
+        f"{result.failed} failed"
+        + (f", {result.not_sent} not sent (budget)" if result.not_sent else "")
+        + f"; scores in {escape(str(result.rundir.scores_path))}"
     )
     if result.n_problems and not allow_failures:
         console.print(
