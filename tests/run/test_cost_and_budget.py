@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from expvid.run.cost import RunCost
 from expvid.run.estimate import estimate_run
 from expvid.run.evaluate import EvalResult, evaluate
 from expvid.run.report import build_table, load_runs, to_csv, to_markdown
+from expvid.suites.protocol import FrameOptions
 from expvid.suites.registry import get_suite
 
 runner = CliRunner()
@@ -62,6 +64,17 @@ def test_dry_run_without_a_key_or_a_server_and_with_the_batch_discount(sample_di
 
     batched = estimate_run(config.model_copy(update={"batch": BatchSettings()}))
     assert batched.total.usd == pytest.approx(online.total.usd / 2)  # type: ignore[operator]
+    # fps sampling and an aspect-kept size need the videos' length and size: read, never decoded
+    by_fps = estimate_run(
+        config.model_copy(update={"frames": FrameOptions(fps=0.5, max_side=128), "limit": 1})
+    )
+    from expvid.media.sampler import probe
+
+    video = get_suite("expvid").load(sample_dir, tasks=["tools"]).items[0].media
+    info = probe(video.path)  # type: ignore[union-attr]
+    assert info.width > info.height  # a landscape clip: 128 px wide after the resize
+    assert by_fps.total.images == math.floor((info.duration - 0.001) * 0.5) + 1  # a frame every 2 s
+    assert by_fps.total.frame_sizes == {f"128x{round(info.height * 128 / info.width)}": by_fps.total.images}
     unknown = estimate_run(config.model_copy(update={"model": "openai:my-vlm@http://gpu:8000/v1"}))
     assert unknown.price is None and unknown.total.usd is None and unknown.total.image_tokens is None
     assert any("--price" in note for note in unknown.notes)
