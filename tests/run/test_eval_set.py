@@ -183,3 +183,17 @@ def test_eval_set_file_errors_name_the_file_and_the_setting(tmp_path, sample_dir
     result = runner.invoke(app, ["eval-set", str(preset)])
     assert result.exit_code == 2 and "expvid/default/m: unknown frame preset 'nope'" in result.output
     assert not (tmp_path / "o").exists()
+
+
+def test_the_table3_example_names_nineteen_models_with_valid_presets(tmp_path, sample_dir):
+    from expvid.run.eval_set_config import cell_config, cells_of, load_eval_set
+    from expvid.suites.registry import get_suite
+
+    example = Path(__file__).parents[2] / "docs" / "eval-sets" / "expvid-table3.yaml"
+    config = load_eval_set(example)
+    assert len(config.models) == 19
+    suite = get_suite("expvid")
+    level3 = {}
+    for cell in cells_of(config):
+        level3[cell.model.name] = cell_config(config, cell, sample_dir, suite).frames.counts["L3"]
+    assert level3["Claude-Sonnet-4"] == 96 and level3["MiMo-VL-7B-RL"] == 512 and level3["GPT-5"] == 128
