@@ -139,3 +139,31 @@ def test_batch_adapter_lines_are_the_online_bodies(server, make_request, coded_f
     assert online_body == batch_body  # byte for byte the same request
     assert parts["line"]["url"] == "/v1/chat/completions"
     assert batched.text == parts["online"].text and parts["sent"] == parts["online"].sent
+
+
+def test_a_responses_batch_carries_responses_bodies(server, make_request, tmp_path: Path):
+    server.reset(Reply.ok("\\boxed{C}", reasoning="a summary"))
+    backend = create_backend(f"openai:o3-pro@{server.openai_base_url}")  # served only on /v1/responses
+    adapter = batch_adapter(backend)
+    assert adapter.endpoint == "/v1/responses"
+
+    async def go() -> object:
+        try:
+            line, sent = adapter.line("x2-0", make_request(max_tokens=512))
+            assert line["url"] == "/v1/responses" and line["body"]["max_output_tokens"] == 512
+            assert sent["api"] == "responses"
+            path = tmp_path / "in.jsonl"
+            path.write_text(json.dumps(line) + "\n")
+            handle = await adapter.api.submit(path, metadata={})
+            while not (await adapter.api.poll(handle)).ended:
+                pass
+            [result] = await adapter.api.results(handle, ["x2-0"])
+            assert result.body is not None and result.body["object"] == "response"
+            return adapter.parse(result.body)
+        finally:
+            await backend.aclose()
+
+    parsed = asyncio.run(go())
+    assert parsed.text == "\\boxed{C}" and parsed.reasoning == "a summary"  # type: ignore[attr-defined]
+    [recorded] = server.requests
+    assert recorded.protocol == "openai-responses" and recorded.via.startswith("batch_")
