@@ -37,7 +37,7 @@ from expvid.run.request_settings import apply_image_limit, check_input_mode, gen
 from expvid.run.rundir import AppendLog, RunDir
 from expvid.run.scoring_phase import DatasetPrint, RunScores, ScoringInputs, judge_and_score
 from expvid.run.selection import Selection, select_items, select_records
-from expvid.run.spending import RunPricing, batch_adapter_for
+from expvid.run.spending import RunPricing, batch_adapter_for, record_spending
 from expvid.run.terminal import message_console
 from expvid.schema import DataError, Item, SamplerSettings
 from expvid.suites.base import Dataset
@@ -329,29 +329,9 @@ async def evaluate(
         # What was really sent (after provider rules and 400 fallbacks), over the whole run.
         manifest.config["backend"] = backend.describe()
         manifest.config["sent"] = sent_summary(rundir.predictions().values())
-        stop = budget.stop if budget is not None else None
         not_sent = outcome.not_sent if outcome is not None else phase.not_sent
-        if stop is not None:
-            stop.not_sent = not_sent
-        manifest.config["budget_stop"] = (
-            None if stop is None else {**stop.model_dump(mode="json"), "description": stop.describe()}
-        )
-        if outcome is not None:
-            manifest.config["batch"] = {
-                "pending": outcome.pending,
-                "submitted": outcome.submitted,
-                "merged": outcome.merged,
-                "retried_online": outcome.retried_online,
-                "retried_in_batch": outcome.retried_in_batch,
-                "recorded_failures": outcome.recorded_failures,
-                "unsubmitted": outcome.unsubmitted,
-                "notes": outcome.notes,
-            }
-            for note in outcome.notes:
-                console.print(f"[yellow]note[/]: {escape(note)}")
+        stop = record_spending(manifest.config, budget, outcome, not_sent, console)
         rundir.write_manifest(manifest)
-        if stop is not None:
-            console.print(f"[yellow]budget[/]: {escape(stop.describe())}")
         scores = await judge_and_score(
             suite=suite,
             rundir=rundir,

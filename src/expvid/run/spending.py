@@ -12,10 +12,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from rich.console import Console
+from rich.markup import escape
+
 from expvid.models.batch import BatchAdapter, batch_adapter
 from expvid.models.pricing import ModelRef, Price, model_ref, price_for
 from expvid.models.types import BackendConfigError, GenerateRequest, ModelBackend
-from expvid.run.budget import BudgetGate, Expectation
+from expvid.run.batch_phase import BatchOutcome
+from expvid.run.budget import BudgetGate, BudgetStop, Expectation
 from expvid.run.config import EvalConfig
 from expvid.run.cost import run_cost
 from expvid.run.estimate import TYPICAL_OUTPUT, request_expectation
@@ -62,3 +66,35 @@ def batch_adapter_for(backend: ModelBackend) -> BatchAdapter:
         return batch_adapter(backend)
     except BackendConfigError as error:
         raise DataError(str(error)) from None
+
+
+def record_spending(
+    manifest_config: dict[str, Any],
+    budget: BudgetGate | None,
+    outcome: BatchOutcome | None,
+    not_sent: int,
+    console: Console,
+) -> BudgetStop | None:
+    """Write what generation ended with into the manifest's config (`budget_stop`, `batch`) and say
+    it; returns the budget stop, if any."""
+    stop = budget.stop if budget is not None else None
+    if stop is not None:
+        stop.not_sent = not_sent
+        console.print(f"[yellow]budget[/]: {escape(stop.describe())}")
+    manifest_config["budget_stop"] = (
+        None if stop is None else {**stop.model_dump(mode="json"), "description": stop.describe()}
+    )
+    if outcome is not None:
+        manifest_config["batch"] = {
+            "pending": outcome.pending,
+            "submitted": outcome.submitted,
+            "merged": outcome.merged,
+            "retried_online": outcome.retried_online,
+            "retried_in_batch": outcome.retried_in_batch,
+            "recorded_failures": outcome.recorded_failures,
+            "unsubmitted": outcome.unsubmitted,
+            "notes": outcome.notes,
+        }
+        for note in outcome.notes:
+            console.print(f"[yellow]note[/]: {escape(note)}")
+    return stop
