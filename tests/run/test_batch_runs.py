@@ -221,3 +221,27 @@ def test_a_parameter_the_model_refuses_in_a_batch_is_learned_online(sample_dir, 
     assert result.failed == 0 and len(predictions) == 2 and all(p["error"] is None for p in predictions)
     assert all(p["sent"]["token_limit_field"] == "max_completion_tokens" for p in predictions)
     assert all(p["sent"]["temperature"] is None for p in predictions)
+
+
+def test_batch_flags_on_the_command_line(sample_dir, model_server, tmp_path, frame_cache_dir):
+    from typer.testing import CliRunner
+
+    from expvid.cli.main import app
+
+    runner = CliRunner()
+    base = ["eval", "--data", str(sample_dir), "--model", f"openai:gpt-4o@{model_server.openai_base_url}"]
+    base += ["--out", str(tmp_path / "run"), "--tasks", "tools", "--limit", "1"]
+    base += ["--cache-dir", str(frame_cache_dir), "--quiet", "--batch"]
+    bad = runner.invoke(app, [*base, "--batch-option", "retry=later"])
+    assert bad.exit_code == 2 and "retry" in bad.output and not (tmp_path / "run").exists()
+    model_server.batches.plan = BatchPlan(polls_per_status=5)
+    left = runner.invoke(
+        app, [*base, "--batch-option", "wait=false", "--batch-option", "poll_interval_s=0.01"]
+    )
+    assert left.exit_code == 0, left.output
+    assert "1 request(s) are waiting in the provider's batches" in left.output
+    collected = runner.invoke(app, [*base, "--batch-option", "poll_interval_s=0.01"])
+    assert collected.exit_code == 0, collected.output
+    assert "already waiting in 1 batch(es)" in collected.output
+    assert "waiting in the provider's batches" not in collected.output
+    assert len(_predictions(tmp_path / "run")) == 1 and len(model_server.requests) == 1
