@@ -144,7 +144,10 @@ def build_command(
     ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress messages.")] = False,
     recipe: Annotated[
-        str, typer.Option("--recipe", help="Which paper's construction: expvid (default) or scivideobench.")
+        str,
+        typer.Option(
+            "--recipe", help="Which paper's construction: expvid (default), scivideobench or promqa."
+        ),
     ] = "expvid",
     recipe_option: Annotated[
         list[str] | None,
@@ -153,7 +156,8 @@ def build_command(
             "--recipe-option",
             help="KEY=VALUE setting of --recipe scivideobench (stt=faster-whisper:MODEL|openai:MODEL@URL, stt_price, "
             "stt_language, stt_api_key_env, stt_beam_size, per_type=conceptual:2,..., exemplars, prompts, frames, "
-            "frame_max_side, paper_chars, noise; docs/scivideobench-recipe.md). Repeatable.",
+            "frame_max_side, paper_chars, noise; docs/scivideobench-recipe.md) or --recipe promqa (template, "
+            "generator, next, missing, others, count.TYPE, ...; docs/build_promqa.md). Repeatable.",
         ),
     ] = None,
 ) -> None:
@@ -175,9 +179,14 @@ def build_command(
 
         run_scivideobench(dict(locals()))
         return
+    if recipe == "promqa":
+        from expvid.cli.build_promqa import run_promqa
+
+        run_promqa(dict(locals()))
+        return
     if recipe != "expvid":
         raise typer.BadParameter(
-            f"unknown recipe {recipe!r}; recipes: expvid, scivideobench", param_hint="--recipe"
+            f"unknown recipe {recipe!r}; recipes: expvid, scivideobench, promqa", param_hint="--recipe"
         )
     if recipe_option:
         raise typer.BadParameter("settings for --recipe only (the expvid recipe has flags)", param_hint="-R")

@@ -164,7 +164,9 @@ def export_dir(
     export_format: Annotated[
         str,
         typer.Option(
-            "--format", help="expvid (release layout) or hf (the same, as a Hub dataset repository)."
+            "--format",
+            help="expvid (release layout), hf (the same, as a Hub dataset repository) or promqa "
+            "(the procedural QA items in ProMQA's release layout, with the construction tables).",
         ),
     ] = "expvid",
     license_id: Annotated[
@@ -191,10 +193,20 @@ def export_dir(
     with_reviewers: Annotated[
         bool, typer.Option(help="Name reviewers by user name in the provenance (default: pseudonyms).")
     ] = False,
+    answer_types: Annotated[
+        Path | None,
+        typer.Option(
+            "--answer-types",
+            help="--format promqa: answer_types.csv with the type column filled (direct, suggestion, intervention).",
+        ),
+    ] = None,
 ) -> None:
     """Write the verified items as an ExpVid-layout benchmark usable by `expvid eval` (--format hf: Hub-ready)."""
-    if export_format not in ("expvid", "hf"):
-        raise typer.BadParameter("expected expvid or hf", param_hint="--format")
+    if export_format not in ("expvid", "hf", "promqa"):
+        raise typer.BadParameter("expected expvid, hf or promqa", param_hint="--format")
+    if export_format == "promqa":
+        _export_promqa(directory, db, internal, with_reviewers, answer_types)
+        return
     if export_format == "hf" and not public:
         raise typer.BadParameter(
             "a Hub repository is published: --format hf always writes the public export",
@@ -235,6 +247,34 @@ def export_dir(
             raise _fail(str(error)) from None
         for line in describe(hub_report, repo_id):
             console.print(line, highlight=False, markup=False, soft_wrap=True)
+
+
+def _export_promqa(
+    directory: Path, db: str, internal: Path | None, with_reviewers: bool, answer_types: Path | None
+) -> None:
+    from expvid.platform import open_database
+    from expvid.platform.services.exporter import ExportError
+    from expvid.platform.services.procedural_export import export_procedural
+
+    database = open_database(db)
+    try:
+        report = export_procedural(
+            database, directory, internal=internal, with_reviewers=with_reviewers, answer_types=answer_types
+        )
+    except (ExportError, ValueError) as error:
+        raise _fail(str(error)) from None
+    finally:
+        database.dispose()
+    console.print(
+        f"exported {report.total} verified ProMQA example(s) and {report.videos} recording(s) to {report.out}",
+        markup=False,
+        soft_wrap=True,
+    )
+    console.print(
+        f"campaign, answer_types.csv and construction tables (do not publish): {report.internal}",
+        markup=False,
+        soft_wrap=True,
+    )
 
 
 @platform_app.command("assign")

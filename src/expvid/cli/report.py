@@ -28,8 +28,25 @@ def report_command(
         ),
     ] = "none",
     title: Annotated[str | None, typer.Option("--title")] = None,
+    self_preference: Annotated[
+        bool,
+        typer.Option(
+            "--self-preference",
+            help="ProMQA runs: generator-predictor and predictor-evaluator tables (Table 12) with bias checks.",
+        ),
+    ] = False,
 ) -> None:
     """Print the paper-layout table for RUNS (Markdown) and optionally write CSV and HTML."""
+    if self_preference:
+        from expvid.construction.recipes.promqa.self_preference import self_preference as table12
+        from expvid.construction.recipes.promqa.self_preference import self_preference_markdown
+
+        with friendly_errors():
+            text = self_preference_markdown(table12(runs))
+        typer.echo(text)
+        if markdown:
+            markdown.write_text(text, encoding="utf-8")
+        return
     with friendly_errors():
         loaded = load_runs(runs)
         suites = {run.scores.run.suite for run in loaded}

@@ -90,6 +90,8 @@ def _make_other(suite: str, directory: Path, seed: int, force: bool) -> None:
         elif suite == "promqa":
             pmq = make_promqa_sample(directory, seed, force=force)
             what = f"{pmq.examples} examples on {pmq.recordings} recordings"
+            if pmq.sources is not None:
+                what += f"; inputs for expvid build --recipe promqa in {pmq.sources}"
             root, seconds = pmq.root, pmq.seconds
         else:
             sfe = make_sfe_sample(directory, seed, force=force)

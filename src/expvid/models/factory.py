@@ -13,6 +13,7 @@ Specs:
     random | random:SEED            offline baselines, no network
     longest-option | first-option
     blind:<any spec>                the inner backend with images removed
+    socratic:CAPTIONER+ANSWERER     frames captioned by one model, answered from the captions by another
 
 Everything is validated here (spec, options, API key variable, optional packages), so a typo fails
 before the first item is run.
@@ -31,7 +32,8 @@ from expvid.models.types import BackendConfigError, ModelBackend
 
 SPEC_FORMS = (
     "openai:MODEL, openai:MODEL@http://host:port/v1[,http://host2:port/v1...], anthropic:MODEL, "
-    "gemini:MODEL, vllm:PATH, hf:PATH, random, random:SEED, longest-option, first-option, blind:<spec>"
+    "gemini:MODEL, vllm:PATH, hf:PATH, random, random:SEED, longest-option, first-option, blind:<spec>, "
+    "socratic:<captioner spec>+<answerer spec>"
 )
 
 
@@ -50,6 +52,11 @@ def create_backend(spec: str, **options: Any) -> ModelBackend:
                 f"model spec {spec!r}: blind needs an inner spec, e.g. blind:openai:MODEL"
             )
         return BlindBackend(create_backend(rest, **options))
+    if kind == "socratic":
+        from expvid.models.socratic import SocraticBackend, split_socratic
+
+        captioner, answerer = split_socratic(rest)
+        return SocraticBackend(create_backend(captioner, **options), create_backend(answerer, **options))
     if kind in ("openai", "anthropic", "gemini"):
         if not rest:
             raise BackendConfigError(f"model spec {spec!r}: the model name is missing ({kind}:MODEL)")

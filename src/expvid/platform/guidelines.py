@@ -77,7 +77,7 @@ TASK_NOTES = {
     "quantitative": "Quantitative reasoning (SciVideoBench): every number the calculation needs must come from the video.",
 }
 
-PAPER_MINUTES = {1: "6-8", 2: "about 13", 3: "about 18", 4: "not reported"}
+PAPER_MINUTES = {0: "not reported (ProMQA)", 1: "6-8", 2: "about 13", 3: "about 18", 4: "not reported"}
 
 
 def guidelines_for(task: str) -> dict[str, object]:

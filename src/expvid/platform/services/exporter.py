@@ -238,7 +238,12 @@ class _Export:
     def run(self, *, public: bool) -> None:
         self.public = public
         db = self.db
-        items = list(db.scalars(select(Item).where(Item.state == "verified").order_by(Item.task, Item.id)))
+        # Procedural (ProMQA-style, level 0) items have their own layout: `--format promqa`.
+        items = list(
+            db.scalars(
+                select(Item).where(Item.state == "verified", Item.level != 0).order_by(Item.task, Item.id)
+            )
+        )
         present_tasks = {task for (task,) in db.execute(select(Item.task).distinct())}
         decisions: dict[int, list[Decision]] = defaultdict(list)
         for decision in db.scalars(select(Decision).where(Decision.stale.is_(False)).order_by(Decision.id)):

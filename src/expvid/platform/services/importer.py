@@ -287,7 +287,14 @@ def _ensure_experiment(
 def import_candidates(
     database: Database, root: Path, *, actor: Actor = SYSTEM, skip_bad: bool = False, assign: bool = True
 ) -> ImportReport:
-    """Import a candidate directory; raises `DataError` listing every bad line unless `skip_bad`."""
+    """Import a candidate directory; raises `DataError` listing every bad line unless `skip_bad`.
+
+    A ProMQA candidate directory (`expvid build --recipe promqa`) is imported as procedural items
+    (`procedural_import.py`)."""
+    from expvid.platform.services.procedural_import import import_procedural, is_procedural_dir
+
+    if is_procedural_dir(Path(root)):
+        return import_procedural(database, Path(root), actor=actor, skip_bad=skip_bad, assign=assign)
     items, segments, experiments_info, report = parse_directory(root)
     root = report.root
     if report.problems and not skip_bad:

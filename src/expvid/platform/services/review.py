@@ -197,6 +197,10 @@ def submit_decision(
     assignment = assignment_for(db, actor, item.id)
     if assignment is None:
         raise NotFound(f"item {item_id} not found")
+    if item.level == 0:  # procedural (ProMQA-style) items are judged, not approved or edited
+        raise InvalidInput(
+            ["this is a procedural QA item: judge it on its review page (procedural.submit_judgement)"]
+        )
     problems = []
     if data.verdict not in VERDICTS:
         problems.append(f"the decision must be one of {', '.join(VERDICTS)}")

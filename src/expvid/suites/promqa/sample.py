@@ -5,6 +5,10 @@ Two recipes (one with repeated step texts, which merge into one DOT node as in t
 frame shown at second t carries code 4t), and ten examples covering the eight question types,
 clean and noisy examples, and machine / human / both answer sources. Records carry the same keys
 as the release, annotation trail included.
+
+`sources/` holds inputs for the construction recipe (`expvid build --recipe promqa`): recordings
+with burned-in frame numbers, CaptainCook4D-format step and error annotations, and recipe graphs
+(`sample_sources.py`).
 """
 
 from __future__ import annotations
@@ -16,11 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from expvid.media.synth import scene_frame, write_video
+from expvid.suites.promqa.sample_sources import write_sample_sources
 from expvid.suites.release_io import claim_sample_dir
 
 SUITE = "promqa"
 WIDTH, HEIGHT, FPS = 160, 96, 4
-OWNED = ("examples.json", "graphs.json", "videos")
+OWNED = ("examples.json", "graphs.json", "videos", "sources")
 
 GRAPHS: dict[str, dict[str, Any]] = {
     "1": {
@@ -291,10 +296,15 @@ class ProMQASample:
     examples: int
     recordings: int
     seconds: float
+    #: Inputs of `expvid build --recipe promqa` (CaptainCook4D layout).
+    sources: Path | None = None
 
 
-def make_promqa_sample(directory: Path | str, seed: int = 0, *, force: bool = False) -> ProMQASample:
-    """Write the sample into `directory` (empty, or a previous sample with `force`)."""
+def make_promqa_sample(
+    directory: Path | str, seed: int = 0, *, force: bool = False, with_sources: bool = True
+) -> ProMQASample:
+    """Write the sample into `directory` (empty, or a previous sample with `force`); `with_sources`
+    adds the recipe's inputs under `sources/`."""
     started = time.perf_counter()
     root = Path(directory).expanduser()
     claim_sample_dir(root, SUITE, seed, force=force, owned=OWNED)
@@ -308,10 +318,12 @@ def make_promqa_sample(directory: Path | str, seed: int = 0, *, force: bool = Fa
     for number, (recording, (_activity, seconds)) in enumerate(RECORDINGS.items()):
         frames = (scene_frame(i, WIDTH, HEIGHT, seed=seed + number, fps=FPS) for i in range(seconds * FPS))
         write_video(root / "videos" / f"{recording}.mp4", frames, fps=FPS, preset="ultrafast", threads=1)
+    sources = write_sample_sources(root / "sources", seed) if with_sources else None
     return ProMQASample(
         root=root,
         seed=seed,
         examples=len(records),
         recordings=len(RECORDINGS),
         seconds=time.perf_counter() - started,
+        sources=sources.root if sources else None,
     )

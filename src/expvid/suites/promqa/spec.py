@@ -5,7 +5,8 @@
 - Breakdowns: clean / noisy (the record's `is_noisy`: errors in previous steps; Tables 10, 15) and
   answer source (Table 16, `answer_tags`): only machine-generated answers, only human-written
   ("annotator" / "adjudicator") answers, or both. Answer TYPE (direct / suggestion / intervention,
-  Table 16's right half) is not in the release, so it cannot be reported.
+  Table 16's right half) is not in the release; it is reported when the examples carry
+  `answer_types` (one per answer, as `expvid platform export --format promqa --answer-types` writes).
 - Inference (official `src/benchmark/predict.py` and `utils.py`): frames at 1 fps from 0 to
   `end_time`, thinned from the end to `max_frames` (the last frame always kept), the text prompt
   FIRST and the frames after it in one user message, temperature 0, at most 128 new tokens.
@@ -56,6 +57,29 @@ HUMAN_TAGS = frozenset({"annotator", "adjudicator"})
 MACHINE_TAG = "machine"
 ANSWER_SOURCES: tuple[str, ...] = ("machine", "human", "both")
 ERROR_GROUPS: tuple[str, ...] = ("clean", "noisy")
+ANSWER_TYPES = frozenset({"direct", "suggestion", "intervention"})
+#: Table 11 / 16's answer-type columns (examples by the set of their answers' types).
+ANSWER_TYPE_GROUPS: tuple[str, ...] = (
+    "direct",
+    "direct & suggestion",
+    "direct & intervention",
+    "suggestion",
+    "all",
+)
+
+
+def answer_type_group(types: list[str]) -> str:
+    """Table 11's column of an example from its answers' types (other sets are named by their types)."""
+    present = set(types)
+    named = {
+        frozenset({"direct"}): "direct",
+        frozenset({"direct", "suggestion"}): "direct & suggestion",
+        frozenset({"direct", "intervention"}): "direct & intervention",
+        frozenset({"suggestion"}): "suggestion",
+        ANSWER_TYPES: "all",
+    }
+    return named.get(frozenset(present), " & ".join(sorted(present)))
+
 
 #: Where a recording may live, tried in order ({id} = recording_id): a plain copy, then the 4K
 #: files (what the 765p rows were scaled from), then CaptainCook4D's 360p files (what the 288p row

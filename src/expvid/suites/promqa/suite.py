@@ -29,6 +29,8 @@ from expvid.suites.promqa.loader import load_promqa
 from expvid.suites.promqa.prompts import build_prompt
 from expvid.suites.promqa.spec import (
     ANSWER_SOURCES,
+    ANSWER_TYPE_GROUPS,
+    ANSWER_TYPES,
     DEFAULT_MAX_FRAMES,
     DEFAULT_RESOLUTION,
     ERROR_GROUPS,
@@ -38,6 +40,7 @@ from expvid.suites.promqa.spec import (
     SAMPLING_FPS,
     SUITE,
     TASKS,
+    answer_type_group,
 )
 from expvid.suites.protocol import FrameOptions, PromptOptions
 
@@ -180,11 +183,16 @@ class ProMQASuite:
         return ProMQAJudge(TernaryJudge(create_backend(spec, **backend_options)), self.judge_input)
 
     def groups(self, item: Item) -> dict[str, str]:
-        """Breakdown keys: clean / noisy (Tables 10, 15) and answer source (Table 16)."""
-        return {
+        """Breakdown keys: clean / noisy (Tables 10, 15), answer source (Tables 11, 16) and, when the
+        examples carry `answer_types` (an expvid export with labelled answers), answer type."""
+        keys = {
             "error": "noisy" if item.meta.get("is_noisy") else "clean",
             "answer_source": item.meta["answer_source"],
         }
+        types = item.meta.get("answer_types")
+        if isinstance(types, list) and types and all(t in ANSWER_TYPES for t in types):
+            keys["answer_type"] = answer_type_group(types)
+        return keys
 
     def table_layout(self) -> list[dict[str, Any]]:
         return [
@@ -215,6 +223,18 @@ class ProMQASuite:
                         "path": ["breakdowns", "answer_source", source, "levels", "Avg"],
                     }
                     for source in ANSWER_SOURCES
+                ],
+            },
+            {
+                "name": "Answer Type",
+                "columns": [
+                    {
+                        "key": f"type:{group}",
+                        "label": group,
+                        "kind": "cell",
+                        "path": ["breakdowns", "answer_type", group, "levels", "Avg"],
+                    }
+                    for group in ANSWER_TYPE_GROUPS
                 ],
             },
         ]

@@ -20,9 +20,11 @@ from expvid.platform.services.access import get_visible_item
 from expvid.platform.services.authoring import create_level3_question
 from expvid.platform.services.errors import Conflict, InvalidInput
 from expvid.platform.services.level2 import rows_from_steps
+from expvid.platform.services.procedural import is_procedural, submit_judgement
 from expvid.platform.services.review import mark_opened, submit_decision, uses_step_editor
 from expvid.platform.services.scivideobench import SVB_LEVEL, OverlayError, add_overlay
 from expvid.platform.services.settlement import segment_steps
+from expvid.platform.web import procedural_views
 from expvid.platform.web.api_models import MAX_INT
 from expvid.platform.web.deps import Viewer, ViewerDep, WriterDep, database_of, settings_of
 from expvid.platform.web.drafts import drop_drafts, load_draft, refused
@@ -67,6 +69,13 @@ def review_page(item_id: ItemId, request: Request, current: ViewerDep, draft: Dr
         kept = load_draft(db, current.session.session_id, f"/items/{item_id}", draft)
         data = dict(kept.data) if kept else {}
         which = data.pop("__form__", "decision")
+        if is_procedural(item):
+            context = procedural_views.review_context(
+                db, current.actor, item, form=data, problems=kept.problems if kept else None
+            )
+            context["conflict"] = bool(kept and kept.conflict)
+            context["notice"] = request.query_params.get("notice")
+            return page(request, "review_procedural.html", context)
         context = review_context(
             db,
             current.actor,
@@ -106,6 +115,16 @@ async def save_decision(item_id: ItemId, request: Request, current: WriterDep) -
     def work() -> Response:
         try:
             with database.read() as db:
+                visible = get_visible_item(db, current.actor, item_id)
+                procedural = is_procedural(visible)
+                if procedural:
+                    judged = procedural_views.judgement_from_form(visible, form)
+            if procedural:
+                database.write_retry(
+                    lambda db: submit_judgement(db, current.actor, item_id, judged, bounds=settings.limits)
+                )
+                return _saved(request, current, item_id)
+            with database.read() as db:
                 item = get_visible_item(db, current.actor, item_id)
                 current_rows = []
                 if uses_step_editor(item):
@@ -132,14 +151,20 @@ async def save_decision(item_id: ItemId, request: Request, current: WriterDep) -
                 problems,
                 conflict=isinstance(error, Conflict),
             )
-        with database.write() as db:
-            drop_drafts(db, current.session.session_id, f"/items/{item_id}")
-        with database.read() as db:
-            following = _next_item(db, current)
-        target = f"/items/{following}?notice=saved" if following else "/?notice=saved"
-        return RedirectResponse(target, status_code=303)
+        return _saved(request, current, item_id)
 
     return await run_in_threadpool(work)
+
+
+def _saved(request: Request, current: Viewer, item_id: int) -> Response:
+    """After a save: drop the kept form, go to the reviewer's next open item."""
+    database = database_of(request)
+    with database.write() as db:
+        drop_drafts(db, current.session.session_id, f"/items/{item_id}")
+    with database.read() as db:
+        following = _next_item(db, current)
+    target = f"/items/{following}?notice=saved" if following else "/?notice=saved"
+    return RedirectResponse(target, status_code=303)
 
 
 @router.get("/next/{item_id}")

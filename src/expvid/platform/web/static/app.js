@@ -461,7 +461,21 @@ function onKey(event) {
   if (handled) event.preventDefault();
 }
 
+function wireProcedural(form) {
+  // ProMQA's interface: the answers are judged only once the question is judged valid.
+  const answers = form.querySelector("[data-answers]");
+  const radios = form.querySelectorAll("input[name=question_valid][type=radio]");
+  if (!answers || !radios.length) return;
+  const update = () => {
+    const chosen = form.querySelector("input[name=question_valid]:checked");
+    answers.hidden = !chosen || chosen.value !== "yes";
+  };
+  radios.forEach((r) => r.addEventListener("change", update));
+  update();
+}
+
 document.addEventListener("DOMContentLoaded", () => {
+  document.querySelectorAll("form.procedural-form").forEach(wireProcedural);
   document.querySelectorAll("video[data-start]").forEach(clampToWindow);
   document.querySelectorAll(".timeline").forEach(wireTimeline);
   document.querySelectorAll("form.review-form").forEach(markEditOnChange);

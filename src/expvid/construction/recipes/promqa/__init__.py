@@ -1,0 +1,1 @@
+"""ProMQA-style construction (`expvid build --recipe promqa`): see docs/build_promqa.md."""

@@ -1,0 +1,192 @@
+"""Importing a ProMQA candidate directory (`expvid build --recipe promqa`) as procedural items.
+
+The directory is ProMQA's release layout plus expvid's sidecars (`candidates.py` of the recipe):
+`examples.json` (one generated question with its machine answers per record), `graphs.json`,
+`videos/<recording>.mp4`, `clips/<hash>.mp4` (the prefix clips) and `provenance.jsonl`. Each
+record becomes an item keyed by its `uid` (`<type>/<question_id>`): the reviewer's player seeks in
+the recording and stays inside the prefix window [0, end of the prefix), the prefix clip being the
+fallback. The recipe graph travels with the item (`provenance["recipe"]`) for the review page.
+As for ExpVid candidates: everything is checked before anything is written (file:line problems),
+re-importing leaves existing items alone, and items whose content changed upstream are listed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import select
+
+from expvid.construction.recipes.promqa import candidates as files
+from expvid.construction.recipes.promqa.examples import QUESTION_TYPES
+from expvid.platform.db.engine import Database
+from expvid.platform.db.models import ImportBatch, Item, utc_now
+from expvid.platform.services import audit
+from expvid.platform.services.assignment import assign_pending
+from expvid.platform.services.errors import SYSTEM, Actor
+from expvid.platform.services.importer import ImportReport, ParsedItem
+from expvid.platform.services.procedural import PROCEDURAL_LEVEL, generated_pair
+from expvid.schema import DataError, RecordProblem
+from expvid.suites.release_io import json_records, read_release_bytes
+
+
+def is_procedural_dir(root: Path) -> bool:
+    """A ProMQA candidate or release directory (examples.json + graphs.json, no ExpVid annotations)."""
+    return (
+        (root / files.EXAMPLES_FILE).is_file()
+        and (root / files.GRAPHS_FILE).is_file()
+        and not (root / "annotations").is_dir()
+    )
+
+
+def _inside(root: Path, relative: Any) -> Path | None:
+    if not isinstance(relative, str) or not relative or Path(relative).is_absolute():
+        return None
+    path = (root / relative).resolve()
+    return path if path.is_relative_to(root) else None
+
+
+def _fingerprint(*parts: Any) -> str:
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
+def parse_procedural(root: Path) -> tuple[list[ParsedItem], dict[str, Any], ImportReport]:
+    root = root.resolve()
+    report = ImportReport(root=root)
+    graphs_path = root / files.GRAPHS_FILE
+    try:
+        graphs = json.loads(graphs_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise DataError([RecordProblem(graphs_path, 1, f"cannot read the recipe graphs ({error})")]) from None
+    by_name = {g.get("name"): (activity, g) for activity, g in graphs.items() if isinstance(g, dict)}
+    provenance = files.read_provenance(root)
+    path = root / files.EXAMPLES_FILE
+    data = read_release_bytes(path)
+    if isinstance(data, RecordProblem):
+        raise DataError([data])
+    items: list[ParsedItem] = []
+    seen: set[str] = set()
+    for line, record in json_records(path, data):
+        if isinstance(record, RecordProblem):
+            report.problems.append(record)
+            continue
+        bad: list[str] = []
+        qid, kind = record.get("question_id"), record.get("type")
+        question, answers = record.get("question"), record.get("answers")
+        if not isinstance(qid, str) or not qid:
+            bad.append("missing 'question_id'")
+        if kind not in QUESTION_TYPES:
+            bad.append(f"'type' must be one of {', '.join(QUESTION_TYPES)}")
+        if not isinstance(question, str) or not question.strip():
+            bad.append("missing 'question'")
+        if (
+            not isinstance(answers, list)
+            or not answers
+            or not all(isinstance(a, str) and a.strip() for a in answers)
+        ):
+            bad.append("'answers' must be a non-empty list of texts")
+        if record.get("activity_name") not in by_name:
+            bad.append(f"activity {record.get('activity_name')!r} has no graph in {files.GRAPHS_FILE}")
+        prov = provenance.get(str(qid), {})
+        raw_source = prov.get("source")
+        source: dict[str, Any] = raw_source if isinstance(raw_source, dict) else {}
+        recording = f"{files.VIDEO_DIR}/{record.get('recording_id')}.mp4"
+        video = source.get("video", recording)
+        if _inside(root, video) is None or not (root / video).is_file():
+            bad.append(f"recording not found: {video}")
+        clip = prov.get("clip")
+        if clip is not None and (_inside(root, clip) is None or not (root / clip).is_file()):
+            bad.append(f"prefix clip not found: {clip}")
+        key = f"{kind}/{qid}"
+        if key in seen:
+            bad.append(f"question_id {qid} appears twice")
+        if bad:
+            report.problems.extend(RecordProblem(path, line, message) for message in bad)
+            continue
+        seen.add(key)
+        activity, graph = by_name[record["activity_name"]]
+        prov = {**prov, "recipe": {"activity_id": activity, **graph}}
+        prov.setdefault("source", {"video": video, "start": 0.0, "end": None})
+        items.append(ParsedItem(key=key, task=str(kind), record=record, provenance=prov, segment_key=None,
+                                fingerprint=_fingerprint(record, prov)))  # fmt: skip
+    return items, graphs, report
+
+
+def import_procedural(
+    database: Database, root: Path, *, actor: Actor = SYSTEM, skip_bad: bool = False, assign: bool = True
+) -> ImportReport:
+    items, _graphs, report = parse_procedural(root)
+    root = report.root
+    if report.problems and not skip_bad:
+        raise DataError(report.problems)
+    with database.write() as db:
+        batch = ImportBatch(root=str(root), imported_by=actor.name, imported_at=utc_now(), summary={})
+        db.add(batch)
+        db.flush()
+        report.batch_id = batch.id
+        existing = {
+            key: (record, prov)
+            for key, record, prov in db.execute(select(Item.key, Item.record, Item.provenance))
+        }
+        rows: list[Item] = []
+        for parsed in items:
+            if parsed.key in existing:
+                if _fingerprint(*existing[parsed.key]) == parsed.fingerprint:
+                    report.unchanged += 1
+                else:
+                    report.changed_upstream.append(parsed.key)
+                continue
+            record, prov = parsed.record, parsed.provenance
+            question, answers = generated_pair(record)
+            source = prov["source"]
+            end = source.get("end")
+            creator = prov.get("generator") or (record.get("generation") or {}).get("model_id")
+            row = Item(
+                key=parsed.key,
+                task=parsed.task,
+                level=PROCEDURAL_LEVEL,
+                discipline=str(record["activity_name"]),
+                video_id=str(record["recording_id"]),
+                batch_id=batch.id,
+                experiment_id=None,
+                segment_id=None,
+                video_path=prov.get("clip") or source["video"],
+                source_video=source["video"],
+                window_start=0.0 if isinstance(end, int | float) else None,
+                window_end=float(end) if isinstance(end, int | float) else None,
+                question=question,
+                options=None,
+                answer=answers,
+                asr_caption="",
+                record=record,
+                provenance=prov,
+                flags=[],
+                created_by_user_id=None,
+                creator=creator if isinstance(creator, str) else None,
+                state="pending",
+                version=1,
+                created_at=utc_now(),
+                updated_at=utc_now(),
+            )
+            db.add(row)
+            rows.append(row)
+            report.imported[parsed.task] += 1
+        db.flush()
+        audit.record_many(
+            db, actor, "item.imported",
+            [{"entity": "item", "entity_id": r.id, "item_id": r.id,
+              "after": {"key": r.key, "batch": batch.id, "root": str(root)}} for r in rows],
+        )  # fmt: skip
+        batch.summary = {
+            "imported": dict(report.imported),
+            "unchanged": report.unchanged,
+            "changed_upstream": report.changed_upstream,
+            "skipped_bad_lines": [str(p) for p in report.problems],
+            "kind": "procedural",
+        }
+        audit.record(db, actor, "import.completed", entity="import", entity_id=batch.id, after=batch.summary)
+        if assign:
+            report.assignment = assign_pending(db, actor=actor)
+    return report
