@@ -7,14 +7,13 @@ import os
 import shutil
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+from svb_helpers import SvbBuild, build_args
 from svb_lab import SvbLab
 
 from expvid.construction.speech.loopback import TranscriptionScript, TranscriptionServer
@@ -37,28 +36,6 @@ def speech_sources(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("svb_inputs") / "sample"
     make_speech_sources(root, experiments=2)
     return root / "sources"
-
-
-@dataclass
-class SvbBuild:
-    sources: Path
-    out: Path
-    report: dict[str, Any]
-    lab: SvbLab
-    llm: LoopbackServer
-    stt: TranscriptionServer
-    args: list[str]
-    output: str
-
-
-def build_args(sources: Path, out: Path, llm: LoopbackServer, stt: TranscriptionServer) -> list[str]:
-    return [
-        "build", str(sources), "--recipe", "scivideobench", "--out", str(out),
-        "--llm", f"openai:lab-r1@{llm.openai_base_url}", "--price", "llm=1.25,10", "--blind-samples", "1",
-        "--max-retries", "0", "--quiet",
-        "-R", f"stt=openai:whisper-1@{stt.openai_base_url}", "-R", "stt_price=0.006",
-        "-R", "per_type=conceptual:1,hypothetical:2,quantitative:1", "-R", "frames=4", "-R", "frame_max_side=128",
-    ]  # fmt: skip
 
 
 @pytest.fixture(scope="session")

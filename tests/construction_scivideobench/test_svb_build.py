@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 import re
 
+from svb_helpers import SvbBuild, build_args
 from typer.testing import CliRunner
 
-from conftest import SvbBuild, build_args
 from expvid.cli.main import app
 from expvid.suites.scivideobench import load_scivideobench
 

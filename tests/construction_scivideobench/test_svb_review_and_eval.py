@@ -13,9 +13,8 @@ from pathlib import Path
 
 import av
 import numpy as np
+from svb_helpers import SvbBuild
 from typer.testing import CliRunner
-
-from conftest import SvbBuild
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "platform"))
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -18,6 +17,8 @@ from expvid.media.audio import SAMPLE_RATE, mux_audio
 from expvid.media.synth import scene_frame, write_video
 
 sys.path.insert(0, str(Path(__file__).parent))
+
+from speech_helpers import NarratedVideo
 
 CUES = (
     (0.5, 3.0, "Add five hundred microliters of buffer to the tube."),
@@ -33,13 +34,6 @@ def require_espeak() -> None:
         if os.environ.get("EXPVID_REQUIRE_ESPEAK") == "1":
             pytest.fail(message + " and EXPVID_REQUIRE_ESPEAK=1")
         pytest.skip(message)
-
-
-@dataclass(frozen=True)
-class NarratedVideo:
-    path: Path
-    cues: tuple[tuple[float, float, str], ...]
-    seconds: float
 
 
 @pytest.fixture(scope="session")

@@ -8,8 +8,8 @@ from pathlib import Path
 import av
 import numpy as np
 import pytest
+from speech_helpers import NarratedVideo
 
-from conftest import NarratedVideo
 from expvid.media.audio import AudioTrack, chunk_bounds, extract_audio, pcm_sha256, wav_bytes
 from expvid.media.errors import MediaError
 from expvid.media.synth import scene_frame, write_video

@@ -10,7 +10,8 @@ import asyncio
 import json
 from pathlib import Path
 
-from conftest import NarratedVideo
+from speech_helpers import NarratedVideo
+
 from expvid.construction.speech import SpeechStage, parse_stt_spec
 from expvid.media.transcripts import read_transcript
 

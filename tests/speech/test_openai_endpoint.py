@@ -13,8 +13,8 @@ from pathlib import Path
 
 import openai
 import pytest
+from speech_helpers import NarratedVideo
 
-from conftest import NarratedVideo
 from expvid.construction.speech import SpeechResult, SpeechStage, parse_stt_spec
 from expvid.construction.speech.local import SpeechEngineError
 from expvid.construction.speech.loopback import TranscriptionScript, TranscriptionServer

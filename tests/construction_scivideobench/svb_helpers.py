@@ -1,0 +1,37 @@
+"""Shared by the SciVideoBench recipe tests: the session build's record and the CLI arguments that make it.
+
+Kept out of conftest.py so that test modules import it by a unique name (two `conftest` modules would
+shadow each other in `sys.modules`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from svb_lab import SvbLab
+
+from expvid.construction.speech.loopback import TranscriptionServer
+from expvid.models.loopback import LoopbackServer
+
+
+@dataclass
+class SvbBuild:
+    sources: Path
+    out: Path
+    report: dict[str, Any]
+    lab: SvbLab
+    llm: LoopbackServer
+    stt: TranscriptionServer
+    args: list[str]
+    output: str
+
+
+def build_args(sources: Path, out: Path, llm: LoopbackServer, stt: TranscriptionServer) -> list[str]:
+    return [
+        "build", str(sources), "--recipe", "scivideobench", "--out", str(out),
+        "--llm", f"openai:lab-r1@{llm.openai_base_url}", "--price", "llm=1.25,10", "--blind-samples", "1",
+        "--max-retries", "0", "--quiet",
+        "-R", f"stt=openai:whisper-1@{stt.openai_base_url}", "-R", "stt_price=0.006",
+        "-R", "per_type=conceptual:1,hypothetical:2,quantitative:1", "-R", "frames=4", "-R", "frame_max_side=128",
+    ]  # fmt: skip
