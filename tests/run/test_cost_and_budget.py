@@ -21,6 +21,7 @@ from expvid.run.cost import RunCost
 from expvid.run.estimate import estimate_run
 from expvid.run.evaluate import EvalResult, evaluate
 from expvid.run.report import build_table, load_runs, to_csv, to_markdown
+from expvid.run.rescore import JudgeChoice, rescore_run
 from expvid.suites.protocol import FrameOptions
 from expvid.suites.registry import get_suite
 
@@ -129,6 +130,8 @@ def test_budget_stops_cleanly_reports_it_and_a_larger_budget_continues(sample_di
     )
     csv_row = to_csv(build_table(get_suite("expvid"), runs, references=[])).splitlines()[1]
     assert ",4.000000," in csv_row
+    rescored = asyncio.run(rescore_run(out, judge=JudgeChoice(), show_progress=False))  # `expvid score RUN`
+    assert rescored.run.cost is not None and rescored.run.cost.usd == pytest.approx(4.0)
     compared = format_comparison(compare_runs(out, out, n_boot=10))
     assert "| A | 4.0000 | 4 | 4000000 | 0 | 1/1 USD per 1M tokens in/out (--price 1,1) |" in compared
 
