@@ -181,19 +181,26 @@ def test_eval_set_file_errors_name_the_file_and_the_setting(tmp_path, sample_dir
         "models: [{name: m, model: random, frame_preset: nope}]\n"
     )
     result = runner.invoke(app, ["eval-set", str(preset)])
-    assert result.exit_code == 2 and "expvid/default/m: unknown frame preset 'nope'" in result.output
+    assert result.exit_code == 2 and "expvid/default/m: expvid setting frame_preset='nope'" in result.output
+    setting = tmp_path / "setting.yaml"
+    setting.write_text(
+        f"out: {tmp_path}/o\nsuites: [{{name: expvid, data: {sample_dir}, settings: {{odd: {{with_asr: true, spelt_wrong: 1}}}}}}]\n"
+        "models: [{name: m, model: random}]\n"
+    )
+    result = runner.invoke(app, ["eval-set", str(setting)])
+    assert result.exit_code == 2 and "expvid/odd/m:" in result.output and "spelt_wrong" in result.output
     assert not (tmp_path / "o").exists()
 
 
 def test_the_table3_example_names_nineteen_models_with_valid_presets(tmp_path, sample_dir):
     from expvid.run.eval_set_config import cell_config, cells_of, load_eval_set
-    from expvid.suites.registry import get_suite
+    from expvid.run.evaluate import make_suite, resolve_frames
 
     example = Path(__file__).parents[2] / "docs" / "eval-sets" / "expvid-table3.yaml"
     config = load_eval_set(example)
     assert len(config.models) == 19
-    suite = get_suite("expvid")
     level3 = {}
     for cell in cells_of(config):
-        level3[cell.model.name] = cell_config(config, cell, sample_dir, suite).frames.counts["L3"]
+        cell_cfg = cell_config(config, cell, sample_dir)
+        level3[cell.model.name] = resolve_frames(make_suite(cell_cfg), cell_cfg.frames).counts["L3"]
     assert level3["Claude-Sonnet-4"] == 96 and level3["MiMo-VL-7B-RL"] == 512 and level3["GPT-5"] == 128

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -90,7 +90,7 @@ def eval_set_command(
         raise typer.Exit(code=EXIT_ITEMS_FAILED)
 
 
-def _fetch(data: str, suite: str, tasks: list[str] | None) -> Path:
+def _fetch(data: str, suite: str, tasks: list[str] | None, settings: dict[str, Any]) -> Path:
     from expvid.hub.dataspec import resolve_data
     from expvid.media.cache import default_cache_dir
 
@@ -98,7 +98,7 @@ def _fetch(data: str, suite: str, tasks: list[str] | None) -> Path:
         data,
         suite=suite,
         tasks=tasks,
-        languages=None,
+        settings=settings,
         cache_root=default_cache_dir(),
         echo=lambda line: console.print(line, highlight=False, markup=False),
     )

@@ -44,6 +44,9 @@ COMMANDS = {
         "Curate experiments and draft Level-1/2/3 candidate items with leakage audits (ExpVid 3.1-3.3, G).",
     ),
     "sample": LazyCommand("expvid.cli.sample:sample_app", "Generate the bundled sample benchmarks."),
+    "suites": LazyCommand(
+        "expvid.cli.suites:suites_app", "List the installed benchmark suites and their settings."
+    ),
     "data": LazyCommand("expvid.cli.data:data_app", "Inspect and validate benchmark data."),
     "platform": LazyCommand(
         "expvid.cli.platform:platform_app", "Expert verification platform (web review of candidates)."

@@ -264,7 +264,7 @@ def total_of(tasks: Sequence[TaskEstimate]) -> TaskEstimate:
 
 
 def shape_function(
-    suite: object, frames_of: Callable[[Item], SamplerSettings | None], prompt: object
+    suite: object, frames_of: Callable[[Item], SamplerSettings | None]
 ) -> Callable[[Item], _Shape]:
     """How to measure an item's request without decoding a frame."""
 
@@ -278,7 +278,7 @@ def shape_function(
         else:
             sizes = []
         placeholders = [ImagePart(data=b"") for _ in sizes]
-        messages: list[Message] = suite.messages(item, placeholders, prompt)  # type: ignore[attr-defined]
+        messages: list[Message] = suite.messages(item, placeholders)  # type: ignore[attr-defined]
         text = sum(
             text_tokens(part.text) for m in messages for part in m.content if isinstance(part, TextPart)
         )
@@ -294,14 +294,12 @@ def estimate_run(config: EvalConfig) -> RunEstimate:
         generation_defaults,
         make_suite,
         refuse_uncountable,
+        resolve_frames,
         select_records,
-        validate_options,
     )
-    from expvid.suites.protocol import with_suite_resolution
 
     suite = make_suite(config)
-    config = config.model_copy(update={"frames": with_suite_resolution(config.frames, suite)})
-    validate_options(suite, config)
+    config = config.model_copy(update={"frames": resolve_frames(suite, config.frames)})
     dataset = suite.load(config.data, strict=config.strict)
     refuse_uncountable(dataset, config.tasks)
     selection = select_records(dataset, config.tasks, config.limit)
@@ -317,7 +315,7 @@ def estimate_run(config: EvalConfig) -> RunEstimate:
         if frames.max_images is None or frames.max_images > cap:
             frames = frames.model_copy(update={"max_images": cap})
             notes.append(f"frames capped at {cap} per request ({CLAUDE_IMAGE_LIMIT.source})")
-    defaults = generation_defaults(suite, config.prompt)
+    defaults = generation_defaults(suite)
     max_tokens = defaults.max_tokens if config.max_tokens is None else config.max_tokens
     rundir = RunDir(config.out)
     done = rundir.predictions() if rundir.predictions_path.is_file() else {}
@@ -328,7 +326,7 @@ def estimate_run(config: EvalConfig) -> RunEstimate:
         if (item.id, sample) not in done or (config.retry_failed and not done[(item.id, sample)].ok)
     ]
     measured = measured_outputs(done, price is not None and price.reasoning_separate)
-    shape = shape_function(suite, lambda item: suite.sampler(item, frames), config.prompt)
+    shape = shape_function(suite, lambda item: suite.sampler(item, frames))
     if blind:
         inner = shape
         shape = lambda item: _Shape(sizes=[], text=inner(item).text)  # noqa: E731

@@ -39,13 +39,19 @@ from expvid.models.anthropic_backend import CLAUDE_IMAGE_LIMIT
 from expvid.models.pricing import model_ref
 from expvid.models.types import BackendConfigError
 from expvid.run.config import EvalConfig
-from expvid.run.eval_set_config import Cell, EvalSetConfig, cell_config, cells_of, config_digest
-from expvid.run.evaluate import EvalResult, evaluate, make_suite, refuse_uncountable, validate_options
+from expvid.run.eval_set_config import (
+    Cell,
+    EvalSetConfig,
+    cell_config,
+    cell_settings,
+    cells_of,
+    config_digest,
+)
+from expvid.run.evaluate import EvalResult, evaluate, make_suite, refuse_uncountable, resolve_frames
 from expvid.run.rundir import write_atomic
 from expvid.run.selection import select_records
 from expvid.schema import DataError, SamplerSettings, VideoRef
 from expvid.schema.records import utc_now
-from expvid.suites.protocol import with_suite_resolution
 
 STATE_FILE = "eval-set.json"
 #: Errors that a retry cannot fix (bad data, bad settings, a missing package or key).
@@ -103,9 +109,10 @@ def prepare_cells(
     config: EvalSetConfig,
     *,
     only: list[str] | None = None,
-    resolve_data: Callable[[str, str, list[str] | None], Path] | None = None,
+    resolve_data: Callable[[str, str, list[str] | None, dict[str, Any]], Path] | None = None,
 ) -> list[PreparedCell]:
-    """Every cell's `EvalConfig`, checked: a mistake in any cell fails before any cell runs."""
+    """Every cell's `EvalConfig`, checked (its suite settings, frame preset and frames): a mistake in
+    any cell fails before any cell runs."""
     roots: dict[str, Path] = {}
     prepared: list[PreparedCell] = []
     for cell in cells_of(config, only):
@@ -114,27 +121,20 @@ def prepare_cells(
             if suite_entry.data.startswith("hf:"):
                 if resolve_data is None:
                     raise DataError(f"{cell.id}: hf: data needs fetching (use `expvid eval-set`)")
-                roots[suite_entry.name] = resolve_data(suite_entry.data, suite_entry.name, suite_entry.tasks)
+                roots[suite_entry.name] = resolve_data(
+                    suite_entry.data, suite_entry.name, suite_entry.tasks, cell_settings(cell)
+                )
             else:
                 roots[suite_entry.name] = Path(suite_entry.data).expanduser()
-        provisional = EvalConfig(
-            suite=suite_entry.name, data=roots[suite_entry.name], model="random", out=config.out
-        )
-        suite = make_suite(provisional.model_copy(update={"suite_options": cell_settings_options(cell)}))
-        cell_cfg = cell_config(config, cell, roots[suite_entry.name], suite)
-        validate_options(
-            suite, cell_cfg.model_copy(update={"frames": with_suite_resolution(cell_cfg.frames, suite)})
-        )
+        cell_cfg = cell_config(config, cell, roots[suite_entry.name])
+        try:
+            resolve_frames(make_suite(cell_cfg), cell_cfg.frames)
+        except DataError as error:
+            raise DataError(f"{cell.id}: {error}") from None
         prepared.append(PreparedCell(cell, cell_cfg, config_digest(cell_cfg)))
     if not prepared:
         raise DataError(f"no cells to run{' for --only ' + ', '.join(only) if only else ''}")
     return prepared
-
-
-def cell_settings_options(cell: Cell) -> dict[str, Any]:
-    from expvid.run.eval_set_config import suite_settings
-
-    return suite_settings(cell.suite.settings[cell.setting])[1]
 
 
 def _frame_jobs(cells: list[PreparedCell]) -> list[tuple[str, float | None, float | None, SamplerSettings]]:
@@ -144,7 +144,7 @@ def _frame_jobs(cells: list[PreparedCell]) -> list[tuple[str, float | None, floa
     for prepared in cells:
         config = prepared.config
         suite = make_suite(config)
-        frames = with_suite_resolution(config.frames, suite)
+        frames = resolve_frames(suite, config.frames)
         ref = model_ref(config.model)
         if ref.provider == "anthropic" and not config.model.startswith("blind:"):
             cap = CLAUDE_IMAGE_LIMIT.max_images
@@ -152,7 +152,7 @@ def _frame_jobs(cells: list[PreparedCell]) -> list[tuple[str, float | None, floa
                 frames = frames.model_copy(update={"max_images": cap})
         if config.model.startswith("blind:"):
             continue  # a blind model samples frames for the record only; the seeing models share them
-        key = (config.suite, str(config.data), json.dumps(config.suite_options, sort_keys=True, default=str))
+        key = (config.suite, str(config.data), json.dumps(config.suite_settings, sort_keys=True, default=str))
         if key not in loaded:
             dataset = suite.load(config.data, strict=config.strict)
             refuse_uncountable(dataset, config.tasks)

@@ -28,9 +28,9 @@
 Each cell is one run directory (`out/runs/<suite>/<setting>/<model>`) with the identity and resume
 rules of `expvid eval`: running the file again resumes every cell where it stopped.
 
-Suite settings use the keys of `expvid eval -S KEY=VALUE`: `with_asr`; a prompt variant (`cot`,
-`post_prompt`, `keep_times`); `judge_input`; anything else is the suite's own option (`languages`,
-`bertscore`, `levels`), checked by the suite before any cell runs.
+Suite settings are those of `expvid eval -S KEY=VALUE` (`expvid suites show NAME` lists them), checked
+by the suite's settings model before any cell runs; a model's `frame_preset` is the `-S frame_preset`
+setting of every cell it is in (its own `frames` and `size` on top).
 """
 
 from __future__ import annotations
@@ -50,12 +50,7 @@ from expvid.models.types import ThinkingConfig
 from expvid.run.batch_settings import BatchSettings
 from expvid.run.config import EvalConfig
 from expvid.schema import DataError
-from expvid.suites.protocol import FrameOptions, PromptOptions, resolution_given
-
-#: `-S` keys that are prompt options, prompt variants, or scoring settings (the rest are the suite's).
-PROMPT_KEYS = frozenset({"with_asr"})
-VARIANT_KEYS = frozenset({"cot", "post_prompt", "keep_times"})
-SCORING_KEYS = frozenset({"judge_input"})
+from expvid.suites.protocol import FrameOptions
 
 
 class ModelEntry(BaseModel):
@@ -196,55 +191,26 @@ def cells_of(config: EvalSetConfig, only: list[str] | None = None) -> list[Cell]
     return cells
 
 
-def suite_settings(values: dict[str, Any]) -> tuple[PromptOptions, dict[str, Any], str | None]:
-    """`-S` keys -> (prompt options, suite options, judge input)."""
-    prompt = {key: value for key, value in values.items() if key in PROMPT_KEYS}
-    variant = {key: value for key, value in values.items() if key in VARIANT_KEYS}
-    options = {
-        key: value for key, value in values.items() if key not in PROMPT_KEYS | VARIANT_KEYS | SCORING_KEYS
-    }
-    judge_input = values.get("judge_input")
-    return PromptOptions(**prompt, variant=variant), options, judge_input
+def cell_settings(cell: Cell) -> dict[str, Any]:
+    """The cell's `-S` settings: its suite setting's, and the model's frame preset."""
+    settings = dict(cell.suite.settings[cell.setting])
+    if cell.model.frame_preset is not None:
+        settings.setdefault("frame_preset", cell.model.frame_preset)
+    return settings
 
 
-def cell_frames(cell: Cell, suite: object) -> tuple[FrameOptions, dict[str, Any]]:
-    """The cell's frame options (the model's preset, its own counts and size on top) and any prompt
-    variant the preset implies (SciVideoBench gpt-4o: the gpt4v post prompt)."""
+def cell_frames(cell: Cell) -> FrameOptions:
+    """The model's own frame counts and size (over its preset, as `--frames` / `--size` are)."""
     model = cell.model
     explicit: dict[str, Any] = {"counts": dict(model.frames)}
     if model.size is not None or model.max_side is not None:
         explicit.update(size=model.size, max_side=model.max_side)
-    frames = FrameOptions(**explicit)
-    implied: dict[str, Any] = {}
-    if model.frame_preset is not None:
-        chooser = getattr(suite, "frame_preset", None)
-        if not callable(chooser):
-            raise DataError(f"{cell.id}: the {cell.suite.name} suite has no frame presets")
-        try:
-            preset: FrameOptions = chooser(model.frame_preset)
-        except ValueError as error:
-            raise DataError(f"{cell.id}: {error}") from None
-        update: dict[str, Any] = {
-            "counts": {**preset.counts, **frames.counts},
-            "fps": preset.fps,
-            "max_frames": preset.max_frames,
-        }
-        if not resolution_given(frames) and resolution_given(preset):
-            update |= {"size": preset.size, "max_side": preset.max_side}
-        frames = frames.model_copy(update=update)
-        prompt_chooser = getattr(suite, "prompt_preset", None)
-        if callable(prompt_chooser):
-            implied = dict(prompt_chooser(model.frame_preset))
-    return frames, implied
+    return FrameOptions(**explicit)
 
 
-def cell_config(config: EvalSetConfig, cell: Cell, data_root: Path, suite: object) -> EvalConfig:
+def cell_config(config: EvalSetConfig, cell: Cell, data_root: Path) -> EvalConfig:
     """The `EvalConfig` of one cell: what `expvid eval` would run for it."""
     model = cell.model
-    prompt, options, judge_input = suite_settings(cell.suite.settings[cell.setting])
-    frames, implied = cell_frames(cell, suite)
-    if implied and not set(implied) & set(prompt.variant) and "cot" not in prompt.variant:
-        prompt = prompt.model_copy(update={"variant": {**implied, **prompt.variant}})
     backend: dict[str, Any] = dict(model.backend_options)
     if isinstance(model.base_url, list):
         backend["base_urls"] = list(model.base_url)
@@ -274,8 +240,7 @@ def cell_config(config: EvalSetConfig, cell: Cell, data_root: Path, suite: objec
             tasks=cell.suite.tasks,
             limit=cell.suite.limit,
             concurrency=model.concurrency or 8,
-            frames=frames,
-            prompt=prompt,
+            frames=cell_frames(cell),
             temperature=model.temperature,
             max_tokens=model.max_tokens,
             seed=config.seed,
@@ -287,9 +252,8 @@ def cell_config(config: EvalSetConfig, cell: Cell, data_root: Path, suite: objec
             n_bootstrap=config.n_bootstrap,
             decode_workers=config.decode_workers,
             samples=config.samples,
-            suite_options=options,
+            suite_settings=cell_settings(cell),
             thinking=model.thinking,
-            judge_input=judge_input,
             prices=prices,
             max_cost=model.max_cost,
             max_tokens_total=model.max_tokens_total,

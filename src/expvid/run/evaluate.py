@@ -41,13 +41,7 @@ from expvid.run.spending import RunPricing, batch_adapter_for, record_spending
 from expvid.run.terminal import message_console
 from expvid.schema import DataError, Item, SamplerSettings
 from expvid.suites.base import Dataset
-from expvid.suites.protocol import (
-    EvalSuite,
-    FrameOptions,
-    GenerationDefaults,
-    PromptOptions,
-    with_suite_resolution,
-)
+from expvid.suites.protocol import EvalSuite, FrameOptions, GenerationDefaults
 from expvid.suites.registry import get_suite
 
 __all__ = ["EvalResult", "evaluate", "judge_spec", "make_suite", "make_suite_named", "select_items"]
@@ -121,35 +115,44 @@ def _samplers(suite: EvalSuite, items: Sequence[Item], frames: FrameOptions) -> 
     return samplers
 
 
-def generation_defaults(suite: EvalSuite, prompt: PromptOptions) -> GenerationDefaults:
-    """The paper's decoding settings for this prompt variant (CoT may need more tokens)."""
-    chooser = getattr(suite, "generation_for", None)
-    if callable(chooser):
-        chosen: GenerationDefaults = chooser(prompt)
+def generation_defaults(suite: EvalSuite) -> GenerationDefaults:
+    """The paper's decoding settings under the suite's settings (CoT may need more tokens)."""
+    hook = getattr(suite, "generation_defaults", None)
+    if callable(hook):
+        chosen: GenerationDefaults = hook()
         return chosen
     return suite.generation
 
 
-def validate_options(suite: EvalSuite, config: EvalConfig) -> None:
-    """Let the suite reject options that do not apply to it, before any work is done."""
-    check = getattr(suite, "validate_options", None)
-    if callable(check):
-        try:
-            check(config.prompt, config.frames)
-        except ValueError as error:
-            raise DataError(f"{suite.name}: {error}") from None
+def resolve_frames(suite: EvalSuite, frames: FrameOptions) -> FrameOptions:
+    """The suite's paper frame setting under the user's options; options that do not apply refused."""
+    hook = getattr(suite, "resolve_frames", None)
+    if not callable(hook):
+        return frames
+    try:
+        resolved: FrameOptions = hook(frames)
+    except ValueError as error:
+        raise DataError(f"{suite.name}: {error}") from None
+    return resolved
 
 
 def make_suite(config: EvalConfig) -> EvalSuite:
-    return make_suite_named(config.suite, config.suite_settings())
+    return make_suite_named(config.suite, config.suite_settings)
 
 
-def make_suite_named(name: str, options: dict[str, Any] | None = None) -> EvalSuite:
-    """The suite, its options checked; a `DataError` naming the suite for anything wrong."""
+def make_suite_named(name: str, settings: Any = None) -> EvalSuite:
+    """The suite with its settings validated; a `DataError` (one line, naming the key) for anything wrong."""
     try:
-        return get_suite(name, options)
+        return get_suite(name, settings)
     except (TypeError, ValueError) as error:
-        raise DataError(f"suite {name!r}: {error}") from None
+        raise DataError(str(error)) from None
+
+
+def suite_settings_record(suite: EvalSuite) -> dict[str, Any]:
+    """Every suite setting, resolved (defaults filled in): what the manifest records."""
+    settings = getattr(suite, "settings", None)
+    recorded = getattr(settings, "recorded", None)
+    return recorded() if callable(recorded) else {}
 
 
 def refuse_uncountable(dataset: Dataset, tasks: Sequence[str] | None = None) -> None:
@@ -203,9 +206,8 @@ async def evaluate(
 ) -> EvalResult:
     console = console or message_console(stderr=True)
     suite = make_suite(config)
-    # The suite's paper resolution, when none was given, before the identity is taken (resume check).
-    config = config.model_copy(update={"frames": with_suite_resolution(config.frames, suite)})
-    validate_options(suite, config)
+    # The suite's paper frames and resolution, where none were given, before the identity is taken.
+    config = config.model_copy(update={"frames": resolve_frames(suite, config.frames)})
     dataset = suite.load(config.data, strict=config.strict)
     refuse_uncountable(dataset, config.tasks)
     selection = select_records(dataset, config.tasks, config.limit)
@@ -217,7 +219,7 @@ async def evaluate(
     state = dataset_state(dataset)
     frame_cache, response_dir = _cache_dirs(config)
     backend_options = _backend_options(config, response_dir)
-    defaults = generation_defaults(suite, config.prompt)
+    defaults = generation_defaults(suite)
     temperature = defaults.temperature if config.temperature is None else config.temperature
     max_tokens = defaults.max_tokens if config.max_tokens is None else config.max_tokens
     identity = resolved_identity(
@@ -230,9 +232,7 @@ async def evaluate(
     )
     previous = rundir.read_manifest() if rundir.exists() else None
     if previous is not None:
-        before = stored_identity(
-            previous, suite=suite, dataset=dataset, resolve=lambda c: _generation(suite, c)
-        )
+        before = stored_identity(previous, dataset=dataset, resolve=_generation)
         resumption = check_resumable(
             previous,
             config.out,
@@ -271,6 +271,7 @@ async def evaluate(
             image_limit=image_limit,
         ),
         identity=identity,
+        suite_settings=suite_settings_record(suite),
     )
     if previous is not None:
         manifest = manifest.model_copy(update={"created_at": previous.created_at})
@@ -297,7 +298,6 @@ async def evaluate(
                     preparer=MediaPreparer(frame_cache, workers=config.decode_workers),
                     log=log,
                     frames=frames,
-                    prompt=config.prompt,
                     temperature=temperature,
                     max_tokens=max_tokens,
                     seed=config.seed,
@@ -349,7 +349,7 @@ async def evaluate(
             n_bootstrap=config.n_bootstrap,
             seed=config.seed or 0,
             progress=progress,
-            human_judgments=config.human_judgments,
+            human_judgments=getattr(suite, "human_judgments", None),
             extras=run_extras(rundir.root, manifest.config),
         )
     return EvalResult(
@@ -371,7 +371,7 @@ def _answered_media(dataset: Dataset, rundir: RunDir) -> set[str]:
 
 
 def _generation(suite: EvalSuite, config: EvalConfig) -> tuple[float, int]:
-    defaults = generation_defaults(suite, config.prompt)
+    defaults = generation_defaults(suite)
     temperature = defaults.temperature if config.temperature is None else config.temperature
     max_tokens = defaults.max_tokens if config.max_tokens is None else config.max_tokens
     return temperature, max_tokens

@@ -47,7 +47,7 @@ from expvid.run.budget import BudgetExhausted, BudgetGate, Expectation
 from expvid.run.media_inputs import MediaPreparer
 from expvid.run.rundir import AppendLog
 from expvid.schema import ErrorKind, FrameRef, Item, Prediction, SamplerSettings
-from expvid.suites.protocol import EvalSuite, FrameOptions, PromptOptions
+from expvid.suites.protocol import EvalSuite, FrameOptions
 
 #: How per-item seeds are derived (recorded in the manifest).
 SEED_SCHEME = "sha256(seed, item id, sample) -> 31-bit integer"
@@ -167,7 +167,6 @@ class GenerationPhase:
         preparer: MediaPreparer,
         log: AppendLog,
         frames: FrameOptions,
-        prompt: PromptOptions,
         temperature: float,
         max_tokens: int,
         seed: int | None,
@@ -183,7 +182,6 @@ class GenerationPhase:
         self.preparer = preparer
         self.log = log
         self.frames = frames
-        self.prompt = prompt
         self.temperature = temperature
         self.max_tokens = max_tokens
         self.seed = seed
@@ -225,7 +223,7 @@ class GenerationPhase:
     async def prepare(self, item: Item, sample: int = 0) -> PreparedItem | Prediction:
         """Frames sampled and the request built; a media failure comes back as its Prediction."""
         base = {"item_id": item.id, "task": item.task, "model": self.backend.name, "sample": sample}
-        prompt_text = self.suite.prompt_text(item, self.prompt)
+        prompt_text = self.suite.prompt_text(item)
         meta: dict[str, Any] = {"prompt": prompt_text, "prompt_sha256": prompt_sha256(prompt_text)}
         settings = self.suite.sampler(item, self.frames)
         try:
@@ -235,7 +233,7 @@ class GenerationPhase:
         # Only frames sampled from a video travel as a video; image lists (SFE figures) stay images.
         mode: InputMode = self.input_mode if media.frames else "images"
         request = GenerateRequest(
-            messages=self.suite.messages(item, media.images, self.prompt),
+            messages=self.suite.messages(item, media.images),
             temperature=self.temperature,
             max_tokens=self.max_tokens,
             seed=item_seed(self.seed, item.id, sample),

@@ -105,8 +105,9 @@ def default_layout(suite: EvalSuite) -> tuple[ColumnGroup, ...]:
     groups = []
     for level in suite.levels:
         number = level.name.removeprefix("L")
+        name = f"Level-{number}" if number.isdigit() else level.name  # "L1" -> "Level-1"; "Overall" as is
         columns = tuple(Column(task, labels.get(task, task), "task") for task in level.tasks)
-        groups.append(ColumnGroup(f"Level-{number}", (*columns, Column(level.name, "Avg.", "level"))))
+        groups.append(ColumnGroup(name, (*columns, Column(level.name, "Avg.", "level"))))
     return tuple(groups)
 
 
