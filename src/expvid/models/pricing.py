@@ -236,7 +236,7 @@ def parse_price_override(text: str) -> tuple[str | None, Price]:
         values = []
     if len(values) != 2 or any(v < 0 for v in values):
         raise ValueError(
-            f"--price {text!r}: expected [MODEL=]IN,OUT in USD per 1M tokens, e.g. gpt-4o=2.5,10"
+            f"{text!r}: expected [MODEL=]IN,OUT in USD per 1M tokens, e.g. gpt-4o=2.5,10"
         )
     name = model.strip() or None
     return name, Price(input_per_m=values[0], output_per_m=values[1], source=f"--price {text}")
