@@ -134,6 +134,43 @@ def eval_command(
             help="Exit 0 even when records scored 0 without a model answer (failed items, invalid records).",
         ),
     ] = False,
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run", help="Print requests, images, tokens and cost per task; send and write nothing."
+        ),
+    ] = False,
+    price: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--price", help="USD per 1M tokens: [MODEL=]IN,OUT (default: the price table). Repeatable."
+        ),
+    ] = None,
+    max_cost: Annotated[
+        float | None,
+        typer.Option("--max-cost", min=0, help="Stop cleanly before the run's spend passes this many USD."),
+    ] = None,
+    max_tokens_total: Annotated[
+        int | None,
+        typer.Option("--max-tokens-total", min=1, help="Stop cleanly before the run's tokens pass N."),
+    ] = None,
+    api: Annotated[
+        str | None,
+        typer.Option(
+            "--api", help="openai: 'chat' or 'responses' (default: responses for gpt-5-pro, o3-pro, ...)."
+        ),
+    ] = None,
+    batch: Annotated[
+        bool,
+        typer.Option("--batch", help="Use the provider's batch API (OpenAI, Anthropic): half price, hours."),
+    ] = False,
+    batch_option: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--batch-option",
+            help="KEY=VALUE: wait=false, poll_interval_s=60, max_requests=N, retry=online|batch, max_rounds=N.",
+        ),
+    ] = None,
 ) -> None:
     """Evaluate MODEL on a benchmark; writes manifest.json, predictions.jsonl, judgments.jsonl, scores.json.
 

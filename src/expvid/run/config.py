@@ -18,7 +18,9 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from expvid.models.pricing import Price
 from expvid.models.types import InputMode, ThinkingConfig
+from expvid.run.batch_settings import BatchSettings
 from expvid.suites.defaults import DEFAULT_SUITE
 from expvid.suites.protocol import FrameOptions
 
@@ -162,6 +164,14 @@ class EvalConfig(BaseModel):
     #: F.2's fair-comparison setting: 224x224 frames as independent images) or "video" (one video:
     #: the model's own video path, e.g. Qwen's temporal patches; vLLM's `video_url`).
     input_mode: InputMode = "images"
+    #: USD per 1M tokens by model name ("" = the evaluated model), over the price table (`--price`).
+    prices: dict[str, Price] = Field(default_factory=dict)
+    #: Stop sending once the run directory's spend would pass this many USD (`--max-cost`), or
+    #: this many tokens (`--max-tokens-total`), from the usage the API reports (`run.budget`).
+    max_cost: float | None = Field(default=None, gt=0)
+    max_tokens_total: int | None = Field(default=None, gt=0)
+    #: Send the requests through the provider's batch API (`--batch`; `run.batch_phase`); None: online.
+    batch: BatchSettings | None = None
 
     @model_validator(mode="before")
     @classmethod

@@ -25,7 +25,9 @@ from rich.markup import escape
 
 from expvid.media.cache import FrameCache
 from expvid.models.factory import create_backend
+from expvid.run.batch_phase import BatchOutcome, BatchPhase, run_uid
 from expvid.run.config import EvalConfig
+from expvid.run.cost import run_extras
 from expvid.run.generate import GenerationPhase
 from expvid.run.identity import identity_defaults, resolved_identity, stored_identity
 from expvid.run.manifest import DatasetState, check_resumable, new_manifest
@@ -35,6 +37,7 @@ from expvid.run.request_settings import apply_image_limit, check_input_mode, gen
 from expvid.run.rundir import AppendLog, RunDir
 from expvid.run.scoring_phase import DatasetPrint, RunScores, ScoringInputs, judge_and_score
 from expvid.run.selection import Selection, select_items, select_records
+from expvid.run.spending import RunPricing, batch_adapter_for, record_spending
 from expvid.run.terminal import message_console
 from expvid.schema import DataError, Item, SamplerSettings
 from expvid.suites.base import Dataset
@@ -51,6 +54,12 @@ class EvalResult:
     generated: int
     resumed: int
     failed: int
+    #: Requests not sent because the run reached its budget (`--max-cost`, `--max-tokens-total`).
+    not_sent: int = 0
+    #: Why generation stopped early (the budget), or None.
+    stopped: str | None = None
+    #: Requests still waiting in provider batches (`--batch` without waiting).
+    pending: int = 0
 
     @property
     def n_problems(self) -> int:
@@ -251,7 +260,10 @@ async def evaluate(
         for note in resumption.notes:
             console.print(f"[yellow]note[/]: {escape(note)}")
 
+    pricing = RunPricing.of(config, backend_options)
+    budget = pricing.gate(config, rundir)  # refuses --max-cost without a price before any work
     backend = create_backend(config.model, **backend_options)
+    adapter = batch_adapter_for(backend) if config.batch is not None else None
     frames, image_limit = apply_image_limit(config.frames, backend)  # e.g. Claude: 100 images a request
     check_input_mode(config.input_mode, backend, frames)
     needs_judge = any(item.answer_type.value in ("blanks", "free_text") for item in items)
@@ -277,6 +289,8 @@ async def evaluate(
     )
     if previous is not None:
         manifest = manifest.model_copy(update={"created_at": previous.created_at})
+    manifest.config["price"] = None if pricing.price is None else pricing.price.model_dump(mode="json")
+    manifest.config["budget"] = {"max_cost": config.max_cost, "max_tokens_total": config.max_tokens_total}
     rundir.write_manifest(manifest)
 
     done = rundir.predictions()
@@ -287,8 +301,9 @@ async def evaluate(
         if (item.id, sample) not in done or (config.retry_failed and not done[(item.id, sample)].ok)
     ]
     resumed = len(items) * config.samples - len(todo)
+    outcome: BatchOutcome | None = None
     with run_progress(console, show_progress) as progress:
-        bar = progress.phase(f"generate ({backend.name})", len(todo))
+        bar = progress.phase(f"{'batch' if adapter else 'generate'} ({backend.name})", len(todo))
         try:
             with AppendLog(rundir.predictions_path) as log:
                 phase = GenerationPhase(
@@ -304,13 +319,32 @@ async def evaluate(
                     thinking=config.thinking,
                     on_done=lambda p: bar.advance(failed=not p.ok, cached=p.cached),
                     input_mode=config.input_mode,
+                    budget=budget,
+                    expect=pricing.expect,
                 )
-                await phase.run(todo)
+                if adapter is not None and config.batch is not None:
+                    outcome = await BatchPhase(
+                        generation=phase,
+                        adapter=adapter,
+                        rundir=rundir,
+                        log=log,
+                        settings=config.batch,
+                        run_uid=run_uid(str(config.out.resolve()), manifest.created_at.isoformat()),
+                        items=items,
+                        budget=budget,
+                        expect=pricing.expect,
+                        console=console,
+                        on_done=lambda p: bar.advance(failed=not p.ok, cached=p.cached),
+                    ).run(todo)
+                else:
+                    await phase.run(todo)
         finally:
             await backend.aclose()
         # What was really sent (after provider rules and 400 fallbacks), over the whole run.
         manifest.config["backend"] = backend.describe()
         manifest.config["sent"] = sent_summary(rundir.predictions().values())
+        not_sent = outcome.not_sent if outcome is not None else phase.not_sent
+        stop = record_spending(manifest.config, budget, outcome, not_sent, console)
         rundir.write_manifest(manifest)
         scores = await judge_and_score(
             suite=suite,
@@ -331,9 +365,17 @@ async def evaluate(
             seed=config.seed or 0,
             progress=progress,
             human_judgments=getattr(suite, "human_judgments", None),
+            extras=run_extras(rundir.root, manifest.config),
         )
     return EvalResult(
-        scores=scores, rundir=rundir, generated=len(todo), resumed=resumed, failed=bar.counter.failed
+        scores=scores,
+        rundir=rundir,
+        generated=len(todo) - not_sent - (outcome.pending if outcome is not None else 0),
+        resumed=resumed,
+        failed=bar.counter.failed,
+        not_sent=not_sent,
+        stopped=None if stop is None else stop.describe(),
+        pending=outcome.pending if outcome is not None else 0,
     )
 
 

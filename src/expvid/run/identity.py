@@ -59,6 +59,10 @@ OPERATIONAL_SETTINGS = frozenset(
         "retry_failed",
         "n_bootstrap",
         "decode_workers",
+        "prices",  # what answers cost, not what they are
+        "max_cost",
+        "max_tokens_total",
+        "batch",  # the same request through the batch API gets the same answer (at half the price)
     }
 )
 
@@ -154,7 +158,21 @@ def resolved_identity(
     identity["suite_settings"] = suite_settings_identity(suite)
     if backend_options is not None:
         identity["backend"] = backend_identity(backend_options)
+        _resolve_api(identity["backend"], config.model)
     return dict(sorted(identity.items()))
+
+
+def _resolve_api(backend: dict[str, Any], spec: str) -> None:
+    """The OpenAI API option by its effect: the model's own default (chat, or responses for the
+    models served only there) is the same as not choosing; for other backends it means nothing."""
+    from expvid.models.responses_backend import default_api
+
+    api = backend.get("api")
+    inner = spec.removeprefix("blind:")
+    if api is None:
+        return
+    if not inner.startswith("openai:") or api == default_api(model_name(inner).removeprefix("openai:")):
+        backend["api"] = None
 
 
 def suite_settings_identity(suite: EvalSuite) -> dict[str, Any]:
