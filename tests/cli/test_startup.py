@@ -97,17 +97,28 @@ def test_top_level_help_loads_no_command() -> None:
     }
 
 
-@pytest.mark.parametrize("args", [["frames", "--help"], ["data", "--help"], ["platform", "user", "--help"]])
+@pytest.mark.parametrize(
+    "args",
+    [["frames", "--help"], ["eval", "--help"], ["data", "--help"], ["platform", "user", "--help"]],
+)
 def test_a_commands_help_loads_only_that_command(args: list[str]) -> None:
     loaded = _modules_after(_run_cli(*args))
     assert not loaded & {*HEAVY, *MEDIA}, sorted(loaded & {*HEAVY, *MEDIA})
-    if args[0] == "frames":  # the command `expvid` must start fast for (the others load their models)
+    if args[0] in ("frames", "eval"):  # the commands `expvid` must start fast for
         assert not loaded & set(TYPER_PARAMETERS), sorted(loaded & set(TYPER_PARAMETERS))
     commands = {name for name in loaded if name.startswith("expvid.cli.")} - {
         "expvid.cli.main",
         "expvid.cli.lazy",
+        "expvid.cli.suite_flags",  # `-S` and the old per-suite flags: Typer only
+        "expvid.cli.endpoints",  # the endpoint options eval and build share: Typer only
     }
     assert commands <= {f"expvid.cli.{args[0]}", "expvid.cli.errors"}, commands
+    if args[0] == "eval":  # no suite, no settings model, no run code: just the options
+        assert {name for name in loaded if name.startswith("expvid.")} <= {
+            "expvid.cli", "expvid.cli.main", "expvid.cli.lazy", "expvid.cli.eval", "expvid.cli.suite_flags",
+            "expvid.cli.endpoints",
+            "expvid.suites", "expvid.suites.defaults",
+        }  # fmt: skip
 
 
 def test_sampling_frames_loads_only_the_media_code(tmp_path: Path) -> None:

@@ -6,7 +6,8 @@ EvolvingLMMs-Lab/lmms-eval at 75571cf: `utils.load_yaml_config` / `import_functi
 `loggers/evaluation_tracker.py` `save_results_samples`, `api/metrics.aggregate_subtask_metrics`):
 `!function utils.name` loads `utils.py` next to the YAML; `include:` merges the template under the
 task; documents come from `datasets.load_dataset(dataset_path, data_files=...)[test_split]`;
-`lmms_eval_specific_kwargs` gets its `default` merged in and is passed to `doc_to_text`; responses are
+`process_docs` filters them; `lmms_eval_specific_kwargs` gets its `default` merged in and is passed
+to `doc_to_text`; responses are
 stripped before `process_results`; samples are logged one JSON line per document; groups average
 their tasks' values, weighted by size when `weight_by_size`.
 """
@@ -77,6 +78,8 @@ class LmmsHarness:
             docs = datasets.load_dataset(
                 config["dataset_path"], cache_dir=str(self.cache), **config.get("dataset_kwargs", {})
             )[config["test_split"]]
+            if "process_docs" in config:  # ConfigurableTask applies it to the split's documents
+                docs = config["process_docs"](docs)
             kwargs = dict(config.get("lmms_eval_specific_kwargs") or {})
             kwargs.update(kwargs.get("default", {}))
             metric = config["metric_list"][0]

@@ -142,8 +142,8 @@ def test_sfe_parquet_with_embedded_images_loads_as_published(hub, sfe_sample, tm
             "fetch",
             "sfe",
             str(tmp_path / "sfe"),
-            "--language",
-            "both",
+            "-S",
+            "language=both",
             "--endpoint",
             hub.url,
             "--quiet",
@@ -186,8 +186,11 @@ def test_promqa_qa_files_come_from_github_pinned_with_where_to_get_the_recording
 
 def test_selection_errors_name_the_valid_choices(tmp_path):
     result = runner.invoke(app, ["data", "fetch", "expvid", str(tmp_path / "x"), "--tasks", "tool"])
-    assert result.exit_code == 2 and "unknown ExpVid task 'tool'" in result.output
+    assert (
+        result.exit_code == 2
+        and "unknown expvid task(s) ['tool']; tasks are: tools, materials" in result.output
+    )
     result = runner.invoke(app, ["data", "fetch", "scivideobench", str(tmp_path / "x"), "--levels", "1"])
     assert result.exit_code == 2 and "--levels applies to ExpVid" in result.output
     result = runner.invoke(app, ["data", "fetch", "nosuch", str(tmp_path / "x")])
-    assert result.exit_code == 2 and "no Hub release known for suite 'nosuch'" in result.output
+    assert result.exit_code == 2 and "unknown suite 'nosuch'; installed suites: expvid" in result.output

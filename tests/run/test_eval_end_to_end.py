@@ -15,7 +15,7 @@ from expvid.media.synth import read_frame_code
 from expvid.models.loopback import LoopbackServer
 from expvid.run.config import EvalConfig
 from expvid.run.evaluate import evaluate
-from expvid.suites.protocol import FrameOptions, PromptOptions
+from expvid.suites.protocol import FrameOptions
 from expvid.suites.sample import read_truth
 
 TASKS = ["tools", "sequence_generation", "step_prediction", "experimental_conclusion"]
@@ -143,7 +143,7 @@ def test_narration_reaches_the_model_only_with_the_asr_ablation(
         tmp_path / "asr",
         frame_cache_dir,
         tasks=["tools"],
-        prompt=PromptOptions(with_asr=True),
+        suite_settings={"with_asr": True},
     )
     with_asr = " ".join(t for r in model_server.requests for t in r.texts)
     assert all(n in with_asr for n in narrations)

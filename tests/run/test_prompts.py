@@ -15,7 +15,6 @@ from expvid.schema import Item
 from expvid.suites.expvid_eval import ExpVidSuite, step_numbers_in
 from expvid.suites.expvid_prompts import build_prompt
 from expvid.suites.expvid_suite import EXPVID_TASKS, load_expvid
-from expvid.suites.protocol import PromptOptions
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 
@@ -118,6 +117,6 @@ def test_messages_put_frames_first_then_the_text():
 
     item = _item(task="tools", level=1, options={"A": "a", "B": "b"}, answer="A", answer_type="choice")
     images = [ImagePart(data=bytes([i])) for i in range(3)]
-    (message,) = ExpVidSuite().messages(item, images, PromptOptions())
+    (message,) = ExpVidSuite().messages(item, images)
     assert [type(p) for p in message.content] == [ImagePart, ImagePart, ImagePart, TextPart]
     assert [p.data for p in message.content[:3]] == [b"\x00", b"\x01", b"\x02"]

@@ -104,7 +104,7 @@ def test_claude_gets_at_most_100_frames_and_the_paper_preset_gets_96(
         )
         assert capped.exit_code == 0, capped.output
         preset = _eval(
-            sample_dir, tmp_path / "claude96", frame_cache_dir, *common, "--frame-preset", "claude-sonnet-4",
+            sample_dir, tmp_path / "claude96", frame_cache_dir, *common, "-S", "frame_preset=claude-sonnet-4",
             tasks="experimental_conclusion", limit="1",
         )  # fmt: skip
         assert preset.exit_code == 0, preset.output

@@ -64,11 +64,12 @@ def test_backend_options_are_compared_and_defaults_resolved(sample_dir, tmp_path
         # A frame count that gives another sampler, a prompt option that changes the prompt texts.
         code, output = _eval(
             sample_dir, out, frame_cache_dir, model, "--backend-option", 'extra_body={"top_k": 20}',
-            "--frames", "L1=4", "--with-asr",
+            "--frames", "L1=4", "-S", "with_asr=true",
         )  # fmt: skip
         assert code == 2
         assert "  frames.tools.num_frames: run has 2, now 4" in output.splitlines()
         assert any(line.startswith("  prompt.tools: the prompt texts differ") for line in output.splitlines())
+        assert "  suite_settings.with_asr: run has False, now True" in output.splitlines()
 
 
 def test_a_run_directory_from_before_the_resolved_identity_resumes(
@@ -81,8 +82,11 @@ def test_a_run_directory_from_before_the_resolved_identity_resumes(
     # fingerprint, no media inventory.
     manifest = json.loads((out / "manifest.json").read_text())
     settings = manifest["config"]["settings"]
+    old_prompt = {"with_asr": False, "variant": {}}  # how that release recorded prompt options
+    settings["prompt"] = old_prompt
+    del settings["suite_settings"], manifest["config"]["suite_settings"]
     manifest["config"]["identity"] = {
-        "suite": "expvid", "model": "random", "frames": settings["frames"], "prompt": settings["prompt"],
+        "suite": "expvid", "model": "random", "frames": settings["frames"], "prompt": old_prompt,
         "temperature": None, "max_tokens": None, "seed": 0,
     }  # fmt: skip
     manifest["dataset_fingerprint"] = load_expvid(sample_dir).annotations_fingerprint()

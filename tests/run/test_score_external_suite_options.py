@@ -39,7 +39,7 @@ def test_sfe_chinese_predictions_score_with_language_option(tmp_path: Path) -> N
     ]
     without = runner.invoke(app, [*args, "--quiet"])
     assert without.exit_code == 2 and "no item with id 'zh/" in without.output
-    scored = runner.invoke(app, [*args, "--language", "zh", "--quiet"])
+    scored = runner.invoke(app, [*args, "-S", "language=zh", "--quiet"])
     assert scored.exit_code == 0, scored.output
     summary = json.loads((out / "scores.json").read_text())["run"]
     assert summary["n_predictions"] == len(items)

@@ -1,6 +1,6 @@
 """Judges (and SFE's BERTScore) see the reply as the official code sends it: raw, think blocks and all.
 
-`--judge-input stripped` shows them the reply without its reasoning instead (for reasoning
+`-S judge_input=stripped` shows them the reply without its reasoning instead (for reasoning
 models); the choice is recorded in the manifest and the judge's identity, so changing it on
 `expvid score` judges every answer again.
 """
@@ -49,11 +49,11 @@ def test_promqa_judge_reads_the_raw_reply_then_stripped_on_rescore(promqa_sample
         assert first >= 1
         assert all(_predicted(r.texts[0]) == f"- {THOUGHT}\n{ANSWER}" for r in judge.requests)  # official
         manifest = json.loads((out / "manifest.json").read_text())
-        assert manifest["config"]["settings"]["judge_input"] is None  # the suite default: raw
-        assert "judge_input" not in manifest["config"]["identity"]  # scoring only, like the judge
+        assert manifest["config"]["suite_settings"]["judge_input"] == "raw"  # the suite default
+        assert "judge_input" not in manifest["config"]["identity"]["suite_settings"]  # scoring only
 
         again = runner.invoke(
-            app, ["score", str(out), "--judge", spec, "--judge-input", "stripped", "--quiet"]
+            app, ["score", str(out), "--judge", spec, "-S", "judge_input=stripped", "--quiet"]
         )
         assert again.exit_code == 0, again.output
         stripped = judge.requests[first:]
@@ -61,7 +61,7 @@ def test_promqa_judge_reads_the_raw_reply_then_stripped_on_rescore(promqa_sample
         assert all(_predicted(r.texts[0]) == f"- {ANSWER}" for r in stripped)
         assert "judge input: stripped" in plain(again.output)
         manifest = json.loads((out / "manifest.json").read_text())
-        assert manifest["config"]["settings"]["judge_input"] == "stripped"
+        assert manifest["config"]["suite_settings"]["judge_input"] == "stripped"
         judgments = [json.loads(line) for line in (out / "judgments.jsonl").read_text().splitlines()]
         assert len(judgments) == 2 * first
 
@@ -69,6 +69,12 @@ def test_promqa_judge_reads_the_raw_reply_then_stripped_on_rescore(promqa_sample
             app, ["score", str(out), "--judge", spec, "--judge-input", "stripped", "--quiet"]
         )
         assert same.exit_code == 0 and len(judge.requests) == 2 * first  # reused: same judge, same input
+        assert "--judge-input is deprecated" in plain(same.output)  # the old flag, for one release
+
+        asked = runner.invoke(app, ["score", str(out), "-S", "frame_preset=gpt-4o", "--quiet"])
+        assert asked.exit_code == 2 and "-S frame_preset changes what the model was asked" in plain(
+            asked.output
+        )
 
 
 def test_sfe_bertscore_and_judge_follow_the_judge_input(sfe_sample) -> None:
@@ -86,19 +92,20 @@ def test_sfe_bertscore_and_judge_follow_the_judge_input(sfe_sample) -> None:
     assert clean is not None and clean > 0.99  # the answer itself
     assert raw == scorer.score(response, answer).f1 and raw < clean  # the official call: the raw reply
     assert stripped_suite.metric_settings()["judge_input"] == "stripped"  # type: ignore[attr-defined]
-    assert any("--judge-input stripped" in note for note in stripped_suite.score_notes())  # type: ignore[attr-defined]
+    assert any("-S judge_input=stripped" in note for note in stripped_suite.score_notes())  # type: ignore[attr-defined]
 
 
 def test_judge_input_does_not_apply_to_a_suite_without_a_judge(svb_sample, tmp_path, plain) -> None:
     result = runner.invoke(
         app,
         ["eval", "--suite", "scivideobench", "--data", str(svb_sample), "--model", "random", "--out",
-         str(tmp_path / "run"), "--judge-input", "stripped", "--no-cache", "--quiet"],
+         str(tmp_path / "run"), "-S", "judge_input=stripped", "--no-cache", "--quiet"],
     )  # fmt: skip
-    assert result.exit_code != 0 and "--judge-input does not apply" in plain(result.output)
+    assert result.exit_code != 0 and "unknown scivideobench setting 'judge_input'" in plain(result.output)
     bad = runner.invoke(
         app,
         ["eval", "--suite", "sfe", "--data", str(svb_sample), "--model", "random", "--out",
-         str(tmp_path / "run"), "--judge-input", "thoughts"],
+         str(tmp_path / "run"), "-S", "judge_input=thoughts"],
     )  # fmt: skip
-    assert bad.exit_code == 2 and "raw, stripped" in plain(bad.output)
+    assert bad.exit_code == 2 and "sfe setting judge_input='thoughts'" in plain(bad.output)
+    assert "'raw' or 'stripped'" in plain(bad.output)

@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 from expvid.cli.main import app
 from expvid.media.sampler import sample_with_settings
 from expvid.suites.promqa import ProMQASuite, load_promqa
-from expvid.suites.protocol import FrameOptions, with_suite_resolution
+from expvid.suites.protocol import FrameOptions
 from expvid.suites.registry import get_suite
 from expvid.suites.scivideobench.sample import HEIGHT, WIDTH
 
@@ -37,18 +37,18 @@ def sizes(images: list[bytes]) -> set[tuple[int, int]]:
 
 def test_each_suite_gets_its_papers_resolution_unless_one_is_given() -> None:
     frames = FrameOptions(counts={"all": 4})
-    svb = with_suite_resolution(frames, get_suite("scivideobench"))
-    promqa = with_suite_resolution(FrameOptions(), get_suite("promqa"))
-    sfe = with_suite_resolution(FrameOptions(), get_suite("sfe"))  # no frames: nothing to resolve
-    expvid = with_suite_resolution(FrameOptions(), get_suite("expvid"))
+    svb = get_suite("scivideobench").resolve_frames(frames)
+    promqa = get_suite("promqa").resolve_frames(FrameOptions())
+    sfe = get_suite("sfe").resolve_frames(FrameOptions())  # no frames: nothing to resolve
+    expvid = get_suite("expvid").resolve_frames(FrameOptions())
     assert (svb.size, svb.max_side, svb.counts) == (None, None, {"all": 4})  # native processing
     assert (promqa.size, promqa.max_side) == (None, 1360)  # Table 10: 765p, 1360 wide
     assert sfe == FrameOptions()  # identity as before: SFE run directories stay resumable
     assert (expvid.size, expvid.max_side) == (224, None)  # ExpVid F.2: 224x224
     given = FrameOptions(max_side=640)
-    assert with_suite_resolution(given, get_suite("promqa")) == given
+    assert get_suite("promqa").resolve_frames(given) == given
     square = FrameOptions(size=224)  # an explicit 224 is kept, also where the paper says otherwise
-    assert with_suite_resolution(square, get_suite("scivideobench")).size == 224
+    assert get_suite("scivideobench").resolve_frames(square).size == 224
 
 
 @pytest.mark.parametrize(
@@ -123,7 +123,7 @@ def test_max_side_reaches_the_model_is_the_runs_identity_and_is_reported(
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["config"]["identity"]["frames"]["conceptual"]["max_side"] == 80
     assert manifest["samplers"]["conceptual"]["max_side"] == 80
-    assert "frames 4 uniform; longest side ≤ 80 px (aspect kept)" in plain(
+    assert "frames 4 linspace (first to last frame); longest side ≤ 80 px (aspect kept)" in plain(
         result.output
     )  # every report says it
 

@@ -52,7 +52,7 @@ def test_loopback_model_and_judge(promqa_sample, tmp_path, cache_dir, model_serv
         cache_dir,
         frames=FrameOptions(max_frames=7),
         judge=f"openai:gpt-4o-2024-08-06@{judge_server.openai_base_url}",
-        human_judgments=human,
+        suite_settings={"human_judgments": human},
     )
     # the model: text first, then the frames of 0..end_time at 1 fps, thinned from the end, last kept
     ends = {f"{entry[0]}_{entry[1]}_{entry[3]}": _seconds(entry[2]) for entry in EXAMPLES}

@@ -14,7 +14,6 @@ from expvid.run.config import EvalConfig
 from expvid.run.evaluate import EvalResult, evaluate
 from expvid.run.generate import item_seed
 from expvid.run.report import build_table, load_runs, to_markdown
-from expvid.suites.protocol import PromptOptions
 from expvid.suites.registry import get_suite
 
 
@@ -101,7 +100,7 @@ def test_cot_variant_keep_times_and_a_frame_preset(svb_sample, tmp_path, cache_d
         cache_dir,
         tasks=["conceptual"],
         frames=preset,
-        prompt=PromptOptions(variant={"cot": True, "keep_times": True}),
+        suite_settings={"cot": True, "keep_times": True},
     )
     requests = model_server.requests
     assert len(requests) == 5 and all(r.body["max_tokens"] == 1024 for r in requests)

@@ -23,7 +23,7 @@ JUDGE = {"A001": 10, "A010": 5, "C001": 9, "C004": 5, "L001": 5, "M001": 0, "M01
 def run(data: Path, model: str, out: Path, **overrides: Any) -> EvalResult:
     config = EvalConfig(
         suite="sfe", data=data, model=model, out=out, cache_dir=None, n_bootstrap=20,
-        suite_options={"languages": ["en", "zh"], "bertscore": "minilm"}, **overrides,
+        suite_settings={"language": "both", "bertscore": "minilm"}, **overrides,
     )  # fmt: skip
     return asyncio.run(evaluate(config, command=["test"], show_progress=False))
 

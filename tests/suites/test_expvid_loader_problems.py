@@ -111,7 +111,7 @@ def test_each_bad_line_is_reported_with_file_and_line(broken_release: Path) -> N
     assert problems[(tools, 2)].startswith("not valid JSON")
     assert problems[(tools, 3)] == "missing field(s): category"
     assert problems[(tools, 4)] == "answer 'E' is not one of the options ['A', 'B', 'C', 'D']"
-    assert problems[(tools, 8)] == "duplicate id 0 (first seen on line 1)"
+    assert problems[(tools, 8)] == "duplicate id 0 (first on line 1)"
     assert problems[(tools, 9)] == "expected a JSON object, got list"
     assert problems[(l3, 2)].startswith(
         "question has 3 blank(s) (runs of 2+ underscores) but the answer has 2"

@@ -1,4 +1,4 @@
-"""The official direct prompt, its model-family post prompts, the CoT variants and --keep-times.
+"""The official direct prompt, its model-family post prompts, the CoT settings and `-S keep_times=true`.
 
 The expected texts are the strings of the current lmms-eval `scivideobench.yaml`
 (`lmms_eval_specific_kwargs`), written out here so a change to the prompt files shows up.
@@ -10,8 +10,8 @@ import pytest
 
 from expvid.schema import AnswerType, Item
 from expvid.scoring import extract_answer
-from expvid.suites.protocol import PromptOptions
 from expvid.suites.scivideobench import SciVideoBenchSuite, build_prompt
+from expvid.suites.settings import SettingsError
 
 #: `lmms_eval_specific_kwargs.default.post_prompt_cot` of the task file (curly quotes as published).
 OFFICIAL_COT = (
@@ -50,12 +50,12 @@ def test_official_direct_prompt(svb_dataset) -> None:
         + "\n\nAnswer with the option's letter from the given choices directly."
     )
     assert build_prompt(item) == expected
-    assert SciVideoBenchSuite().prompt_text(item, PromptOptions()) == expected
+    assert SciVideoBenchSuite().prompt_text(item) == expected
 
 
 def test_keep_times_sends_the_question_as_written(svb_dataset) -> None:
     item = _item(svb_dataset, "10001/1/conceptual")
-    prompt = build_prompt(item, {"keep_times": True})
+    prompt = SciVideoBenchSuite({"keep_times": "true"}).prompt_text(item)
     assert prompt.startswith(
         "Between 0:04-0:09 the researcher adds the buffer. Why is the tube kept on ice at 00:12?\nA. "
     )
@@ -81,21 +81,29 @@ def test_list_options_are_lettered_in_order(svb_dataset) -> None:
     ],
 )
 def test_model_family_post_prompts(svb_dataset, family: str, ending: str) -> None:
-    prompt = build_prompt(svb_dataset.items[0], {"post_prompt": family})
+    prompt = SciVideoBenchSuite({"post_prompt": family}).prompt_text(svb_dataset.items[0])
     assert prompt.endswith("J. To remove air bubbles (ice)" + ending)
 
 
 def test_gpt4o_preset_selects_the_gpt4v_post_prompt_as_lmms_eval_does_by_model() -> None:
-    suite = SciVideoBenchSuite()
-    assert suite.prompt_preset("gpt-4o") == {"post_prompt": "gpt4v"}
-    assert suite.prompt_preset("llava-next-video") == {"post_prompt": "llava_vid"}
-    assert suite.prompt_preset("qwen2.5-vl") == {} and suite.prompt_preset("gemini") == {}
+    def post_prompt(**settings: str) -> str | None:
+        return SciVideoBenchSuite(settings).settings.post_prompt
+
+    assert post_prompt(frame_preset="gpt-4o") == "gpt4v"
+    assert post_prompt(frame_preset="llava-next-video") == "llava_vid"
+    assert (
+        post_prompt(frame_preset="qwen2.5-vl") == "default"
+        and post_prompt(frame_preset="gemini") == "default"
+    )
+    assert post_prompt(frame_preset="gpt-4o", post_prompt="default") == "default"  # the user's choice wins
+    assert post_prompt(frame_preset="gpt-4o", cot="true") is None  # CoT replaces the post prompt
 
 
-@pytest.mark.parametrize("cot", [True, "official"])
+@pytest.mark.parametrize("cot", [True, "true", "official"])
 def test_default_cot_is_the_tasks_own_post_prompt_cot(svb_dataset, cot) -> None:
     item = _item(svb_dataset, "10001/1/conceptual")
-    prompt = build_prompt(item, {"cot": cot})
+    suite = SciVideoBenchSuite({"cot": cot})
+    prompt = suite.prompt_text(item)
     expected = (
         "Between frame 4 to frame 9 the researcher adds the buffer. Why is the tube kept on ice at frame 12?\n"
         + OPTIONS
@@ -103,8 +111,7 @@ def test_default_cot_is_the_tasks_own_post_prompt_cot(svb_dataset, cot) -> None:
         + OFFICIAL_COT
     )
     assert prompt == expected
-    suite = SciVideoBenchSuite()
-    assert suite.generation_for(PromptOptions(variant={"cot": cot})).max_tokens == 1024
+    assert suite.generation_defaults().max_tokens == 1024
 
 
 @pytest.mark.parametrize(
@@ -143,7 +150,7 @@ def test_cot_statement_outranks_letters_in_the_reasoning() -> None:
 
 def test_cot_mmvu_is_kept_under_its_own_name(svb_dataset) -> None:
     item = _item(svb_dataset, "10001/1/quantitative")
-    prompt = build_prompt(item, {"cot": "mmvu"})
+    prompt = build_prompt(item, cot="mmvu")
     assert prompt.startswith(
         "\nQuestion: The stock is diluted frame 110 at frame 15 from a 50 mM solution. "
         "What is the final concentration?\nA: 0.2 mM\nB: 0.4 mM\n"
@@ -152,18 +159,17 @@ def test_cot_mmvu_is_kept_under_its_own_name(svb_dataset) -> None:
         "Conclude by stating the final answer using the following format: 'Therefore, the final answer is: "
         "$LETTER' (without quotes), where $LETTER is one of the options. Think step by\nstep before answering."
     )
-    suite = SciVideoBenchSuite()
-    assert suite.generation_for(PromptOptions(variant={"cot": "mmvu"})).max_tokens == 1024
-    assert suite.generation_for(PromptOptions()).max_tokens == 16  # the official task's max_new_tokens
-    assert suite.generation_for(PromptOptions(variant={"cot": False})).max_tokens == 16
+    assert SciVideoBenchSuite({"cot": "mmvu"}).generation_defaults().max_tokens == 1024
+    assert SciVideoBenchSuite().generation_defaults().max_tokens == 16  # the official task's max_new_tokens
+    assert SciVideoBenchSuite({"cot": "false"}).generation_defaults().max_tokens == 16
 
 
-def test_unknown_variant_is_refused(svb_dataset) -> None:
-    with pytest.raises(ValueError, match="unknown SciVideoBench prompt variant"):
-        build_prompt(svb_dataset.items[0], {"chain": True})
-    with pytest.raises(ValueError, match="post_prompt"):
-        build_prompt(svb_dataset.items[0], {"post_prompt": "claude"})
-    with pytest.raises(ValueError, match="cot=mmvu"):
-        build_prompt(svb_dataset.items[0], {"cot": "mmmu"})
-    with pytest.raises(ValueError, match="not both"):
-        build_prompt(svb_dataset.items[0], {"cot": True, "post_prompt": "gpt4v"})
+def test_unknown_or_bad_settings_are_refused_naming_the_key() -> None:
+    with pytest.raises(SettingsError, match="unknown scivideobench setting 'chain'"):
+        SciVideoBenchSuite({"chain": "true"})
+    with pytest.raises(SettingsError, match="setting post_prompt='claude'"):
+        SciVideoBenchSuite({"post_prompt": "claude"})
+    with pytest.raises(SettingsError, match=r"setting cot='mmmu'.*'mmvu'"):
+        SciVideoBenchSuite({"cot": "mmmu"})
+    with pytest.raises(SettingsError, match="not both"):
+        SciVideoBenchSuite({"cot": "true", "post_prompt": "gpt4v"})

@@ -47,10 +47,15 @@ def test_extra_predictions_stop_once_every_gold_box_is_taken_and_missing_ones_co
 
 
 def test_suite_extraction_and_score(sfe_dataset) -> None:
-    suite = SFESuite()
+    suite = SFESuite({"judge_input": "stripped"})
     item = next(i for i in sfe_dataset.items if i.id == "en/E011/0005")
-    found = suite.extract("<think>maybe [0,0,1,1]</think>[0.10,0.20,0.30,0.40; 0.55,0.60,0.80,0.90]", item)
+    reply = "<think>maybe [0,0,1,1]</think>[0.10,0.20,0.30,0.40; 0.55,0.60,0.80,0.90]"
+    found = suite.extract(reply, item)
     assert found.ok and found.value == [[0.1, 0.2, 0.3, 0.4], [0.55, 0.6, 0.8, 0.9]]
+    # raw (the default, as the official code): the brackets are read over the whole reply, think block
+    # included, so "[0,0,1,1]</think>[0.10,..." spans both and only the last box has four numbers
+    official = SFESuite().extract(reply, item)
+    assert official.ok and official.value == [[0.55, 0.6, 0.8, 0.9]]
     assert suite.score(item, found, None).earned == pytest.approx(1.0)
     nested = suite.extract("[[0.10,0.20,0.30,0.40],[0.55,0.60,0.80,0.90]]", item)
     assert nested.status is ExtractionStatus.UNPARSEABLE

@@ -44,7 +44,7 @@ def test_cognitive_levels(sfe_dataset, sfe_dir, tmp_path) -> None:
     assert levels["en/L001/0007"] == 1
     level_file = tmp_path / "levels.json"
     level_file.write_text(json.dumps({"M010": "L3", "A001": 2}))
-    suite = SFESuite(levels=str(level_file))
+    suite = SFESuite({"levels": str(level_file)})
     overridden = {item.id: item.level for item in suite.load(sfe_dir).items}
     assert overridden["en/M010/0009"] == 3 and overridden["en/A001/0001"] == 2
     assert overridden["en/A010/0002"] == 2  # the record's own field still wins
@@ -52,11 +52,15 @@ def test_cognitive_levels(sfe_dataset, sfe_dir, tmp_path) -> None:
 
 def test_language_option(sfe_dir) -> None:
     assert {item.meta["language"] for item in SFESuite().load(sfe_dir).items} == {"en"}
-    assert {item.meta["language"] for item in SFESuite(languages="zh").load(sfe_dir).items} == {"zh"}
-    with pytest.raises(ValueError, match="en, zh or both"):
-        SFESuite(languages="fr")
-    with pytest.raises(ValueError, match="unknown SFE suite option"):
-        SFESuite(language="en")
+    assert {item.meta["language"] for item in SFESuite({"language": "zh"}).load(sfe_dir).items} == {"zh"}
+    assert {item.meta["language"] for item in SFESuite({"languages": ["en", "zh"]}).load(sfe_dir).items} == {
+        "en",
+        "zh",
+    }  # the old spelling of the setting, as older run directories recorded it
+    with pytest.raises(ValueError, match="'en', 'zh' or 'both'"):
+        SFESuite({"language": "fr"})
+    with pytest.raises(ValueError, match="unknown sfe setting 'lang'"):
+        SFESuite({"lang": "en"})
 
 
 def test_image_found_under_images_by_file_name(sfe_dir, tmp_path) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from expvid.models.types import TextPart
 from expvid.schema import AnswerType
-from expvid.suites.protocol import PromptOptions
 from expvid.suites.sfe import SFESuite, build_prompt
 
 
@@ -45,12 +44,27 @@ def test_box_prompt(sfe_dataset) -> None:
     assert lines[2:] == ["", "Count the ships in the SAR image and give a bounding box for each."]
 
 
+def test_box_prompt_of_the_official_code_is_the_exact_match_sentence(sfe_dataset) -> None:
+    """SFE's own lmms-eval task (construct_prompt) sends box questions their type's sentence."""
+    item = _item(sfe_dataset, "en/E011/0005")
+    official = SFESuite({"box_prompt": "official"}).prompt_text(item).splitlines()
+    assert (
+        official[1]
+        == "The question is an exact match question. Answer the question using a single word or phrase."
+    )
+    assert (
+        official[0] == build_prompt(item).splitlines()[0]
+        and official[2:] == build_prompt(item).splitlines()[2:]
+    )
+    assert SFESuite().prompt_text(item) == build_prompt(item)  # the paper's (appendix D) by default
+
+
 def test_messages_put_every_image_before_the_text(sfe_dataset) -> None:
     from expvid.models.types import ImagePart
 
     item = _item(sfe_dataset, "en/L001/0007")
     images = [ImagePart(data=b"x"), ImagePart(data=b"y")]
-    (message,) = SFESuite().messages(item, images, PromptOptions())
+    (message,) = SFESuite().messages(item, images)
     assert message.content[:2] == images and isinstance(message.content[2], TextPart)
 
 

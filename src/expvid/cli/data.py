@@ -16,6 +16,7 @@ import typer
 from rich.table import Table
 
 from expvid.cli.errors import friendly_errors
+from expvid.cli.suite_flags import DEFAULT_SUITE, SuiteCommand, suite_option_flag
 from expvid.run.terminal import message_console, print_table
 
 if TYPE_CHECKING:  # the checks load the suites (numpy, PyAV): only when a command runs
@@ -44,10 +45,10 @@ TasksOption = Annotated[
 ]
 
 
-@data_app.command("check")
+@data_app.command("check", cls=SuiteCommand)
 def check(
     directory: DirArgument,
-    suite: Annotated[str, typer.Option("--suite", help="Benchmark suite of DIR.")] = "expvid",
+    suite: Annotated[str, typer.Option("--suite", help="Benchmark suite of DIR.")] = DEFAULT_SUITE,
     tasks: TasksOption = None,
     media: Annotated[
         MediaMode,
@@ -57,17 +58,14 @@ def check(
             "there; none: skip media.",
         ),
     ] = MediaMode.read,
-    language: Annotated[str | None, typer.Option("--language", help="SFE: en, zh or both.")] = None,
-    suite_option: Annotated[
-        list[str] | None, typer.Option("--suite-option", help="Suite setting KEY=VALUE.")
-    ] = None,
+    suite_option: Annotated[list[str] | None, suite_option_flag()] = None,
 ) -> None:
     """Count DIR's records per task; list invalid records and missing or unreadable media.
 
     Exit status: 0 when every record is usable and every media file readable, 1 when something
     would be scored 0 by an evaluation (listed above the summary), 2 when DIR cannot be read.
     """
-    options = _suite_options(language, suite_option)
+    options = _suite_options(suite_option)
     with friendly_errors():
         report = _check(directory, suite, tasks, media, options)
     _print(report)
@@ -87,31 +85,26 @@ def validate(
         typer.Option("--check-media/--no-check-media", help="Check that every record's video file exists."),
     ] = True,
 ) -> None:
-    """Load DIR as an ExpVid release and report records, items and problems per task.
+    """Load DIR as a release of the default suite and report records, items and problems per task.
 
     Problems are printed as `file:line: message`, one per line, so editors and grep can jump to them.
     """
     media = MediaMode.exists if check_media else MediaMode.none
     with friendly_errors():
-        report = _check(directory, "expvid", tasks, media, {})
+        report = _check(directory, DEFAULT_SUITE, tasks, media, {})
     _print(report)
     if strict and not report.ok:
         typer.echo(f"{_problem_count(report)} problem(s); failing because of --strict", err=True)
         raise typer.Exit(code=1)
 
 
-def _suite_options(language: str | None, entries: list[str] | None) -> dict[str, object]:
-    from expvid.run.config import parse_key_values
+def _suite_options(entries: list[str] | None) -> dict[str, object]:
+    from expvid.suites.settings import SettingsError, parse_pairs
 
     try:
-        options: dict[str, object] = parse_key_values(
-            entries or [], flag="--suite-option", bare_is_true=False
-        )
-    except ValueError as error:
-        raise typer.BadParameter(str(error)) from None
-    if language is not None:
-        options["languages"] = ["en", "zh"] if language == "both" else [language]
-    return options
+        return dict(parse_pairs(entries or []))
+    except SettingsError as error:
+        raise typer.BadParameter(str(error), param_hint="-S") from None
 
 
 def _check(
@@ -186,10 +179,10 @@ def _summary(report: DataCheck) -> str:
     )
 
 
-@data_app.command("fetch")
+@data_app.command("fetch", cls=SuiteCommand)
 def fetch(
     suite: Annotated[
-        str, typer.Argument(help="expvid, scivideobench, sfe or promqa.", metavar="SUITE", show_default=False)
+        str, typer.Argument(help="The suite (`expvid suites list`).", metavar="SUITE", show_default=False)
     ],
     directory: Annotated[
         Path, typer.Argument(help="Where the release goes (created; re-run to resume).", metavar="DIR")
@@ -198,10 +191,10 @@ def fetch(
         str | None,
         typer.Option("--tasks", help="Comma-separated tasks (default: all); only their media are fetched."),
     ] = None,
-    levels: Annotated[str | None, typer.Option("--levels", help="ExpVid levels, e.g. 1,2.")] = None,
-    language: Annotated[
-        str | None, typer.Option("--language", help="SFE: en, zh or both (default en).")
+    levels: Annotated[
+        str | None, typer.Option("--levels", help="Levels whose tasks to fetch, e.g. 1,2.")
     ] = None,
+    suite_option: Annotated[list[str] | None, suite_option_flag()] = None,
     revision: Annotated[str, typer.Option("--revision", help="Branch, tag or commit sha to pin.")] = "main",
     repo: Annotated[
         str | None, typer.Option("--repo", help="Another Hub id (a fork or mirror) with the same layout.")
@@ -216,7 +209,7 @@ def fetch(
     workers: Annotated[int, typer.Option("--workers", min=1, help="Files downloaded at once.")] = 8,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bars.")] = False,
 ) -> None:
-    """Download a suite's published release (Hugging Face Hub; ProMQA from GitHub) and verify it.
+    """Download a suite's published release (from the Hugging Face Hub, or where the suite keeps it) and verify it.
 
     Only the selected tasks' annotation files and the media their questions use are downloaded. The
     resolved commit is written to DIR/fetch.json (copied into every run manifest by `expvid eval`).
@@ -234,7 +227,6 @@ def fetch(
         raise typer.BadParameter(
             f"expected level numbers like 1,2 (got {levels!r})", param_hint="--levels"
         ) from None
-    languages = ["en", "zh"] if language == "both" else names(language)
     request = FetchRequest(
         suite=suite,
         out=directory,
@@ -242,7 +234,7 @@ def fetch(
         revision=revision,
         tasks=names(tasks),
         levels=level_numbers,
-        languages=languages,
+        settings=_suite_options(suite_option),
         endpoint=endpoint,
         probe=probe,
         max_workers=workers,

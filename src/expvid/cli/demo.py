@@ -30,7 +30,7 @@ def demo_command(
     from expvid.run.config import EvalConfig
     from expvid.run.evaluate import evaluate
     from expvid.run.report import build_table, load_runs, to_html, to_markdown
-    from expvid.suites.registry import get_suite
+    from expvid.suites.registry import DEFAULT_SUITE, get_suite
     from expvid.suites.sample import is_sample_dir, make_sample
 
     with friendly_errors():
@@ -49,7 +49,7 @@ def demo_command(
             )
             run_dirs.append(run_dir)
         runs = load_runs(run_dirs)
-        suite = get_suite("expvid")
+        suite = get_suite(DEFAULT_SUITE)
         table = build_table(suite, runs, ["Human", "GPT-5", "Qwen2.5-VL-7B"])
         typer.echo(to_markdown(table, title="ExpVid sample: offline baselines"))
         report = out / "report.html"

@@ -38,10 +38,19 @@ def friendly_errors() -> Iterator[None]:
     """Data, configuration and media problems are the user's to fix: show them, not a traceback."""
     from expvid.media.errors import MediaError
     from expvid.models.types import BackendConfigError
+    from expvid.suites.registry import UnknownSuiteError
+    from expvid.suites.settings import SettingsError
 
     try:
         yield
-    except (DataError, BackendConfigError, MediaError, FileNotFoundError) as error:
+    except (
+        DataError,
+        BackendConfigError,
+        MediaError,
+        FileNotFoundError,
+        SettingsError,
+        UnknownSuiteError,
+    ) as error:
         _console.print(f"[red]error:[/] {escape(str(error))}")
         raise typer.Exit(code=EXIT_USAGE) from None
 

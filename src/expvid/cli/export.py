@@ -7,6 +7,8 @@ from typing import Annotated
 
 import typer
 
+from expvid.cli.suite_flags import DEFAULT_SUITE, SuiteCommand, suite_option_flag
+
 export_app = typer.Typer(no_args_is_help=True, help="Export a benchmark for other evaluation tools.")
 
 
@@ -15,19 +17,26 @@ def _export() -> None:
     """Export a benchmark for other evaluation tools."""
 
 
-@export_app.command("lmms-eval")
+@export_app.command("lmms-eval", cls=SuiteCommand)
 def lmms_eval(
     out: Annotated[Path, typer.Argument(help="Folder for the task package (created).", metavar="DIR")],
     data: Annotated[
         str,
         typer.Option(
-            "--data", help="The benchmark (ExpVid layout), or hf:ORG/NAME[@REV] to fetch and reference it."
+            "--data", help="The benchmark (the suite's release layout), or hf:ORG/NAME[@REV] to fetch it."
         ),
     ],
+    suite: Annotated[
+        str, typer.Option("--suite", help="The benchmark's suite (`expvid suites list`).")
+    ] = DEFAULT_SUITE,
+    suite_option: Annotated[list[str] | None, suite_option_flag()] = None,
     tasks: Annotated[
         str | None, typer.Option("--tasks", help="Comma-separated tasks (default: all with items).")
     ] = None,
-    prefix: Annotated[str, typer.Option("--prefix", help="lmms-eval task and group name prefix.")] = "expvid",
+    prefix: Annotated[
+        str | None,
+        typer.Option("--prefix", help="lmms-eval task and group name prefix (default: the suite)."),
+    ] = None,
     hub_id: Annotated[
         str | None,
         typer.Option(
@@ -42,8 +51,13 @@ def lmms_eval(
     """Write an lmms-eval task package: one YAML per task, level groups, utils.py calling expvid's scoring."""
     from expvid.cli.errors import friendly_errors
     from expvid.export.lmms_eval import write_lmms_eval_package
+    from expvid.suites.settings import SettingsError, parse_pairs
 
     names = [t.strip() for t in tasks.split(",") if t.strip()] if tasks else None
+    try:
+        settings: dict[str, object] = dict(parse_pairs(suite_option or []))
+    except SettingsError as error:
+        raise typer.BadParameter(str(error), param_hint="-S") from None
     with friendly_errors():
         root = Path(data)
         if data.startswith("hf:"):
@@ -51,21 +65,29 @@ def lmms_eval(
             from expvid.hub.dataspec import resolve_data
             from expvid.hub.record import read_fetch_record
 
-            root, _ = resolve_data(
-                data, suite="expvid", tasks=names, languages=None, cache_root=cache_dir or default_cache_root(),
+            root, suite = resolve_data(
+                data, suite=suite, tasks=names, settings=settings, cache_root=cache_dir or default_cache_root(),
                 echo=lambda line: typer.echo(line, err=True),
             )  # fmt: skip
             record = read_fetch_record(root)
-            if record is not None:
+            if record is not None and _one_file_per_task(suite):  # the card has a config per task file
                 hub_id = hub_id or record.source.repo
                 revision = revision or record.revision
         try:
             report = write_lmms_eval_package(
-                out, root, tasks=names, prefix=prefix, hub_id=hub_id, revision=revision
-            )
+                out, root, suite=suite, settings=settings, tasks=names, prefix=prefix, hub_id=hub_id,
+                revision=revision,
+            )  # fmt: skip
         except ValueError as error:
             raise typer.BadParameter(str(error)) from None
     typer.echo(f"wrote {len(report.tasks)} task(s) and {len(report.groups)} group(s) to {report.out}")
     typer.echo(
-        f"run: lmms-eval --tasks {prefix} --include_path {report.out} --log_samples --output_path logs/ ..."
+        f"run: lmms-eval --tasks {prefix or suite} --include_path {report.out} --log_samples --output_path logs/ ..."
     )
+
+
+def _one_file_per_task(suite: str) -> bool:
+    from expvid.suites.registry import suite_class
+
+    paths = [spec.path for spec in suite_class(suite).tasks]
+    return len(set(paths)) == len(paths)

@@ -47,7 +47,8 @@ def build_command(name: str, target: Any) -> Command:
         command = typer.main.get_group(target)
     else:
         single = typer.Typer(add_completion=False)
-        single.command(name)(target)
+        # A command may name its own command class (`expvid.cli.suite_flags.SuiteCommand` for `-S`).
+        single.command(name, cls=getattr(target, "command_class", None))(target)
         command = typer.main.get_command(single)
     command.name = name
     _plain_help(command)

@@ -19,6 +19,10 @@ COMMANDS = {
         "expvid.cli.eval:eval_command",
         "Evaluate MODEL on a benchmark; writes manifest.json, predictions.jsonl, judgments.jsonl, scores.json.",
     ),
+    "eval-set": LazyCommand(
+        "expvid.cli.eval_set:eval_set_command",
+        "Run every model on every suite and setting of CONFIG.yaml; one table and a leaderboard at the end.",
+    ),
     "score": LazyCommand(
         "expvid.cli.score:score_command",
         "Score a run directory, an external predictions file, or lmms-eval logs (--from lmms-eval).",
@@ -40,6 +44,9 @@ COMMANDS = {
         "Curate experiments and draft Level-1/2/3 candidate items with leakage audits (ExpVid 3.1-3.3, G).",
     ),
     "sample": LazyCommand("expvid.cli.sample:sample_app", "Generate the bundled sample benchmarks."),
+    "suites": LazyCommand(
+        "expvid.cli.suites:suites_app", "List the installed benchmark suites and their settings."
+    ),
     "data": LazyCommand("expvid.cli.data:data_app", "Inspect and validate benchmark data."),
     "platform": LazyCommand(
         "expvid.cli.platform:platform_app", "Expert verification platform (web review of candidates)."

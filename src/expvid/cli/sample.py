@@ -1,4 +1,4 @@
-"""`expvid sample make DIR [--suite ...]`: generate a bundled sample benchmark."""
+"""`expvid sample make DIR [--suite ...]`: generate a suite's bundled sample benchmark."""
 
 from __future__ import annotations
 
@@ -8,13 +8,10 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
+from expvid.cli.suite_flags import DEFAULT_SUITE
 from expvid.run.terminal import message_console, print_table
-from expvid.suites.release_io import SampleDirectoryError as SuiteSampleDirectoryError
-from expvid.suites.sample import SampleDirectoryError, make_sample
 
 sample_app = typer.Typer(no_args_is_help=True, help="Generate the bundled sample benchmarks.")
-
-SUITES = ("expvid", "scivideobench", "promqa", "sfe")
 
 
 @sample_app.callback()
@@ -35,8 +32,9 @@ def make(
         bool, typer.Option("--force", help="Overwrite a sample previously generated in DIR.")
     ] = False,
     suite: Annotated[
-        str, typer.Option("--suite", help="Which benchmark's published shapes: " + ", ".join(SUITES) + ".")
-    ] = "expvid",
+        str,
+        typer.Option("--suite", help="Whose published shapes (a suite with a sample; `expvid suites list`)."),
+    ] = DEFAULT_SUITE,
     recipe: Annotated[
         str | None,
         typer.Option(
@@ -49,60 +47,41 @@ def make(
     if recipe is not None:
         _make_recipe_inputs(recipe, directory, seed, force)
         return
-    if suite not in SUITES:
+    from expvid.suites.registry import UnknownSuiteError, get_suite, suite_names
+    from expvid.suites.release_io import SampleDirectoryError as ReleaseDirectoryError
+    from expvid.suites.sample import SampleDirectoryError
+
+    try:
+        the_suite = get_suite(suite)
+    except UnknownSuiteError as error:
+        raise typer.BadParameter(str(error), param_hint="--suite") from None
+    maker = getattr(the_suite, "make_sample", None)
+    if not callable(maker):
+        with_samples = [
+            name for name in suite_names() if callable(getattr(get_suite(name), "make_sample", None))
+        ]
         raise typer.BadParameter(
-            f"unknown suite {suite!r}; choose one of {', '.join(SUITES)}", param_hint="--suite"
+            f"the {suite} suite has no sample generator; suites with one: {', '.join(with_samples)}",
+            param_hint="--suite",
         )
-    if suite != "expvid":
-        _make_other(suite, directory, seed, force)
-        return
     try:
-        summary = make_sample(directory, seed=seed, force=force)
-    except SampleDirectoryError as exc:
+        report = maker(directory, seed, force=force)
+    except (SampleDirectoryError, ReleaseDirectoryError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(code=1) from None
-    table = Table(title=f"Sample ExpVid benchmark (seed {summary.seed})")
-    table.add_column("task")
-    table.add_column("items", justify="right")
-    for task, count in summary.items.items():
-        table.add_row(task, str(count))
-    table.add_row("total", str(summary.total_items))
     console = message_console()
-    print_table(console, table)
-    console.print(f"written to {summary.root}")
+    if report.counts:
+        table = Table(title=f"Sample {suite} benchmark (seed {seed})")
+        table.add_column("task")
+        table.add_column("items", justify="right")
+        for task, count in report.counts.items():
+            table.add_row(task, str(count))
+        table.add_row("total", str(sum(report.counts.values())))
+        print_table(console, table)
     console.print(
-        f"{len(summary.experiments)} experiments in the release, {len(summary.rejected)} raw sources for "
-        f"curation to reject, {summary.clips} video files; {summary.seconds:.1f} s",
+        f"Sample {suite} benchmark in {report.root} (seed {seed}): {report.what}; {report.seconds:.1f} s",
         highlight=False,
-    )
-
-
-def _make_other(suite: str, directory: Path, seed: int, force: bool) -> None:
-    from expvid.suites.promqa import make_promqa_sample
-    from expvid.suites.scivideobench import make_scivideobench_sample
-    from expvid.suites.sfe import make_sfe_sample
-
-    try:
-        if suite == "scivideobench":
-            svb = make_scivideobench_sample(directory, seed, force=force)
-            what = f"{svb.questions} questions on {svb.videos} videos"
-            root, seconds = svb.root, svb.seconds
-        elif suite == "promqa":
-            pmq = make_promqa_sample(directory, seed, force=force)
-            what = f"{pmq.examples} examples on {pmq.recordings} recordings"
-            if pmq.sources is not None:
-                what += f"; inputs for expvid build --recipe promqa in {pmq.sources}"
-            root, seconds = pmq.root, pmq.seconds
-        else:
-            sfe = make_sfe_sample(directory, seed, force=force)
-            what = ", ".join(f"{n} {language} questions" for language, n in sfe.questions.items())
-            what += f", {sfe.images} images"
-            root, seconds = sfe.root, sfe.seconds
-    except SuiteSampleDirectoryError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(code=1) from None
-    message_console().print(
-        f"Sample {suite} benchmark in {root} (seed {seed}): {what}; {seconds:.1f} s", highlight=False
+        markup=False,
     )
 
 

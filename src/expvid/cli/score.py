@@ -14,9 +14,10 @@ from typing import Annotated
 import typer
 
 from expvid.cli.errors import friendly_errors, require_http_urls
-from expvid.run.config import JUDGE_INPUTS, parse_key_values
+from expvid.cli.suite_flags import DEFAULT_SUITE, SuiteCommand, suite_option_flag
 from expvid.run.report import build_table, load_runs, to_markdown
 from expvid.suites.registry import get_suite
+from expvid.suites.settings import SettingsError, parse_pairs
 
 
 def score_command(
@@ -29,22 +30,15 @@ def score_command(
     out: Annotated[
         Path | None, typer.Option("--out", help="Where to write the scored run (with --predictions).")
     ] = None,
-    suite: Annotated[str, typer.Option("--suite")] = "expvid",
+    suite: Annotated[
+        str, typer.Option("--suite", help="Suite of --data / --from logs (`expvid suites list`).")
+    ] = DEFAULT_SUITE,
     judge: Annotated[
         str | None, typer.Option("--judge", help="LLM judge spec (default: offline judge).")
     ] = None,
     judge_base_url: Annotated[str | None, typer.Option("--judge-base-url")] = None,
     judge_api_key_env: Annotated[str | None, typer.Option("--judge-api-key-env")] = None,
-    language: Annotated[
-        str | None, typer.Option("--language", help="SFE: en, zh or both (with --predictions).")
-    ] = None,
-    suite_option: Annotated[
-        list[str] | None, typer.Option("--suite-option", help="Suite setting KEY=VALUE (with --predictions).")
-    ] = None,
-    judge_input: Annotated[
-        str | None,
-        typer.Option("--judge-input", help="ProMQA/SFE: raw (official) or stripped (think blocks removed)."),
-    ] = None,
+    suite_option: Annotated[list[str] | None, suite_option_flag()] = None,
     quiet: Annotated[bool, typer.Option("--quiet")] = False,
     from_tool: Annotated[
         str | None,
@@ -54,24 +48,22 @@ def score_command(
         ),
     ] = None,
 ) -> None:
-    """Score a run directory, an external predictions file, or lmms-eval logs (--from lmms-eval)."""
+    """Score a run directory, an external predictions file, or lmms-eval logs (--from lmms-eval).
+
+    Re-scoring a run may change its scoring settings (`-S judge_input=stripped`); settings that
+    changed what the model was asked cannot change.
+    """
     from expvid.run.rescore import JudgeChoice, rescore_run, score_external
 
     require_http_urls("--judge-base-url", judge_base_url)
-    if judge_input not in (None, *JUDGE_INPUTS):
-        raise typer.BadParameter(f"expected one of {', '.join(JUDGE_INPUTS)}", param_hint="--judge-input")
-    choice = JudgeChoice(
-        spec=judge, base_url=judge_base_url, api_key_env=judge_api_key_env, judge_input=judge_input
-    )
+    choice = JudgeChoice(spec=judge, base_url=judge_base_url, api_key_env=judge_api_key_env)
+    try:
+        options: dict[str, object] = dict(parse_pairs(suite_option or []))
+    except SettingsError as error:
+        raise typer.BadParameter(str(error), param_hint="-S") from None
     if from_tool is not None:
         _score_lmms_eval(from_tool, run_dir, data, out, suite, choice, quiet)
         return
-    try:
-        options = parse_key_values(suite_option or [], flag="--suite-option", bare_is_true=False)
-    except ValueError as error:
-        raise typer.BadParameter(str(error)) from None
-    if language is not None:
-        options["languages"] = ["en", "zh"] if language == "both" else [language]
     with friendly_errors():
         if predictions is not None:
             if data is None or out is None:
@@ -85,17 +77,16 @@ def score_command(
                     out=out,
                     judge=choice,
                     show_progress=not quiet,
-                    suite_options=options,
+                    settings=options,
                 )
             )
         elif run_dir is not None:
             target = run_dir
-            asyncio.run(rescore_run(run_dir, judge=choice, show_progress=not quiet))
+            asyncio.run(rescore_run(run_dir, judge=choice, show_progress=not quiet, settings=options))
         else:
             raise typer.BadParameter("give a RUN_DIR, or --data, --predictions and --out")
         runs = load_runs([target])
-        suite_name = runs[0].scores.run.suite
-        table_suite = get_suite(suite_name, options) if predictions is not None else get_suite(suite_name)
+        table_suite = get_suite(runs[0].scores.run.suite)
         typer.echo(to_markdown(build_table(table_suite, runs, references=[])))
 
 
@@ -126,3 +117,6 @@ def _score_lmms_eval(
     for line in summary_lines(comparison):
         typer.echo(line)
     typer.echo(f"per-item comparison: {target / 'lmms_eval_comparison.jsonl'}; expvid run: {target}")
+
+
+score_command.command_class = SuiteCommand  # type: ignore[attr-defined]

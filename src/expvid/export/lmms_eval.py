@@ -1,16 +1,17 @@
-"""`expvid export lmms-eval OUT --data DIR`: an lmms-eval task package for an ExpVid-layout benchmark.
+"""`expvid export lmms-eval OUT --data DIR [--suite NAME]`: an lmms-eval task package for a suite's release.
 
 Written to lmms-eval's own task format (read from EvolvingLMMs-Lab/lmms-eval, `lmms_eval/api/task.py`
-`TaskConfig`, `lmms_eval/api/group.py` `GroupConfig`, and its task folders):
-- `_default_template_yaml`: what every task shares (output type, generation settings of ExpVid F.2,
-  `doc_to_visual`, the metric with its aggregation), pulled in by each task with `include:`;
-- one `<prefix>_<task>.yaml` per task: its data (`dataset_path: json` with the task's annotation file
-  as the `test` split, or a Hub id with the task's config name) and its `!function utils.*` hooks;
-- groups per level with lmms-eval's `aggregate_metric_list` set to reproduce ExpVid Table 2: Level 1
-  pooled over items (`weight_by_size: true`), Levels 2 and 3 the mean of their tasks; and one group
-  for all three;
-- `utils.py`: thin functions calling `expvid.export.lmms_eval_runtime` (F.4 prompts, expvid's
-  extraction and metrics), so the numbers are expvid's;
+`TaskConfig`, `lmms_eval/api/group.py` `GroupConfig`, and its task folders), from what the suite
+says of itself (its tasks and their release files, its levels, its decoding defaults, its settings):
+- `_default_template_yaml`: what every task shares (output type, the suite's generation settings,
+  the metric with its aggregation), pulled in by each task with `include:`;
+- one `<prefix>_<task>.yaml` per task: its data (`dataset_path: json` with the task's release file
+  as the `test` split, `process_docs` keeping the task's records where one file holds several tasks;
+  or a Hub id with the task's config name) and its `!function utils.*` hooks;
+- groups per level with lmms-eval's `aggregate_metric_list` reproducing the suite's table: a level
+  pooled over items (`weight_by_size: true`) or the mean of its tasks; and one group for all;
+- `utils.py`: thin functions calling `expvid.export.lmms_eval_runtime` with the suite's name and the
+  settings it was exported with, so the prompts, extraction and metrics are the suite's own;
 - `README.md`: how to run it and what differs from `expvid eval` (frame sampling is the model's).
 Use it with `lmms-eval --include_path OUT --tasks <prefix>` or copy OUT into `lmms_eval/tasks/`.
 """
@@ -25,11 +26,9 @@ from typing import Any
 
 import yaml
 
-from expvid.hub.card import config_name
-from expvid.scoring.levels import EXPVID_LEVELS, LevelRule
+from expvid.scoring.levels import LevelRule
 from expvid.suites.base import TaskSpec
-from expvid.suites.expvid_eval import DEFAULT_FRAMES, GENERATION
-from expvid.suites.expvid_suite import EXPVID_TASKS, load_expvid
+from expvid.suites.defaults import DEFAULT_SUITE
 
 METRIC = "expvid_score"
 TEMPLATE = "_default_template_yaml"
@@ -65,32 +64,39 @@ def write_lmms_eval_package(
     out: Path,
     data: Path,
     *,
+    suite: str = DEFAULT_SUITE,
+    settings: dict[str, Any] | None = None,
     tasks: list[str] | None = None,
-    prefix: str = "expvid",
+    prefix: str | None = None,
     hub_id: str | None = None,
     revision: str | None = None,
 ) -> PackageReport:
-    """Write the package for the benchmark at `data` (its tasks present, or `tasks`) into `out`."""
+    """Write the package for the suite's release at `data` (its tasks with items, or `tasks`) into `out`."""
+    from expvid.suites.registry import get_suite
+
+    the_suite: Any = get_suite(suite, settings)
+    prefix = prefix or suite
     if not re.fullmatch(r"[a-z][a-z0-9_]*", prefix):
         raise ValueError(
             f"--prefix must be lower-case letters, digits and _ (a Python identifier), got {prefix!r}"
         )
     root = data.resolve()
-    dataset = load_expvid(root, tasks=tasks, check_media=False)
+    dataset = the_suite.load(root, tasks=tasks, check_media=False)
     counts = dataset.by_task()
-    specs = [spec for spec in EXPVID_TASKS if spec in dataset.tasks and counts.get(spec.name)]
+    specs = [spec for spec in the_suite.tasks if spec in dataset.tasks and counts.get(spec.name)]
     if not specs:
         raise ValueError(f"{root}: no task with items to export")
+    shared_files = len({spec.path for spec in the_suite.tasks}) < len(the_suite.tasks)
+    recorded = the_suite.settings.recorded()
     out.mkdir(parents=True, exist_ok=True)
     report = PackageReport(out=out)
-
+    generation = the_suite.generation_defaults()
     template = {
         "output_type": "generate_until",
         "test_split": "test",
-        "doc_to_visual": _function("utils.expvid_doc_to_visual"),
         "generation_kwargs": {
-            "max_new_tokens": GENERATION.max_tokens,
-            "temperature": GENERATION.temperature,
+            "max_new_tokens": generation.max_tokens,
+            "temperature": generation.temperature,
             "top_p": 1.0,
             "num_beams": 1,
             "do_sample": True,
@@ -98,22 +104,22 @@ def write_lmms_eval_package(
         "metric_list": [
             {"metric": METRIC, "aggregation": _function("utils.expvid_aggregate"), "higher_is_better": True}
         ],
-        "lmms_eval_specific_kwargs": {"default": {"pre_prompt": "", "post_prompt": "", "with_asr": False}},
-        "metadata": {"version": 1.0, "expvid": _expvid_version(), "exported_from": str(root)},
+        "lmms_eval_specific_kwargs": {"default": {"pre_prompt": "", "post_prompt": ""}},
+        "metadata": {"version": 1.0, "expvid": _expvid_version(), "suite": suite, "exported_from": str(root)},
     }
     _write(report, out / TEMPLATE, template)
     for spec in specs:
-        _write(
-            report,
-            out / f"{prefix}_{spec.name}.yaml",
-            _task_config(spec, prefix, root, hub_id, revision, len(counts[spec.name])),
-        )
+        config = _task_config(spec, prefix, root, hub_id, revision, len(counts[spec.name]), suite)
+        if shared_files and not hub_id:  # one file, several tasks: keep this task's records
+            config["process_docs"] = _function(f"utils.{spec.name}_process_docs")
+        config["metadata"]["frames_paper"] = _paper_frames(the_suite, counts[spec.name][0])
+        _write(report, out / f"{prefix}_{spec.name}.yaml", config)
         report.tasks.append(f"{prefix}_{spec.name}")
-    for level in EXPVID_LEVELS:
+    for level in the_suite.levels:
         members = [f"{prefix}_{name}" for name in level.tasks if f"{prefix}_{name}" in report.tasks]
-        if not members:
-            continue
         group = f"{prefix}_{level.name.lower()}"
+        if not members or group == prefix:
+            continue
         weighted = level.rule is LevelRule.ITEM_WEIGHTED
         _write(report, out / f"{group}.yaml", {
             "group": group,
@@ -129,16 +135,24 @@ def write_lmms_eval_package(
     )
     report.groups.append(prefix)
     utils = out / "utils.py"
-    utils.write_text(_utils_source(specs, root, prefix), encoding="utf-8")
+    utils.write_text(_utils_source(specs, root, prefix, suite, recorded), encoding="utf-8")
     report.files.append(utils)
     readme = out / "README.md"
-    readme.write_text(_readme(report, root, prefix, hub_id), encoding="utf-8")
+    readme.write_text(_readme(report, root, prefix, hub_id, suite), encoding="utf-8")
     report.files.append(readme)
     return report
 
 
+def _paper_frames(suite: Any, item: Any) -> int | None:
+    """The frames the paper sends an item of this task (lmms-eval's model wrappers sample their own)."""
+    from expvid.suites.protocol import FrameOptions
+
+    sampler = suite.sampler(item, suite.resolve_frames(FrameOptions()))
+    return None if sampler is None else sampler.num_frames
+
+
 def _task_config(
-    spec: TaskSpec, prefix: str, root: Path, hub_id: str | None, revision: str | None, n: int
+    spec: TaskSpec, prefix: str, root: Path, hub_id: str | None, revision: str | None, n: int, suite: str
 ) -> dict[str, Any]:
     config: dict[str, Any] = {
         "include": TEMPLATE,
@@ -146,6 +160,8 @@ def _task_config(
         "task_alias": spec.paper_name,
     }
     if hub_id:
+        from expvid.hub.card import config_name
+
         config["dataset_path"] = hub_id
         config["dataset_name"] = config_name(spec)
         if revision:
@@ -153,19 +169,18 @@ def _task_config(
     else:
         config["dataset_path"] = "json"
         config["dataset_kwargs"] = {"data_files": {"test": str(root / spec.path)}}
+    config["doc_to_visual"] = _function(f"utils.{spec.name}_doc_to_visual")
     config["doc_to_text"] = _function(f"utils.{spec.name}_doc_to_text")
     config["doc_to_target"] = _function(f"utils.{spec.name}_doc_to_target")
     config["process_results"] = _function(f"utils.{spec.name}_process_results")
-    frames = DEFAULT_FRAMES[f"L{spec.level}"]
     config["metadata"] = {
         "version": 1.0,
+        "expvid_suite": suite,
         "expvid_task": spec.name,
         "expvid_metric": spec.metric,
         "items": n,
-        "frames_f2": frames,
-        "exported_from": str(
-            root
-        ),  # lmms-eval logs it in results.json: `expvid score --from lmms-eval` reads it
+        # lmms-eval logs it in results.json: `expvid score --from lmms-eval` reads it
+        "exported_from": str(root),
     }
     return config
 
@@ -175,26 +190,26 @@ def _write(report: PackageReport, path: Path, data: dict[str, Any]) -> None:
     report.files.append(path)
 
 
-def _utils_source(specs: list[TaskSpec], root: Path, prefix: str) -> str:
+def _utils_source(
+    specs: list[TaskSpec], root: Path, prefix: str, suite: str, settings: dict[str, Any]
+) -> str:
     lines = [
-        f'"""lmms-eval hooks for the `{prefix}` tasks, written by `expvid export lmms-eval` (expvid {_expvid_version()}).',
+        f'"""lmms-eval hooks for the `{prefix}` tasks ({suite}), written by `expvid export lmms-eval` (expvid {_expvid_version()}).',
         "",
-        "Prompts (ExpVid F.4), answer extraction and metrics are expvid's own, imported from",
-        "`expvid.export.lmms_eval_runtime`: install expvid in lmms-eval's environment. Videos are read from",
+        "Prompts, answer extraction and metrics are the suite's own, imported from",
+        "`expvid.export.lmms_eval_runtime`: install expvid in lmms-eval's environment. Media are read from",
         "EXPVID_DATA_ROOT if set, else from the folder the package was exported from.",
         '"""',
         "",
         "from expvid.export import lmms_eval_runtime as _runtime",
         "",
         f"EXPORTED_ROOT = {str(root)!r}",
+        f"SUITE = {suite!r}",
+        f"SETTINGS = {settings!r}",
         "",
         "",
         "def _root():",
         "    return _runtime.data_root(EXPORTED_ROOT)",
-        "",
-        "",
-        "def expvid_doc_to_visual(doc):",
-        "    return _runtime.doc_to_visual(doc, _root())",
         "",
         "",
         "def expvid_aggregate(results):",
@@ -205,38 +220,46 @@ def _utils_source(specs: list[TaskSpec], root: Path, prefix: str) -> str:
         lines += [
             "",
             "",
+            f"def {spec.name}_process_docs(dataset):",
+            f"    return dataset.filter(lambda doc: _runtime.task_of(doc, SUITE, SETTINGS) == {task})",
+            "",
+            "",
+            f"def {spec.name}_doc_to_visual(doc):",
+            f"    return _runtime.doc_to_visual(doc, _root(), {task}, SUITE, SETTINGS)",
+            "",
+            "",
             f"def {spec.name}_doc_to_text(doc, lmms_eval_specific_kwargs=None):",
-            f"    return _runtime.doc_to_text({task}, doc, _root(), lmms_eval_specific_kwargs)",
+            f"    return _runtime.doc_to_text({task}, doc, _root(), lmms_eval_specific_kwargs, SUITE, SETTINGS)",
             "",
             "",
             f"def {spec.name}_doc_to_target(doc):",
-            f"    return _runtime.doc_to_target({task}, doc, _root())",
+            f"    return _runtime.doc_to_target({task}, doc, _root(), SUITE, SETTINGS)",
             "",
             "",
             f"def {spec.name}_process_results(doc, results):",
-            f"    return _runtime.process_results({task}, doc, results, _root())",
+            f"    return _runtime.process_results({task}, doc, results, _root(), SUITE, SETTINGS)",
         ]
     return "\n".join(lines) + "\n"
 
 
-def _readme(report: PackageReport, root: Path, prefix: str, hub_id: str | None) -> str:
-    source = f"the Hub dataset `{hub_id}`" if hub_id else f"the annotation files under `{root}`"
-    return f"""# lmms-eval tasks: `{prefix}`
+def _readme(report: PackageReport, root: Path, prefix: str, hub_id: str | None, suite: str) -> str:
+    source = f"the Hub dataset `{hub_id}`" if hub_id else f"the release files under `{root}`"
+    return f"""# lmms-eval tasks: `{prefix}` ({suite})
 
-Written by `expvid export lmms-eval` from {source}. Videos: `{root}` (override with `EXPVID_DATA_ROOT`).
+Written by `expvid export lmms-eval` from {source}. Media: `{root}` (override with `EXPVID_DATA_ROOT`).
 
 ```bash
 pip install expvid            # in lmms-eval's environment: the hooks import expvid's scoring
 lmms-eval --model MODEL --model_args ... --tasks {prefix} --include_path {report.out} --log_samples --output_path logs/
-expvid score --from lmms-eval logs/ --data {root}     # item-by-item comparison with expvid's numbers
+expvid score --from lmms-eval logs/ --data {root} --suite {suite}    # item-by-item comparison with expvid
 ```
 
-Tasks: {", ".join(report.tasks)}. Groups: {", ".join(report.groups)} (Level 1 pooled over items, Levels 2-3 the
-mean of their tasks, as in ExpVid Table 2). Metric `{METRIC}`: accuracy, Jaccard or per-blank accuracy
-(0-100) as expvid computes it; each logged sample carries its expvid item id.
+Tasks: {", ".join(report.tasks)}. Groups: {", ".join(report.groups)} (each level pooled over items or the mean
+of its tasks, as the suite's table computes it). Metric `{METRIC}`: the suite's own per-item score (0-100 when
+aggregated); each logged sample carries its expvid item id.
 
 Differences from `expvid eval`: lmms-eval model wrappers sample the frames themselves; set them to the
-paper's F.2 counts (8 for Level 1, 32 for Level 2, 96-512 for Level 3; see each task's `metadata.frames_f2`)
-with the model's own `--model_args` (e.g. `max_num_frames=8`). Level-3 blanks are judged by expvid's offline
-judge unless `EXPVID_JUDGE` names an LLM judge (backend spec, with `EXPVID_JUDGE_BASE_URL`).
+paper's counts (each task's `metadata.frames_paper`) with the model's own `--model_args` (e.g.
+`max_num_frames=8`). Answers that need a judge are judged by the suite's offline judge unless `EXPVID_JUDGE`
+names an LLM judge (backend spec, with `EXPVID_JUDGE_BASE_URL`).
 """

@@ -72,11 +72,7 @@ def collect(logdir: Path, matcher: Matcher) -> tuple[list[tuple[str, LoggedSampl
     for path in files:
         samples = list(read_samples(path))
         first = next((s for s in samples if isinstance(s, LoggedSample)), None)
-        if first is None or (
-            matcher.suite == "expvid"
-            and first.expvid_id() is None
-            and matcher.task_of(first.lmms_task) is None
-        ):
+        if first is None or (first.expvid_id() is None and not matcher.owns(first.lmms_task)):
             skipped.append(f"{path} (task {first.lmms_task if first else '?'} is not a {matcher.suite} task)")
             continue
         for sample in samples:

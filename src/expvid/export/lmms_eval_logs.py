@@ -124,89 +124,81 @@ def lmms_eval_score(metrics: dict[str, Any]) -> tuple[str, float] | None:
 
 
 class Matcher:
-    """Maps logged samples of one suite to expvid item ids."""
+    """Maps logged samples of one suite to expvid item ids, by what the suite says of its lmms-eval tasks.
+
+    A suite takes part through `lmms_eval_tasks` (lmms-eval task name, or its last part after the
+    package prefix -> the expvid task, or None when one lmms-eval task holds the whole suite) and,
+    where its task logs the item's id in a metric value, `lmms_eval_item_id(metrics)`.
+    """
 
     def __init__(self, suite: str, root: Path) -> None:
-        if suite not in ("expvid", "scivideobench"):
-            raise DataError(f"--from lmms-eval reads ExpVid and SciVideoBench logs; got suite {suite!r}")
+        from expvid.suites.registry import get_suite
+
         self.suite = suite
+        self.the_suite: Any = get_suite(suite)
+        self.tasks: dict[str, str | None] = dict(getattr(self.the_suite, "lmms_eval_tasks", None) or {})
+        if not self.tasks:
+            raise DataError(f"--from lmms-eval: the {suite} suite names no lmms-eval task it can read")
         self.root = root
-        self._records: dict[str, list[dict[str, Any]]] = {}
+        self._loaded: dict[str, Any] = {}
+
+    def owns(self, lmms_task: str) -> bool:
+        return self._task_key(lmms_task) is not None
+
+    def _task_key(self, lmms_task: str) -> str | None:
+        found = [name for name in self.tasks if lmms_task == name or lmms_task.endswith("_" + name)]
+        return max(found, key=len) if found else None
 
     def task_of(self, lmms_task: str) -> str | None:
-        """The expvid task an lmms-eval task name stands for (`expvid_tools` -> tools); None for a whole-suite task."""
-        if self.suite == "scivideobench":
-            return None
-        from expvid.suites.expvid_suite import EXPVID_TASKS
-
-        found = [
-            spec.name
-            for spec in EXPVID_TASKS
-            if lmms_task == spec.name or lmms_task.endswith("_" + spec.name)
-        ]
-        return max(found, key=len) if found else None
+        """The expvid task an lmms-eval task stands for (`expvid_tools` -> tools); None for a whole-suite task."""
+        key = self._task_key(lmms_task)
+        return None if key is None else self.tasks[key]
 
     def item_id(self, sample: LoggedSample) -> str:
         """The item id, or raise `LookupError` saying why it cannot be found."""
         direct = sample.expvid_id()
+        hook = getattr(self.the_suite, "lmms_eval_item_id", None)
+        if direct is None and callable(hook):
+            direct = hook(sample.metrics)
         if direct is not None:
             return direct
+        if not self.owns(sample.lmms_task):
+            raise LookupError(f"lmms-eval task {sample.lmms_task!r} is not one of {self.suite}'s")
         task = self.task_of(sample.lmms_task)
-        doc = sample.doc
-        if doc is None:
-            doc = self._doc_at(task, sample)
-        if self.suite == "expvid":
-            if task is None:
-                raise LookupError(f"lmms-eval task {sample.lmms_task!r} is not one of ExpVid's tasks")
-            return f"{task}/{doc['id']}"
-        from expvid.suites.scivideobench.spec import QUESTION_TYPES
+        if sample.doc is not None:
+            return self._item_from_record(sample.doc, task).id
+        return self._item_at(task, sample).id
 
-        kind = QUESTION_TYPES.get(str(doc.get("question_type")))
-        if kind is None:
-            raise LookupError(f"question_type {doc.get('question_type')!r} is not a SciVideoBench type")
-        return f"{str(doc['video_id']).strip()}/{str(doc['question_id']).strip()}/{kind}"
+    def _item_from_record(self, record: dict[str, Any], task: str | None) -> Any:
+        from expvid.suites.records import RecordError
 
-    def _doc_at(self, task: str | None, sample: LoggedSample) -> dict[str, Any]:
+        try:
+            return self.the_suite.item_from_record(record, task, self.root)
+        except RecordError as error:
+            raise LookupError(f"the logged document is not a {self.suite} record: {error}") from None
+
+    def _item_at(self, task: str | None, sample: LoggedSample) -> Any:
+        """The record at `doc_id` in the release file(s) the lmms-eval task reads, checked by `target`."""
         if sample.doc_id is None:
             raise LookupError("the line has neither the document nor a doc_id")
-        records = self._release_records(task)
-        if not 0 <= sample.doc_id < len(records):
-            raise LookupError(
-                f"doc_id {sample.doc_id} is outside the {len(records)} record(s) of the release file"
-            )
-        doc = records[sample.doc_id]
-        expected = _target_of(self.suite, doc)
+        key = task or ""
+        if key not in self._loaded:
+            dataset = self.the_suite.load(self.root, tasks=[task] if task else None, check_media=False)
+            by_position = {position: item_id for item_id, position in dataset.positions.items()}
+            items = {item.id: item for item in dataset.items}
+            invalid = {record.position for record in dataset.invalid}
+            self._loaded[key] = (by_position, items, invalid, len(by_position) + len(invalid))
+        by_position, items, invalid, total = self._loaded[key]
+        position = sample.doc_id + 1
+        if not 0 < position <= total:
+            raise LookupError(f"doc_id {sample.doc_id} is outside the {total} record(s) of the release file")
+        if position in invalid:
+            raise LookupError(f"doc_id {sample.doc_id} is an invalid record of the release file")
+        item = items[by_position[position]]
+        expected = item.answer if isinstance(item.answer, str) else None
         if sample.target is not None and expected is not None and sample.target.strip() != expected:
             raise LookupError(
                 f"doc_id {sample.doc_id}: the logged target {sample.target!r} is not the release's answer {expected!r} "
                 "(the log was made from other data, or in another order)"
             )
-        return doc
-
-    def _release_records(self, task: str | None) -> list[dict[str, Any]]:
-        key = task or ""
-        if key not in self._records:
-            if self.suite == "expvid":
-                from expvid.suites.expvid_suite import task_spec
-
-                if task is None:
-                    raise LookupError("cannot tell which ExpVid task this log is")
-                path = self.root / task_spec(task).path
-            else:
-                from expvid.suites.scivideobench.loader import release_file
-
-                path = release_file(self.root)
-            from expvid.suites.release_io import json_records, read_release_bytes
-
-            data = read_release_bytes(path)
-            if isinstance(data, RecordProblem):
-                raise DataError([data])
-            self._records[key] = [r for _, r in json_records(path, data) if not isinstance(r, RecordProblem)]
-        return self._records[key]
-
-
-def _target_of(suite: str, doc: dict[str, Any]) -> str | None:
-    answer = doc.get("answer")
-    if suite == "scivideobench" or isinstance(answer, str):
-        return str(answer).strip() if answer is not None else None
-    return None  # list / number answers: lmms-eval's str() of them depends on the task's doc_to_target
+        return item

@@ -1,30 +1,43 @@
-"""What an exported lmms-eval task package calls at run time: expvid's prompts, extraction and metrics.
+"""What an exported lmms-eval task package calls at run time: the suite's prompts, extraction and metrics.
 
-The generated `utils.py` is a thin shim over these functions, so an lmms-eval run and an `expvid eval`
-run ask the same question (the F.4 prompt built by `expvid.suites.expvid_prompts`), read the answer
-the same way (`expvid.scoring.extract_answer`, never a guess) and score it the same way
-(`score_item`, and `score_group` for the task score: accuracy, Jaccard, per-blank accuracy, on
-expvid's 0-100 scale). Each document's result carries the expvid item id, so `expvid score --from
-lmms-eval` can match lmms-eval's logged samples to items one by one.
+The generated `utils.py` is a thin shim over these functions, naming its suite and the settings it
+was exported with, so an lmms-eval run and an `expvid eval` run ask the same question (the suite's
+`prompt_text`), read the answer the same way (its `extract`, never a guess) and score it the same
+way (its `score`, and `score_group` for the task score on expvid's 0-100 scale). Each document's
+result carries the expvid item id, so `expvid score --from lmms-eval` can match lmms-eval's logged
+samples to items one by one. Packages exported before suites were named in them are ExpVid's.
 
-lmms-eval calls `process_results` synchronously; Level-3 blanks need a judge, which is expvid's
-offline judge (normalised match + MiniLM, labelled offline) unless `EXPVID_JUDGE` names a backend
-spec for an LLM judge (`EXPVID_JUDGE_BASE_URL`, `EXPVID_JUDGE_API_KEY_ENV` as in `expvid eval`).
+lmms-eval calls `process_results` synchronously; answers that need a judge get the suite's offline
+judge (labelled offline) unless `EXPVID_JUDGE` names a backend spec for an LLM judge
+(`EXPVID_JUDGE_BASE_URL`, `EXPVID_JUDGE_API_KEY_ENV` as in `expvid eval`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import threading
 from pathlib import Path
 from typing import Any
 
-from expvid.schema import ExtractionStatus, Item, ItemScore
+from expvid.schema import ExtractionStatus, ImagesRef, Item, ItemScore, VideoRef
+from expvid.suites.defaults import DEFAULT_SUITE
 
 METRIC = "expvid_score"
-_judges: dict[tuple[str | None, str | None, str | None], Any] = {}
+_judges: dict[tuple[str, ...], Any] = {}
+_suites: dict[str, Any] = {}
 _lock = threading.Lock()
+
+
+def _suite(name: str, settings: dict[str, Any] | None) -> Any:
+    key = json.dumps([name, settings or {}], sort_keys=True, default=str)
+    with _lock:
+        if key not in _suites:
+            from expvid.suites.registry import get_suite
+
+            _suites[key] = get_suite(name, settings)
+        return _suites[key]
 
 
 def data_root(default: str) -> Path:
@@ -32,58 +45,88 @@ def data_root(default: str) -> Path:
     return Path(os.environ.get("EXPVID_DATA_ROOT") or default)
 
 
-def doc_to_item(task: str, doc: dict[str, Any], root: Path) -> Item:
-    """An lmms-eval document (a row of the task's JSONL, as `datasets` returns it) as an expvid item."""
-    from expvid.suites.expvid_suite import item_from_record
-
-    record = dict(doc)
-    options = record.get("options")
-    if isinstance(options, dict):  # a struct column fills absent letters with None
-        record["options"] = {k: v for k, v in options.items() if v is not None}
-    elif options is None:
-        record.pop("options", None)
-    if record.get("asr_caption") is None:
-        record["asr_caption"] = ""
-    return item_from_record(task, record, root)
+def doc_to_item(
+    task: str,
+    doc: dict[str, Any],
+    root: Path,
+    suite: str = DEFAULT_SUITE,
+    settings: dict[str, Any] | None = None,
+) -> Item:
+    """An lmms-eval document (a row of the task's release file, as `datasets` returns it) as an item."""
+    item: Item = _suite(suite, settings).item_from_record(dict(doc), task, root)
+    return item
 
 
-def doc_to_visual(doc: dict[str, Any], root: Path) -> list[str]:
-    """The item's video file: lmms-eval video models sample their own frames from it."""
-    path = root / str(doc["video_path"])
-    if not path.is_file():
-        raise FileNotFoundError(f"video not found: {path} (set EXPVID_DATA_ROOT to the benchmark's folder)")
-    return [str(path)]
+def task_of(doc: dict[str, Any], suite: str, settings: dict[str, Any] | None = None) -> str | None:
+    """The task of a document of a release file that holds several (`process_docs` keeps one task's)."""
+    found: str | None = _suite(suite, settings).task_of(dict(doc))
+    return found
 
 
-def doc_to_text(task: str, doc: dict[str, Any], root: Path, kwargs: dict[str, Any] | None) -> str:
-    """The F.4 prompt; `pre_prompt` / `post_prompt` from `lmms_eval_specific_kwargs` wrap it (empty by default)."""
-    from expvid.suites.expvid_prompts import build_prompt
+def doc_to_visual(
+    doc: dict[str, Any], root: Path, task: str | None = None, suite: str = DEFAULT_SUITE,
+    settings: dict[str, Any] | None = None,
+) -> list[str]:  # fmt: skip
+    """The item's media files: lmms-eval video models sample their own frames from a video."""
+    if task is None:  # packages written for ExpVid only name the video by its path in the record
+        paths = [str(root / str(doc["video_path"]))]
+    else:
+        media = doc_to_item(task, doc, root, suite, settings).media
+        paths = (
+            [media.path]
+            if isinstance(media, VideoRef)
+            else list(media.paths)
+            if isinstance(media, ImagesRef)
+            else []
+        )
+    missing = [path for path in paths if not Path(path).is_file()]
+    if missing:
+        raise FileNotFoundError(
+            f"media not found: {missing[0]} (set EXPVID_DATA_ROOT to the benchmark's folder)"
+        )
+    return paths
 
+
+def doc_to_text(
+    task: str, doc: dict[str, Any], root: Path, kwargs: dict[str, Any] | None,
+    suite: str = DEFAULT_SUITE, settings: dict[str, Any] | None = None,
+) -> str:  # fmt: skip
+    """The suite's prompt; `pre_prompt` / `post_prompt` from `lmms_eval_specific_kwargs` wrap it (empty by default)."""
     kwargs = kwargs or {}
-    prompt = build_prompt(doc_to_item(task, doc, root), with_asr=bool(kwargs.get("with_asr", False)))
+    if kwargs.get("with_asr") and suite == DEFAULT_SUITE:  # packages exported before settings were recorded
+        settings = {**(settings or {}), "with_asr": True}
+    prompt = _suite(suite, settings).prompt_text(doc_to_item(task, doc, root, suite, settings))
     return f"{kwargs.get('pre_prompt', '')}{prompt}{kwargs.get('post_prompt', '')}"
 
 
-def doc_to_target(task: str, doc: dict[str, Any], root: Path) -> str:
-    item = doc_to_item(task, doc, root)
+def doc_to_target(
+    task: str,
+    doc: dict[str, Any],
+    root: Path,
+    suite: str = DEFAULT_SUITE,
+    settings: dict[str, Any] | None = None,
+) -> str:
+    item = doc_to_item(task, doc, root, suite, settings)
     answer = item.answer
     return ", ".join(str(a) for a in answer) if isinstance(answer, list) else str(answer)
 
 
-def process_results(task: str, doc: dict[str, Any], results: list[Any], root: Path) -> dict[str, Any]:
-    """Score one document's response with expvid's extraction and metric; the value keeps what is needed to aggregate."""
-    from expvid.scoring import extract_answer, needs_judge, score_item
-
-    item = doc_to_item(task, doc, root)
+def process_results(
+    task: str, doc: dict[str, Any], results: list[Any], root: Path,
+    suite: str = DEFAULT_SUITE, settings: dict[str, Any] | None = None,
+) -> dict[str, Any]:  # fmt: skip
+    """Score one document's response with the suite's extraction and metric; the value keeps what is needed to aggregate."""
+    the_suite = _suite(suite, settings)
+    item = doc_to_item(task, doc, root, suite, settings)
     response = results[0] if results else None
     if isinstance(response, list):  # some models return one list per request
         response = response[0] if response else None
     text = response if isinstance(response, str) else None
-    extraction = extract_answer(text, item)
+    extraction = the_suite.extract(text, item)
     judgment = None
-    if needs_judge(item, extraction):
-        judgment = _run(_judge().judge(item, extraction, text))
-    score = score_item(item, extraction, judgment)
+    if the_suite.needs_judge(item, extraction):
+        judgment = _run(_judge(suite, settings).judge(item, extraction, text))
+    score = the_suite.score(item, extraction, judgment)
     value = {
         "expvid_id": item.id,
         "task": item.task,
@@ -125,22 +168,28 @@ def aggregate(values: list[dict[str, Any]]) -> float:
     return float(tasks[0].score)
 
 
-def _judge() -> Any:
-    key = (
+def _judge(suite: str, settings: dict[str, Any] | None) -> Any:
+    spec, base_url, key_env = (
         os.environ.get("EXPVID_JUDGE"),
         os.environ.get("EXPVID_JUDGE_BASE_URL"),
         os.environ.get("EXPVID_JUDGE_API_KEY_ENV"),
     )
+    key = (
+        suite,
+        json.dumps(settings or {}, sort_keys=True, default=str),
+        spec or "",
+        base_url or "",
+        key_env or "",
+    )
+    the_suite = _suite(suite, settings)
     with _lock:
         if key not in _judges:
-            from expvid.suites.expvid_eval import build_blank_judge
-
             options: dict[str, Any] = {}
-            if key[1]:
-                options["base_url"] = key[1]
-            if key[2]:
-                options["api_key_env"] = key[2]
-            _judges[key] = build_blank_judge(key[0], options)
+            if base_url:
+                options["base_url"] = base_url
+            if key_env:
+                options["api_key_env"] = key_env
+            _judges[key] = the_suite.build_judge(spec, options)
         return _judges[key]
 
 

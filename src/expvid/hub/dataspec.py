@@ -10,8 +10,9 @@ with the suite given by `--suite`.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from expvid.hub.fetch import Echo, FetchError, FetchRequest, fetch_release
 from expvid.hub.sources import parse_hub_spec
@@ -28,7 +29,7 @@ def resolve_data(
     *,
     suite: str,
     tasks: Sequence[str] | None,
-    languages: Sequence[str] | None,
+    settings: Mapping[str, Any] | None,
     cache_root: Path,
     echo: Echo,
     suite_was_given: bool = True,
@@ -54,7 +55,7 @@ def resolve_data(
                 repo_id=spec.repo_id,
                 revision=spec.revision,
                 tasks=list(tasks) if tasks else None,
-                languages=list(languages) if languages and suite == "sfe" else None,
+                settings=settings,
             ),
             echo=echo,
         )

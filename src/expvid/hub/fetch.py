@@ -21,16 +21,15 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, Literal
 
-from expvid.hub.layouts import LAYOUTS, Selection
+from expvid.hub.layouts import Selection
 from expvid.hub.patterns import minimal_patterns
 from expvid.hub.record import FetchRecord, SourceInfo, Verification, read_fetch_record
-from expvid.hub.sources import HUB_REPOS
 from expvid.hub.verify import check_media, media_files
 from expvid.schema import DataError
 from expvid.suites.base import Dataset
@@ -56,6 +55,8 @@ class FetchRequest:
     tasks: Sequence[str] | None = None
     levels: Sequence[int] | None = None
     languages: Sequence[str] | None = None
+    #: The suite's settings (`-S KEY=VALUE`), for what a layout selects by them (SFE's language).
+    settings: Mapping[str, Any] | None = None
     #: Hub endpoint; None reads HF_ENDPOINT now (huggingface_hub reads it once, at import).
     endpoint: str | None = None
     token: str | bool | None = None
@@ -82,16 +83,21 @@ def resolve_endpoint(endpoint: str | None) -> str:
 
 def fetch_release(request: FetchRequest, *, echo: Echo = lambda _: None) -> FetchOutcome:
     """Fetch `request.suite` into `request.out`; see the module docstring for the steps."""
-    if request.suite == "promqa":
-        from expvid.hub.github import fetch_promqa
+    from expvid.suites.registry import get_suite
 
-        return fetch_promqa(request, echo=echo)
-    layout = LAYOUTS.get(request.suite)
-    if layout is None:
-        raise DataError(
-            f"no Hub release known for suite {request.suite!r}; suites: {', '.join([*LAYOUTS, 'promqa'])}"
-        )
-    repo = request.repo_id or HUB_REPOS[request.suite]
+    try:
+        suite: Any = get_suite(request.suite, request.settings)
+    except ValueError as error:
+        raise DataError(str(error)) from None
+    own_fetch = getattr(suite, "fetch_release", None)
+    if callable(own_fetch):  # a release that is not on the Hub (ProMQA's QA files are on GitHub)
+        outcome: FetchOutcome = own_fetch(request, echo=echo)
+        return outcome
+    hook = getattr(suite, "hub_layout", None)
+    layout = hook() if callable(hook) else None
+    repo = request.repo_id or getattr(suite, "hub_repo", None)
+    if layout is None or repo is None:
+        raise DataError(f"the {request.suite} suite names no published release to fetch")
     root = request.out.expanduser().resolve()
     root.mkdir(parents=True, exist_ok=True)
     selection = layout.select(request.tasks, request.levels, request.languages)

@@ -7,6 +7,9 @@ for every model and match the paper, so it is unit-testable without any video, a
 Strategies:
 - uniform: N frames at the MIDPOINTS of N equal segments of [start, end] (ExpVid's uniform
   sampling; never the two end points, unlike linspace(0, n-1, N)).
+- linspace: N frames by POSITION, `np.linspace(0, n - 1, N, dtype=int)` over the n frames in the
+  window, both ends included (what lmms-eval's video readers do, decord and PyAV alike; repeats a
+  frame when N > n, as they do). Needs the frames' times, so the sampler resolves it with the index.
 - fps: targets start + k / fps for every k with target < end (by more than 1 ms); above `max_frames`, either keep
   `max_frames` of them uniformly (segment midpoints over the candidate list) or thin from the end
   keeping the last one (rate = ceil(n / max_frames): keep n-1, n-1-rate, ...; ProMQA).
@@ -24,6 +27,9 @@ from expvid.media.errors import SamplingError, WindowError
 
 Thinning = Literal["uniform", "keep_last"]
 THINNING: tuple[Thinning, ...] = ("uniform", "keep_last")
+#: Where N frames go in a window: midpoints of N segments (by time) or linspace over the frames.
+Spacing = Literal["midpoints", "linspace"]
+SPACINGS: tuple[Spacing, ...] = ("midpoints", "linspace")
 
 #: Slack for float noise when comparing times given in seconds (far below any frame interval).
 _SLACK = 1e-6
@@ -43,6 +49,20 @@ def uniform_times(start: float, end: float, num_frames: int) -> list[float]:
         raise WindowError(None, f"empty window [{start}, {end}]")
     step = (end - start) / num_frames
     return [start + (i + 0.5) * step for i in range(num_frames)]
+
+
+def linspace_times(frame_times: Sequence[float], start: float, end: float, num_frames: int) -> list[float]:
+    """The times of the frames at positions `np.linspace(0, n - 1, N, dtype=int)` among the n frames
+    shown in [start, end) (lmms-eval's frame choice; both end frames included)."""
+    import numpy as np
+
+    if num_frames < 1:
+        raise SamplingError(None, f"num_frames must be >= 1, got {num_frames}")
+    inside = [t for t in frame_times if start - _SLACK <= t < end - _SLACK]
+    if not inside:
+        raise WindowError(None, f"no frame in the window [{start:.6g}, {end:.6g}]")
+    positions = np.linspace(0, len(inside) - 1, num_frames, dtype=int)
+    return [float(inside[int(i)]) for i in positions]
 
 
 def fps_candidate_times(start: float, end: float, fps: float) -> list[float]:
@@ -103,6 +123,8 @@ class FramePlan:
     times: tuple[float, ...] | None = None
     start: float | None = None
     end: float | None = None
+    #: How `num_frames` are placed: "midpoints" (by time) or "linspace" (by frame position).
+    spacing: Spacing = "midpoints"
 
     def __post_init__(self) -> None:
         modes = [self.num_frames is not None, self.fps is not None, self.times is not None]
@@ -119,6 +141,10 @@ class FramePlan:
                 raise SamplingError(None, f"max_frames must be >= 1, got {self.max_frames}")
         if self.thinning not in THINNING:
             raise SamplingError(None, f"thinning must be one of {THINNING}, got {self.thinning!r}")
+        if self.spacing not in SPACINGS:
+            raise SamplingError(None, f"spacing must be one of {SPACINGS}, got {self.spacing!r}")
+        if self.spacing != "midpoints" and self.num_frames is None:
+            raise SamplingError(None, "spacing applies to num_frames sampling only")
         if self.times is not None:
             if not self.times:
                 raise SamplingError(None, "times is empty")
@@ -144,6 +170,7 @@ class FramePlan:
         times: Sequence[float] | None = None,
         start: float | None = None,
         end: float | None = None,
+        spacing: Spacing = "midpoints",
     ) -> FramePlan:
         """Like the constructor, accepting any sequence of times."""
         return cls(
@@ -154,12 +181,13 @@ class FramePlan:
             times=None if times is None else tuple(float(t) for t in times),
             start=None if start is None else float(start),
             end=None if end is None else float(end),
+            spacing=spacing,
         )
 
     @property
     def strategy(self) -> str:
         if self.num_frames is not None:
-            return "uniform"
+            return "uniform" if self.spacing == "midpoints" else "linspace"
         if self.fps is not None:
             return "fps" if self.thinning == "uniform" else "fps_keep_last"
         return "times"
@@ -180,9 +208,15 @@ class FramePlan:
             raise WindowError(None, f"window start {start:.6g} s is not before its end {end:.6g} s")
         return start, end
 
-    def targets(self, video_start: float, video_end: float) -> list[float]:
-        """Target times on a video spanning [video_start, video_end]."""
+    def targets(
+        self, video_start: float, video_end: float, frame_times: Sequence[float] | None = None
+    ) -> list[float]:
+        """Target times on a video spanning [video_start, video_end] (linspace needs `frame_times`)."""
         start, end = self.window(video_start, video_end)
+        if self.num_frames is not None and self.spacing == "linspace":
+            if frame_times is None:
+                raise SamplingError(None, "linspace sampling needs the video's frame times")
+            return linspace_times(frame_times, start, end, self.num_frames)
         if self.num_frames is not None:
             return uniform_times(start, end, self.num_frames)
         if self.fps is not None:

@@ -24,7 +24,7 @@ from expvid.media.decode import DecodeStats, decode_frames
 from expvid.media.errors import MediaError, SamplingError
 from expvid.media.index import load_index
 from expvid.media.info import VideoInfo
-from expvid.media.plan import FramePlan, Thinning
+from expvid.media.plan import FramePlan, Spacing, Thinning
 from expvid.media.transform import (
     IMAGE_FORMATS,
     INTERPOLATION,
@@ -188,10 +188,12 @@ def sample_video(
     quality: int = 90,
     cache: CacheOption = True,
     workers: int | None = None,
+    spacing: Spacing = "midpoints",
 ) -> SampledVideo:
     """Sample frames of a video as encoded images.
 
-    Choose frames with exactly one of: `num_frames` (midpoints of N equal segments of the window),
+    Choose frames with exactly one of: `num_frames` (midpoints of N equal segments of the window,
+    or with `spacing="linspace"` N frame positions spread from the first to the last frame),
     `fps` (+ `max_frames` cap, `thinning` "uniform" or "keep_last"), or explicit `times`. The
     window [`start`, `end`] defaults to the whole video; outside the video is an error.
     Output: `size` x `size` (squash, default 224), or aspect kept with `max_side` (takes precedence),
@@ -201,7 +203,7 @@ def sample_video(
     Raises `MediaError` subclasses naming the file. Blocking: call it via `asyncio.to_thread`
     from async code.
     """
-    plan = _plan(path, num_frames, fps, max_frames, thinning, times, start, end)
+    plan = _plan(path, num_frames, fps, max_frames, thinning, times, start, end, spacing)
     _check_output(path, size, max_side, image_format, quality)
     output = {"size": size, "max_side": max_side, "format": image_format, "quality": quality}
     mime = MIME_TYPES[image_format]
@@ -265,9 +267,10 @@ def sample_with_settings(
     cache: CacheOption = True,
     workers: int | None = None,
 ) -> SampledVideo:
-    """`sample_video` driven by a run's `SamplerSettings` (strategy uniform | fps | fps_keep_last)."""
-    if settings.strategy == "uniform":
-        mode: dict[str, Any] = {"num_frames": settings.num_frames}
+    """`sample_video` driven by a run's `SamplerSettings` (uniform | linspace | fps | fps_keep_last)."""
+    if settings.strategy in ("uniform", "linspace"):
+        spacing = "linspace" if settings.strategy == "linspace" else "midpoints"
+        mode: dict[str, Any] = {"num_frames": settings.num_frames, "spacing": spacing}
     elif settings.strategy in ("fps", "fps_keep_last"):
         thinning = "keep_last" if settings.strategy == "fps_keep_last" else "uniform"
         mode = {"fps": settings.fps, "max_frames": settings.max_frames, "thinning": thinning}
@@ -299,6 +302,7 @@ def _plan(
     times: Sequence[float] | None,
     start: float | None,
     end: float | None,
+    spacing: Spacing = "midpoints",
 ) -> FramePlan:
     try:
         return FramePlan.build(
@@ -309,6 +313,7 @@ def _plan(
             times=times,
             start=start,
             end=end,
+            spacing=spacing,
         )
     except MediaError as error:
         raise error.for_path(path) from None
@@ -367,7 +372,7 @@ def _run(
     info = replace(index.info, path=str(file))  # the index may be shared with another path to the file
     try:
         window = plan.window(info.start, info.end)
-        targets = plan.targets(info.start, info.end)
+        targets = plan.targets(info.start, info.end, frame_times=index.frame_times.tolist())
     except MediaError as error:
         raise error.for_path(file) from None
     chosen = [int(i) for i in index.frames_at(targets)]

@@ -130,6 +130,12 @@ class RemoteBackend(ABC):
             extra = {**extra, "input_mode": request.input_mode}
         return cache_key(request, backend=self.kind, model=self.model, base_url=self.base_url, extra=extra)
 
+    async def cached_response(self, request: GenerateRequest) -> GenerateResponse | None:
+        """The cached answer to `request`, without sending anything (None: not cached, or no cache)."""
+        if self.cache is None:
+            return None
+        return await self.cache.aget(self.request_hash(request))
+
     async def generate(self, request: GenerateRequest) -> GenerateResponse:
         check_image_cap(request, self.max_images, self.name)
         key = self.request_hash(request)

@@ -3,6 +3,11 @@
 A run directory can only be resumed with the same configuration: `expvid.run.identity` derives
 what can change an answer from these settings (every field except a listed few operational ones,
 defaults resolved), so a field added here is compared on resume without further work.
+
+Suite-specific settings are not fields here: `suite_settings` holds them as given (`-S KEY=VALUE`)
+and the suite validates them with its own model (`expvid.suites.settings`). Run directories made
+before that recorded them in several places (`prompt.variant`, `prompt.with_asr`, `suite_options`,
+`judge_input`, `human_judgments`); `upgrade_settings` reads those.
 """
 
 from __future__ import annotations
@@ -13,8 +18,11 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from expvid.models.pricing import Price
 from expvid.models.types import InputMode, ThinkingConfig
-from expvid.suites.protocol import JUDGE_INPUTS, FrameOptions, PromptOptions
+from expvid.run.batch_settings import BatchSettings
+from expvid.suites.defaults import DEFAULT_SUITE
+from expvid.suites.protocol import FrameOptions
 
 
 def parse_frame_counts(text: str) -> dict[str, int]:
@@ -52,37 +60,73 @@ def spec_url_problem(spec: str, flag: str) -> str | None:
     return None
 
 
-def _value(text: str) -> Any:
-    """Read a command-line value: true/false (yes/no, on/off) as bool, integers as int, else text."""
-    lowered = text.strip().lower()
-    if lowered in ("true", "yes", "on"):
-        return True
-    if lowered in ("false", "no", "off"):
-        return False
-    stripped = text.strip()
-    if stripped.lstrip("-").isdigit():
-        return int(stripped)
-    return stripped
+def json_key_values(entries: list[str], *, flag: str) -> dict[str, Any]:
+    """`KEY=VALUE` pairs; VALUE is JSON when it parses (numbers, lists, true), else the plain string."""
+    import json
 
-
-def parse_key_values(entries: list[str], *, flag: str, bare_is_true: bool) -> dict[str, Any]:
-    """`["cot", "post_prompt=gpt4v"]` -> {"cot": True, "post_prompt": "gpt4v"}; errors name the flag."""
-    parsed: dict[str, Any] = {}
+    options: dict[str, Any] = {}
     for entry in entries:
-        for part in (p.strip() for p in entry.split(",")):
-            if not part:
-                continue
-            key, sep, value = part.partition("=")
-            if not key.strip() or (not sep and not bare_is_true):
-                raise ValueError(f"{flag}: expected KEY=VALUE, got {part!r}")
-            parsed[key.strip()] = _value(value) if sep else True
-    return parsed
+        key, sep, value = entry.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"{flag}: expected KEY=VALUE, got {entry!r}")
+        try:
+            options[key.strip()] = json.loads(value)
+        except json.JSONDecodeError:
+            options[key.strip()] = value
+    return options
+
+
+def endpoint_options(
+    base_url: list[str],
+    api_key_env: str | None,
+    timeout: float | None,
+    max_retries: int | None,
+    backend_option: list[str],
+) -> dict[str, Any]:
+    """The backend settings of the endpoint options `expvid eval` and `expvid build` share: one or
+    several base URLs (several: one backend over all of them, `expvid.models.multi_endpoint`), the key's
+    environment variable, the timeout, HTTP retries and `--backend-option KEY=VALUE` pairs.
+    `ValueError` (its message names `--backend-option`) for a pair without `=`."""
+    options = json_key_values(backend_option, flag="--backend-option")
+    urls = list(dict.fromkeys(base_url))
+    if len(urls) == 1:
+        options["base_url"] = urls[0]
+    elif urls:
+        options["base_urls"] = urls
+    if api_key_env:
+        options["api_key_env"] = api_key_env
+    if timeout:
+        options["timeout_s"] = timeout
+    if max_retries is not None:
+        options["max_retries"] = max_retries
+    return options
+
+
+def upgrade_settings(recorded: dict[str, Any]) -> dict[str, Any]:
+    """Settings recorded by an older run directory in today's shape: suite-specific ones (prompt
+    variant, ASR ablation, suite options, judge input, human judgements) moved into `suite_settings`."""
+    settings = dict(recorded)
+    suite_settings = dict(settings.pop("suite_settings", None) or {})
+    prompt = settings.pop("prompt", None) or {}
+    if isinstance(prompt, dict):
+        if prompt.get("with_asr"):
+            suite_settings.setdefault("with_asr", True)
+        for key, value in (prompt.get("variant") or {}).items():
+            suite_settings.setdefault(key, value)
+    for key, value in (settings.pop("suite_options", None) or {}).items():
+        suite_settings.setdefault(key, value)
+    for key in ("judge_input", "human_judgments"):
+        value = settings.pop(key, None)
+        if value is not None:
+            suite_settings.setdefault(key, value)
+    settings["suite_settings"] = suite_settings
+    return settings
 
 
 class EvalConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    suite: str = "expvid"
+    suite: str = DEFAULT_SUITE
     data: Path
     model: str
     out: Path
@@ -91,7 +135,6 @@ class EvalConfig(BaseModel):
     limit: int | None = Field(default=None, ge=1)
     concurrency: int = Field(default=8, ge=1)
     frames: FrameOptions = Field(default_factory=FrameOptions)
-    prompt: PromptOptions = Field(default_factory=PromptOptions)
     temperature: float | None = None  # None: the suite's paper default
     max_tokens: int | None = None
     seed: int | None = 0
@@ -112,34 +155,33 @@ class EvalConfig(BaseModel):
     decode_workers: int = Field(default=2, ge=1)
     #: Samples per item (pass@k); sample s uses seed + s. The headline scores use sample 0.
     samples: int = Field(default=1, ge=1)
-    #: Suite-specific settings (SFE: languages, bertscore, levels); see `expvid.suites.registry`.
-    suite_options: dict[str, Any] = Field(default_factory=dict)
-    #: Human 0/1/2 judgements to check the judge against (ProMQA §4.2); scoring only.
-    human_judgments: Path | None = None
+    #: The suite's own settings as given (`-S KEY=VALUE`), validated by the suite's settings model;
+    #: the manifest records them resolved (`expvid suites show NAME` lists them).
+    suite_settings: dict[str, Any] = Field(default_factory=dict)
     #: Reasoning switch and budget for models that support it (the paper compares think / no-think).
     thinking: ThinkingConfig | None = None
     #: How a video's sampled frames reach the model, the same on every backend: "images" (default;
     #: F.2's fair-comparison setting: 224x224 frames as independent images) or "video" (one video:
     #: the model's own video path, e.g. Qwen's temporal patches; vLLM's `video_url`).
     input_mode: InputMode = "images"
-    #: What a ProMQA / SFE judge (and BERTScore) is shown: "raw" reply as the official code sends it,
-    #: or "stripped" of think blocks (reasoning models). None: the suite's default (raw). Scoring
-    #: only, like the judge itself: not part of the identity; judgments are redone when it changes.
-    judge_input: str | None = None
+    #: USD per 1M tokens by model name ("" = the evaluated model), over the price table (`--price`).
+    prices: dict[str, Price] = Field(default_factory=dict)
+    #: Stop sending once the run directory's spend would pass this many USD (`--max-cost`), or
+    #: this many tokens (`--max-tokens-total`), from the usage the API reports (`run.budget`).
+    max_cost: float | None = Field(default=None, gt=0)
+    max_tokens_total: int | None = Field(default=None, gt=0)
+    #: Send the requests through the provider's batch API (`--batch`; `run.batch_phase`); None: online.
+    batch: BatchSettings | None = None
 
-    def suite_settings(self) -> dict[str, Any]:
-        """Options the suite is built with: `suite_options` plus the judge input when one is chosen."""
-        options = dict(self.suite_options)
-        if self.judge_input is not None:
-            options["judge_input"] = self.judge_input
-        return options
-
-    @field_validator("judge_input")
+    @model_validator(mode="before")
     @classmethod
-    def _known_judge_input(cls, value: str | None) -> str | None:
-        if value is not None and value not in JUDGE_INPUTS:
-            raise ValueError(f"judge_input must be one of {', '.join(JUDGE_INPUTS)}, got {value!r}")
-        return value
+    def _older_shape(cls, data: Any) -> Any:
+        """Settings recorded by older run directories (`upgrade_settings`) validate as today's."""
+        if isinstance(data, dict) and {"prompt", "suite_options", "judge_input", "human_judgments"} & set(
+            data
+        ):
+            return upgrade_settings(data)
+        return data
 
     @model_validator(mode="after")
     def _urls_have_a_scheme(self) -> EvalConfig:

@@ -25,7 +25,9 @@ from rich.markup import escape
 
 from expvid.media.cache import FrameCache
 from expvid.models.factory import create_backend
+from expvid.run.batch_phase import BatchOutcome, BatchPhase, run_uid
 from expvid.run.config import EvalConfig
+from expvid.run.cost import run_extras
 from expvid.run.generate import GenerationPhase
 from expvid.run.identity import identity_defaults, resolved_identity, stored_identity
 from expvid.run.manifest import DatasetState, check_resumable, new_manifest
@@ -35,16 +37,11 @@ from expvid.run.request_settings import apply_image_limit, check_input_mode, gen
 from expvid.run.rundir import AppendLog, RunDir
 from expvid.run.scoring_phase import DatasetPrint, RunScores, ScoringInputs, judge_and_score
 from expvid.run.selection import Selection, select_items, select_records
+from expvid.run.spending import RunPricing, batch_adapter_for, record_spending
 from expvid.run.terminal import message_console
 from expvid.schema import DataError, Item, SamplerSettings
 from expvid.suites.base import Dataset
-from expvid.suites.protocol import (
-    EvalSuite,
-    FrameOptions,
-    GenerationDefaults,
-    PromptOptions,
-    with_suite_resolution,
-)
+from expvid.suites.protocol import EvalSuite, FrameOptions, GenerationDefaults
 from expvid.suites.registry import get_suite
 
 __all__ = ["EvalResult", "evaluate", "judge_spec", "make_suite", "make_suite_named", "select_items"]
@@ -57,6 +54,12 @@ class EvalResult:
     generated: int
     resumed: int
     failed: int
+    #: Requests not sent because the run reached its budget (`--max-cost`, `--max-tokens-total`).
+    not_sent: int = 0
+    #: Why generation stopped early (the budget), or None.
+    stopped: str | None = None
+    #: Requests still waiting in provider batches (`--batch` without waiting).
+    pending: int = 0
 
     @property
     def n_problems(self) -> int:
@@ -112,35 +115,44 @@ def _samplers(suite: EvalSuite, items: Sequence[Item], frames: FrameOptions) -> 
     return samplers
 
 
-def generation_defaults(suite: EvalSuite, prompt: PromptOptions) -> GenerationDefaults:
-    """The paper's decoding settings for this prompt variant (CoT may need more tokens)."""
-    chooser = getattr(suite, "generation_for", None)
-    if callable(chooser):
-        chosen: GenerationDefaults = chooser(prompt)
+def generation_defaults(suite: EvalSuite) -> GenerationDefaults:
+    """The paper's decoding settings under the suite's settings (CoT may need more tokens)."""
+    hook = getattr(suite, "generation_defaults", None)
+    if callable(hook):
+        chosen: GenerationDefaults = hook()
         return chosen
     return suite.generation
 
 
-def validate_options(suite: EvalSuite, config: EvalConfig) -> None:
-    """Let the suite reject options that do not apply to it, before any work is done."""
-    check = getattr(suite, "validate_options", None)
-    if callable(check):
-        try:
-            check(config.prompt, config.frames)
-        except ValueError as error:
-            raise DataError(f"{suite.name}: {error}") from None
+def resolve_frames(suite: EvalSuite, frames: FrameOptions) -> FrameOptions:
+    """The suite's paper frame setting under the user's options; options that do not apply refused."""
+    hook = getattr(suite, "resolve_frames", None)
+    if not callable(hook):
+        return frames
+    try:
+        resolved: FrameOptions = hook(frames)
+    except ValueError as error:
+        raise DataError(f"{suite.name}: {error}") from None
+    return resolved
 
 
 def make_suite(config: EvalConfig) -> EvalSuite:
-    return make_suite_named(config.suite, config.suite_settings())
+    return make_suite_named(config.suite, config.suite_settings)
 
 
-def make_suite_named(name: str, options: dict[str, Any] | None = None) -> EvalSuite:
-    """The suite, its options checked; a `DataError` naming the suite for anything wrong."""
+def make_suite_named(name: str, settings: Any = None) -> EvalSuite:
+    """The suite with its settings validated; a `DataError` (one line, naming the key) for anything wrong."""
     try:
-        return get_suite(name, options)
+        return get_suite(name, settings)
     except (TypeError, ValueError) as error:
-        raise DataError(f"suite {name!r}: {error}") from None
+        raise DataError(str(error)) from None
+
+
+def suite_settings_record(suite: EvalSuite) -> dict[str, Any]:
+    """Every suite setting, resolved (defaults filled in): what the manifest records."""
+    settings = getattr(suite, "settings", None)
+    recorded = getattr(settings, "recorded", None)
+    return recorded() if callable(recorded) else {}
 
 
 def refuse_uncountable(dataset: Dataset, tasks: Sequence[str] | None = None) -> None:
@@ -181,6 +193,17 @@ def announce_data_problems(console: Console, dataset: Dataset, selection: Select
         )
 
 
+def _asr_notes(config: EvalConfig, suite: EvalSuite, items: Sequence[Item]) -> list[str]:
+    """`--with-asr` on a benchmark built by `expvid build`: how much a word-overlap solver gets from the
+    narration alone (`expvid.suites.expvid_asr`), for the console and the report."""
+    if suite.name != "expvid" or not getattr(getattr(suite, "settings", None), "with_asr", False):
+        return []
+    from expvid.suites.expvid_asr import asr_shortcut_note
+
+    note = asr_shortcut_note(config.data, items)
+    return [note] if note else []
+
+
 def dataset_state(dataset: Dataset) -> DatasetState:
     return DatasetState(dataset.suite, dict(dataset.file_hashes), dataset.media_sizes())
 
@@ -194,9 +217,8 @@ async def evaluate(
 ) -> EvalResult:
     console = console or message_console(stderr=True)
     suite = make_suite(config)
-    # The suite's paper resolution, when none was given, before the identity is taken (resume check).
-    config = config.model_copy(update={"frames": with_suite_resolution(config.frames, suite)})
-    validate_options(suite, config)
+    # The suite's paper frames and resolution, where none were given, before the identity is taken.
+    config = config.model_copy(update={"frames": resolve_frames(suite, config.frames)})
     dataset = suite.load(config.data, strict=config.strict)
     refuse_uncountable(dataset, config.tasks)
     selection = select_records(dataset, config.tasks, config.limit)
@@ -204,11 +226,14 @@ async def evaluate(
     if not items and not selection.invalid:
         raise DataError(f"{config.data}: no items to evaluate for tasks {config.tasks or 'all'}")
     announce_data_problems(console, dataset, selection)
+    asr_notes = _asr_notes(config, suite, items)
+    for note in asr_notes:
+        console.print(f"[yellow]note[/]: {escape(note)}")
     rundir = RunDir(config.out)
     state = dataset_state(dataset)
     frame_cache, response_dir = _cache_dirs(config)
     backend_options = _backend_options(config, response_dir)
-    defaults = generation_defaults(suite, config.prompt)
+    defaults = generation_defaults(suite)
     temperature = defaults.temperature if config.temperature is None else config.temperature
     max_tokens = defaults.max_tokens if config.max_tokens is None else config.max_tokens
     identity = resolved_identity(
@@ -221,9 +246,7 @@ async def evaluate(
     )
     previous = rundir.read_manifest() if rundir.exists() else None
     if previous is not None:
-        before = stored_identity(
-            previous, suite=suite, dataset=dataset, resolve=lambda c: _generation(suite, c)
-        )
+        before = stored_identity(previous, dataset=dataset, resolve=_generation)
         resumption = check_resumable(
             previous,
             config.out,
@@ -237,7 +260,10 @@ async def evaluate(
         for note in resumption.notes:
             console.print(f"[yellow]note[/]: {escape(note)}")
 
+    pricing = RunPricing.of(config, backend_options)
+    budget = pricing.gate(config, rundir)  # refuses --max-cost without a price before any work
     backend = create_backend(config.model, **backend_options)
+    adapter = batch_adapter_for(backend) if config.batch is not None else None
     frames, image_limit = apply_image_limit(config.frames, backend)  # e.g. Claude: 100 images a request
     check_input_mode(config.input_mode, backend, frames)
     needs_judge = any(item.answer_type.value in ("blanks", "free_text") for item in items)
@@ -259,9 +285,12 @@ async def evaluate(
             image_limit=image_limit,
         ),
         identity=identity,
+        suite_settings=suite_settings_record(suite),
     )
     if previous is not None:
         manifest = manifest.model_copy(update={"created_at": previous.created_at})
+    manifest.config["price"] = None if pricing.price is None else pricing.price.model_dump(mode="json")
+    manifest.config["budget"] = {"max_cost": config.max_cost, "max_tokens_total": config.max_tokens_total}
     rundir.write_manifest(manifest)
 
     done = rundir.predictions()
@@ -272,8 +301,9 @@ async def evaluate(
         if (item.id, sample) not in done or (config.retry_failed and not done[(item.id, sample)].ok)
     ]
     resumed = len(items) * config.samples - len(todo)
+    outcome: BatchOutcome | None = None
     with run_progress(console, show_progress) as progress:
-        bar = progress.phase(f"generate ({backend.name})", len(todo))
+        bar = progress.phase(f"{'batch' if adapter else 'generate'} ({backend.name})", len(todo))
         try:
             with AppendLog(rundir.predictions_path) as log:
                 phase = GenerationPhase(
@@ -282,7 +312,6 @@ async def evaluate(
                     preparer=MediaPreparer(frame_cache, workers=config.decode_workers),
                     log=log,
                     frames=frames,
-                    prompt=config.prompt,
                     temperature=temperature,
                     max_tokens=max_tokens,
                     seed=config.seed,
@@ -290,13 +319,32 @@ async def evaluate(
                     thinking=config.thinking,
                     on_done=lambda p: bar.advance(failed=not p.ok, cached=p.cached),
                     input_mode=config.input_mode,
+                    budget=budget,
+                    expect=pricing.expect,
                 )
-                await phase.run(todo)
+                if adapter is not None and config.batch is not None:
+                    outcome = await BatchPhase(
+                        generation=phase,
+                        adapter=adapter,
+                        rundir=rundir,
+                        log=log,
+                        settings=config.batch,
+                        run_uid=run_uid(str(config.out.resolve()), manifest.created_at.isoformat()),
+                        items=items,
+                        budget=budget,
+                        expect=pricing.expect,
+                        console=console,
+                        on_done=lambda p: bar.advance(failed=not p.ok, cached=p.cached),
+                    ).run(todo)
+                else:
+                    await phase.run(todo)
         finally:
             await backend.aclose()
         # What was really sent (after provider rules and 400 fallbacks), over the whole run.
         manifest.config["backend"] = backend.describe()
         manifest.config["sent"] = sent_summary(rundir.predictions().values())
+        not_sent = outcome.not_sent if outcome is not None else phase.not_sent
+        stop = record_spending(manifest.config, budget, outcome, not_sent, console)
         rundir.write_manifest(manifest)
         scores = await judge_and_score(
             suite=suite,
@@ -307,6 +355,7 @@ async def evaluate(
                 samples=config.samples,
                 invalid=selection.invalid,
                 partial=selection.partial,
+                notes=asr_notes,
             ),
             judge=judge,
             judge_concurrency=config.judge_concurrency,
@@ -315,10 +364,18 @@ async def evaluate(
             n_bootstrap=config.n_bootstrap,
             seed=config.seed or 0,
             progress=progress,
-            human_judgments=config.human_judgments,
+            human_judgments=getattr(suite, "human_judgments", None),
+            extras=run_extras(rundir.root, manifest.config),
         )
     return EvalResult(
-        scores=scores, rundir=rundir, generated=len(todo), resumed=resumed, failed=bar.counter.failed
+        scores=scores,
+        rundir=rundir,
+        generated=len(todo) - not_sent - (outcome.pending if outcome is not None else 0),
+        resumed=resumed,
+        failed=bar.counter.failed,
+        not_sent=not_sent,
+        stopped=None if stop is None else stop.describe(),
+        pending=outcome.pending if outcome is not None else 0,
     )
 
 
@@ -329,7 +386,7 @@ def _answered_media(dataset: Dataset, rundir: RunDir) -> set[str]:
 
 
 def _generation(suite: EvalSuite, config: EvalConfig) -> tuple[float, int]:
-    defaults = generation_defaults(suite, config.prompt)
+    defaults = generation_defaults(suite)
     temperature = defaults.temperature if config.temperature is None else config.temperature
     max_tokens = defaults.max_tokens if config.max_tokens is None else config.max_tokens
     return temperature, max_tokens

@@ -8,12 +8,12 @@ are compared by their effect, resolved, so passing a default explicitly is never
 
 - temperature and max tokens: the values sent (the suite's paper defaults filled in);
 - frames: the sampler each task uses (`--frames L1=8` and the F.2 default give the same sampler);
-- prompt options: a hash of every prompt text of each task (a variant that changes nothing for
-  the data changes nothing here), with the options themselves shown when a hash differs;
+- prompts: a hash of every prompt text of each task (a setting that changes nothing for the data
+  changes nothing here);
 - backend options: validated by the backends' option model, its defaults filled in;
-- suite options: what they change (which files are loaded, prompts, samplers) is covered by the
-  dataset fingerprint and the entries above; what they change in scoring is recomputed on every
-  scoring pass, so they are not compared.
+- suite settings: the suite's settings model, resolved, without the ones marked scoring-only (what
+  the judge reads, which BERTScore model): those are recomputed on every scoring pass and recorded
+  with the scores.
 
 The judge is not part of the identity either: judgments are keyed by judge and answer, and every
 scoring pass judges with the current judge, so a run's scores never mix two judges.
@@ -34,9 +34,11 @@ from expvid.models.options import parse_options
 from expvid.run.config import EvalConfig
 from expvid.schema import RunManifest
 from expvid.suites.base import Dataset
-from expvid.suites.protocol import EvalSuite, PromptOptions
+from expvid.suites.protocol import EvalSuite
+from expvid.suites.registry import get_suite, settings_model
 
-IDENTITY_VERSION = 2
+#: 3: suite settings (`-S`) compared as such; 2: suite options compared by their effects only.
+IDENTITY_VERSION = 3
 
 #: EvalConfig fields that never change an answer (where data and results live, which part of the
 #: dataset, how fast, how it is scored); every other field is compared.
@@ -51,15 +53,16 @@ OPERATIONAL_SETTINGS = frozenset(
         "judge_concurrency",
         "judge_base_url",
         "judge_api_key_env",
-        "judge_input",  # a scoring setting: it changes what the judge reads, recorded in the judge identity
         "cache_dir",
         "cache_responses",
         "strict",
         "retry_failed",
         "n_bootstrap",
         "decode_workers",
-        "human_judgments",
-        "suite_options",  # effects compared instead (see the module docstring)
+        "prices",  # what answers cost, not what they are
+        "max_cost",
+        "max_tokens_total",
+        "batch",  # the same request through the batch API gets the same answer (at half the price)
     }
 )
 
@@ -98,7 +101,7 @@ OPERATIONAL_BACKEND_OPTIONS = frozenset(
 )
 
 #: Fields compared by their resolved effect rather than as given (see `resolved_identity`).
-_RESOLVED = ("temperature", "max_tokens", "frames", "prompt", "backend_options")
+_RESOLVED = ("temperature", "max_tokens", "frames", "suite_settings", "backend_options")
 
 
 def model_name(spec: str) -> str:
@@ -116,13 +119,13 @@ def backend_identity(options: Mapping[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in sorted(resolved.items()) if key not in OPERATIONAL_BACKEND_OPTIONS}
 
 
-def prompt_hashes(suite: EvalSuite, dataset: Dataset, prompt: PromptOptions) -> dict[str, str]:
+def prompt_hashes(suite: EvalSuite, dataset: Dataset) -> dict[str, str]:
     """Per task, sha256 over the prompt text of each of its items (in file order)."""
     digests: dict[str, Any] = {}
     for task, items in dataset.by_task().items():
         digest = digests.setdefault(task, hashlib.sha256())
         for item in items:
-            digest.update(suite.prompt_text(item, prompt).encode("utf-8") + b"\0")
+            digest.update(suite.prompt_text(item).encode("utf-8") + b"\0")
     return {task: digest.hexdigest() for task, digest in digests.items()}
 
 
@@ -151,18 +154,46 @@ def resolved_identity(
     identity["temperature"] = temperature
     identity["max_tokens"] = max_tokens
     identity["frames"] = samplers_by_task(suite, dataset, config)
-    identity["prompt"] = prompt_hashes(suite, dataset, config.prompt)
+    identity["prompt"] = prompt_hashes(suite, dataset)
+    identity["suite_settings"] = suite_settings_identity(suite)
     if backend_options is not None:
         identity["backend"] = backend_identity(backend_options)
+        _resolve_api(identity["backend"], config.model)
     return dict(sorted(identity.items()))
+
+
+def _resolve_api(backend: dict[str, Any], spec: str) -> None:
+    """The OpenAI API option by its effect: the model's own default (chat, or responses for the
+    models served only there) is the same as not choosing; for other backends it means nothing."""
+    from expvid.models.responses_backend import default_api
+
+    api = backend.get("api")
+    inner = spec.removeprefix("blind:")
+    if api is None:
+        return
+    if not inner.startswith("openai:") or api == default_api(model_name(inner).removeprefix("openai:")):
+        backend["api"] = None
+
+
+def suite_settings_identity(suite: EvalSuite) -> dict[str, Any]:
+    """The suite's settings that can change an answer, resolved (none for a suite without settings)."""
+    identity = getattr(getattr(suite, "settings", None), "identity", None)
+    return identity() if callable(identity) else {}
+
+
+def _older_settings_identity(suite_name: str, recorded: dict[str, Any]) -> dict[str, Any]:
+    """What an older run's recorded settings come to as today's suite settings (its model's `upgrade`
+    says what settings added since meant for runs made before them)."""
+    model = settings_model(suite_name)
+    settings = model.parse(model.upgrade(dict(recorded)), suite=suite_name)
+    return dict(settings.identity())
 
 
 def stored_identity(
     manifest: RunManifest,
     *,
-    suite: EvalSuite,
     dataset: Dataset,
-    resolve: Callable[[EvalConfig], tuple[float, int]],
+    resolve: Callable[[EvalSuite, EvalConfig], tuple[float, int]],
 ) -> dict[str, Any] | None:
     """The identity a run directory was made with: as recorded, or re-resolved for older runs
     (None when not even their settings were recorded)."""
@@ -173,7 +204,11 @@ def stored_identity(
     if not isinstance(settings, dict):
         return None
     config = EvalConfig.model_validate(settings)
-    temperature, max_tokens = resolve(config)
+    old_settings = _older_settings_identity(manifest.suite, config.suite_settings)
+    if isinstance(identity, dict) and identity.get("version") == 2:  # suite settings were not in it
+        return {**identity, "version": IDENTITY_VERSION, "suite_settings": old_settings}
+    suite = get_suite(manifest.suite, settings_model(manifest.suite).upgrade(dict(config.suite_settings)))
+    temperature, max_tokens = resolve(suite, config)
     generation = manifest.config.get("generation")
     if isinstance(generation, dict):  # what the old run actually sent
         temperature = generation.get("temperature", temperature)
@@ -184,11 +219,17 @@ def stored_identity(
 
 
 def identity_defaults(config: EvalConfig) -> dict[str, Any]:
-    """The identity's generic entries and backend options at their defaults: what a run made before
-    a setting existed ran with (a new setting's default keeps the old behaviour)."""
+    """The identity's generic entries, backend options and suite settings at their defaults: what a
+    run made before a setting existed ran with (a new setting's default keeps the old behaviour)."""
     plain = EvalConfig(suite=config.suite, data=config.data, model=config.model, out=config.out)
     generic = plain.model_dump(mode="json", exclude=set(OPERATIONAL_SETTINGS) | set(_RESOLVED))
-    return {**generic, "model": model_name(config.model), "backend": backend_identity({})}
+    suite_defaults = dict(settings_model(config.suite).parse({}, suite=config.suite).identity())
+    return {
+        **generic,
+        "model": model_name(config.model),
+        "backend": backend_identity({}),
+        "suite_settings": suite_defaults,
+    }
 
 
 def identity_diff(

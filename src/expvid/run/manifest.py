@@ -66,8 +66,10 @@ def new_manifest(
     backend: dict[str, Any],
     generation: dict[str, Any],
     identity: dict[str, Any] | None = None,
+    suite_settings: dict[str, Any] | None = None,
 ) -> RunManifest:
-    """`dataset` is the dataset's state, or (external predictions) its annotations fingerprint."""
+    """`dataset` is the dataset's state, or (external predictions) its annotations fingerprint;
+    `suite_settings` the suite's settings resolved (every one, defaults filled in)."""
     media = dataset.media if isinstance(dataset, DatasetState) else {}
     return RunManifest(
         suite=config.suite,
@@ -76,6 +78,7 @@ def new_manifest(
         config={
             "identity": identity or {},
             "settings": config.model_dump(mode="json", exclude={"backend_options"}),
+            "suite_settings": suite_settings if suite_settings is not None else dict(config.suite_settings),
             "backend": backend,
             "generation": generation,
             # Where the data came from (fetch.json of `expvid data fetch` / `--data hf:`), else None.

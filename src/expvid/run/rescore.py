@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from expvid.run.config import EvalConfig
-from expvid.run.evaluate import judge_spec, make_suite_named, refuse_uncountable
+from expvid.run.cost import run_extras
+from expvid.run.evaluate import judge_spec, make_suite_named, refuse_uncountable, suite_settings_record
 from expvid.run.manifest import new_manifest
 from expvid.run.progress import run_progress
 from expvid.run.rundir import AppendLog, RunDir
@@ -31,8 +32,6 @@ class JudgeChoice:
     base_url: str | None = None
     api_key_env: str | None = None
     concurrency: int = 4
-    #: "raw" or "stripped" (ProMQA / SFE); None keeps the run's own choice.
-    judge_input: str | None = None
 
     def options(self, cache_dir: Path | None) -> dict[str, Any]:
         options: dict[str, Any] = {"concurrency": self.concurrency, "cache_dir": cache_dir}
@@ -51,21 +50,47 @@ def _judge_for(
     return suite.build_judge(judge_spec(suite, choice.spec, choice.base_url), choice.options(cache))
 
 
-async def rescore_run(run_dir: Path, *, judge: JudgeChoice, show_progress: bool = True) -> RunScores:
+def _rescoring_settings(manifest: Any, config: EvalConfig, changes: dict[str, Any]) -> dict[str, Any]:
+    """The run's suite settings with `changes` applied; only scoring settings may change on re-scoring
+    (the others changed what the model was asked, and its answers were made without them)."""
+    recorded = manifest.config.get("suite_settings")
+    settings = dict(recorded) if isinstance(recorded, dict) else dict(config.suite_settings)
+    if changes:
+        from expvid.suites.registry import settings_model
+
+        scoring = settings_model(manifest.suite).scoring_keys()
+        fixed = [key for key in changes if key not in scoring]
+        if fixed:
+            raise DataError(
+                f"-S {fixed[0]} changes what the model was asked; it cannot change when re-scoring "
+                f"(scoring settings of {manifest.suite}: {', '.join(sorted(scoring)) or 'none'})"
+            )
+    return {**settings, **changes}
+
+
+async def rescore_run(
+    run_dir: Path,
+    *,
+    judge: JudgeChoice,
+    show_progress: bool = True,
+    settings: dict[str, Any] | None = None,
+) -> RunScores:
     """Score a run again from its predictions (the model is not called; frames are not decoded).
 
     Only the annotations must be those the run was made on; the media need not be present.
+    `settings` changes the suite's scoring settings (`-S judge_input=stripped`); they are recorded.
     """
     rundir = RunDir(run_dir)
     manifest = rundir.read_manifest()
-    settings = manifest.config.get("settings")
-    if not isinstance(settings, dict):
+    recorded_settings = manifest.config.get("settings")
+    if not isinstance(recorded_settings, dict):
         raise DataError(f"{rundir.manifest_path}: no run settings recorded")
-    config = EvalConfig.model_validate(settings)
-    if judge.judge_input is not None:
-        config = EvalConfig.model_validate({**settings, "judge_input": judge.judge_input})
+    config = EvalConfig.model_validate(recorded_settings)
+    suite = make_suite_named(manifest.suite, _rescoring_settings(manifest, config, dict(settings or {})))
+    if settings:
+        config = config.model_copy(update={"suite_settings": {**config.suite_settings, **settings}})
         manifest.config["settings"] = config.model_dump(mode="json", exclude={"backend_options"})
-    suite = make_suite_named(manifest.suite, config.suite_settings())
+        manifest.config["suite_settings"] = suite_settings_record(suite)
     dataset = suite.load(config.data, strict=False, check_media=False)
     refuse_uncountable(dataset, config.tasks)
     recorded = manifest.annotations_fingerprint or manifest.dataset_fingerprint
@@ -102,7 +127,8 @@ async def rescore_run(run_dir: Path, *, judge: JudgeChoice, show_progress: bool 
             n_bootstrap=config.n_bootstrap,
             seed=config.seed or 0,
             progress=progress,
-            human_judgments=config.human_judgments,
+            human_judgments=getattr(suite, "human_judgments", None),
+            extras=run_extras(rundir.root, manifest.config),
         )
 
 
@@ -171,12 +197,12 @@ async def score_external(
     out: Path,
     judge: JudgeChoice,
     show_progress: bool = True,
-    suite_options: dict[str, Any] | None = None,
+    settings: dict[str, Any] | None = None,
 ) -> RunScores:
-    """Score an external predictions file; writes a run directory (model "external") to `out`."""
-    options = dict(suite_options or {})
-    judge_input = {"judge_input": judge.judge_input} if judge.judge_input is not None else {}
-    the_suite = make_suite_named(suite, {**options, **judge_input})
+    """Score an external predictions file; writes a run directory (model "external") to `out`.
+    `settings` are the suite's settings (`-S language=zh`)."""
+    options = dict(settings or {})
+    the_suite = make_suite_named(suite, options)
     dataset = the_suite.load(data, strict=False, check_media=False)
     refuse_uncountable(dataset)
     matched, problems = match_predictions(predictions, dataset)
@@ -194,8 +220,7 @@ async def score_external(
         model=f"external:{predictions.name}",
         out=out,
         tasks=tasks,
-        suite_options=options,
-        judge_input=judge.judge_input,
+        suite_settings=options,
     )
     rundir = RunDir(out)
     if rundir.predictions_path.exists():
@@ -211,6 +236,7 @@ async def score_external(
             judge=run_judge.manifest_settings() if run_judge else None,
             backend={"kind": "external", "file": str(predictions.resolve())},
             generation={},
+            suite_settings=suite_settings_record(the_suite),
         )
     )
     with AppendLog(rundir.predictions_path) as log:
@@ -233,6 +259,7 @@ async def score_external(
             n_bootstrap=config.n_bootstrap,
             seed=0,
             progress=progress,
+            human_judgments=getattr(the_suite, "human_judgments", None),
         )
 
 

@@ -13,9 +13,10 @@ from expvid.schema.records import utc_now
 class SamplerSettings(BaseModel):
     """How frames were chosen and encoded; identical for every model in a comparison."""
 
-    #: "uniform" (midpoints of N equal segments), "fps" (capped, thinned uniformly) or
-    #: "fps_keep_last" (capped by thinning from the end so the last frame stays: ProMQA).
-    strategy: Literal["uniform", "fps", "fps_keep_last"] = "uniform"
+    #: "uniform" (midpoints of N equal segments), "linspace" (N frame positions from the first to
+    #: the last frame, lmms-eval's choice), "fps" (capped, thinned uniformly) or "fps_keep_last"
+    #: (capped by thinning from the end so the last frame stays: ProMQA).
+    strategy: Literal["uniform", "linspace", "fps", "fps_keep_last"] = "uniform"
     num_frames: int | None = None
     fps: float | None = None
     max_frames: int | None = None

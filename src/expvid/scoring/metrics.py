@@ -83,12 +83,14 @@ def score_item(
     judgment: Judgment | None = None,
     *,
     graded_max: float | None = None,
+    judged: bool = False,
 ) -> ItemScore:
     """Score one item from its extraction (and its judgment, for judged answer types).
 
     `graded_max` is the top of a graded judge's scale (ProMQA 2, SFE 10) for free-text items;
-    their earned value is `judgment.score / graded_max`. Raises ValueError when a judged item
-    comes without its judgment: that is a bug in the caller, not a zero.
+    their earned value is `judgment.score / graded_max`. `judged=True` scores any item that way
+    (a protocol whose judge also decides multiple-choice answers, as MMVU's GPT-4o does). Raises
+    ValueError when a judged item comes without its judgment: that is a bug in the caller, not a zero.
     """
     base = {
         "item_id": item.id,
@@ -101,7 +103,7 @@ def score_item(
     }
     if not extraction.ok:
         return ItemScore(earned=0.0, **base)
-    kind = item.answer_type
+    kind = AnswerType.FREE_TEXT if judged else item.answer_type
     if kind in (AnswerType.CHOICE, AnswerType.STEP_NUMBER):
         return ItemScore(earned=float(extraction.value == item.answer), **base)
     if kind is AnswerType.STEP_SEQUENCE:

@@ -3,7 +3,7 @@
 Defaults, each from the paper (review version 000, appendix F):
 - F.2: uniform sampling, 8 frames for Level-1 clips, 32 for Level-2 segments; Level-3 uses the
   model's recommended or maximum frame count (Table 3: 96-512), so 128 is our default, `--frames
-  L3=N` sets it and `--frame-preset MODEL` takes the paper's count for a Table 3 model; frames
+  L3=N` sets it and `-S frame_preset=MODEL` takes the paper's count for a Table 3 model; frames
   resized to 224x224 and sent as independent images on every backend (`--input-mode images`, the
   same input whatever runs the model); temperature 0.1; at most 8192 new tokens.
 - F.4: prompts (see `expvid_prompts`).
@@ -16,11 +16,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from expvid.models.factory import create_backend
-from expvid.models.types import AnswerHints, ImagePart, Message, TextPart
-from expvid.schema import AnswerType, Item, ItemScore, Judgment, SamplerSettings, VideoRef
+from expvid.models.types import AnswerHints
+from expvid.schema import AnswerType, Item, Judgment
 from expvid.scoring import (
     EXPVID_LEVELS,
     BlankJudge,
@@ -28,21 +28,22 @@ from expvid.scoring import (
     LLMBlankJudge,
     OfflineBlankJudge,
     expvid_table2,
-    extract_answer,
-    needs_judge,
-    score_item,
 )
 from expvid.suites.base import Dataset
 from expvid.suites.expvid_prompts import build_prompt
-from expvid.suites.expvid_suite import EXPVID_TASKS, load_expvid
+from expvid.suites.expvid_suite import EXPVID_TASKS, load_expvid, record_to_item, task_spec
 from expvid.suites.judge_adapter import JudgeAdapter
-from expvid.suites.protocol import FrameOptions, GenerationDefaults, PromptOptions
+from expvid.suites.protocol import FrameOptions, GenerationDefaults
+from expvid.suites.records import RecordError
+from expvid.suites.sample_report import SampleReport
+from expvid.suites.settings import SuiteSettings, frame_preset_setting, setting
+from expvid.suites.suite import Suite
 
 #: F.2 frame budgets per level; Level 3 is per model in the paper (96-512), 128 here.
 DEFAULT_FRAMES: dict[str, int] = {"L1": 8, "L2": 32, "L3": 128}
 
 #: Table 3 (appendix F.3): each evaluated model's Level-3 frame count (L1 8 and L2 32 for all, F.2),
-#: by the model's name in the table, lower-cased. `--frame-preset claude-sonnet-4` runs Claude as the
+#: by the model's name in the table, lower-cased. `-S frame_preset=claude-sonnet-4` runs Claude as the
 #: paper did (96 frames: under Anthropic's 100 images per request).
 TABLE3_LEVEL3_FRAMES: dict[str, int] = {
     "gpt-5": 128,
@@ -89,6 +90,9 @@ def frame_presets() -> dict[str, FrameOptions]:
     return presets
 
 
+FRAME_PRESETS = frame_presets()
+
+
 DEFAULT_SIZE = 224  # F.2: "resized to 224x224"
 GENERATION = GenerationDefaults(temperature=0.1, max_tokens=8192, source="ExpVid appendix F.2")
 #: Section 4 "Metrics": Level-3 blanks are judged by "a lightweight LLM (Phi-3-mini)". Used when only a
@@ -110,23 +114,36 @@ def step_numbers_in(question: str) -> list[int]:
     return list(dict.fromkeys(numbers))
 
 
-def frame_count(item: Item, frames: FrameOptions) -> int:
-    """Frames for this item: a per-task override, else per level, else the F.2 default."""
-    level_key = f"L{item.level}" if item.level else "L1"
-    count = frames.counts.get(item.task, frames.counts.get(level_key, DEFAULT_FRAMES.get(level_key, 8)))
-    if frames.max_images is not None:
-        count = min(count, frames.max_images)
-    return count
+class ExpVidSettings(SuiteSettings):
+    """What may change in an ExpVid run besides the generic options."""
+
+    with_asr: bool = setting(
+        False,
+        help="Add the narration (asr_caption) to the prompt: the paper's ASR ablation (off in its setting).",
+        paper="ExpVid §5 (ablation with ASR text); F.4 prompts otherwise",
+    )
+    frame_preset: str | None = frame_preset_setting(
+        "A Table 3 model's frame setting (L1 8, L2 32, L3 as the paper ran that model), e.g. claude-sonnet-4.",
+        paper="ExpVid appendix F.3, Table 3",
+    )
+    frame_presets = FRAME_PRESETS
 
 
-class ExpVidSuite:
+class ExpVidSuite(Suite):
     """The ten ExpVid tasks under the paper's evaluation settings."""
 
     name = "expvid"
+    title = "ExpVid: scientific-experiment video understanding (10 tasks, 3 levels)"
     tasks = EXPVID_TASKS
     levels = EXPVID_LEVELS
     generation = GENERATION
     default_judge_model = DEFAULT_JUDGE_MODEL
+    hub_repo = "OpenGVLab/ExpVid"
+    Settings = ExpVidSettings
+    default_frames = DEFAULT_FRAMES
+    frame_presets = FRAME_PRESETS
+    #: The tasks of a package written by `expvid export lmms-eval` ("<prefix>_<task>").
+    lmms_eval_tasks: ClassVar[dict[str, str | None]] = {spec.name: spec.name for spec in EXPVID_TASKS}
 
     def load(
         self,
@@ -138,47 +155,23 @@ class ExpVidSuite:
     ) -> Dataset:
         return load_expvid(root, tasks=tasks, strict=strict, check_media=check_media)
 
-    def frame_preset(self, name: str) -> FrameOptions:
-        """A model's frame setting from Table 3 (L1 8, L2 32, L3 as the paper ran that model)."""
-        presets = frame_presets()
-        key = name.strip().lower()
-        if key not in presets:
-            raise ValueError(
-                f"unknown frame preset {name!r}; ExpVid Table 3 presets: {', '.join(TABLE3_LEVEL3_FRAMES)} "
-                f"(aliases: {', '.join(PRESET_ALIASES)})"
-            )
-        return presets[key]
+    def prompt_text(self, item: Item) -> str:
+        return build_prompt(item, with_asr=self.settings.with_asr)
 
-    def sampler(self, item: Item, frames: FrameOptions) -> SamplerSettings | None:
-        if not isinstance(item.media, VideoRef):
-            return None
-        if frames.fps is not None:
-            cap = frames.max_frames or frames.max_images
-            if frames.max_images is not None and cap is not None:
-                cap = min(cap, frames.max_images)
-            return SamplerSettings(
-                strategy="fps",
-                fps=frames.fps,
-                max_frames=cap,
-                size=frames.size,
-                max_side=frames.max_side,
-                image_format=frames.image_format,
-                jpeg_quality=frames.jpeg_quality,
-            )
-        return SamplerSettings(
-            strategy="uniform",
-            num_frames=frame_count(item, frames),
-            size=frames.size,
-            max_side=frames.max_side,
-            image_format=frames.image_format,
-            jpeg_quality=frames.jpeg_quality,
-        )
-
-    def prompt_text(self, item: Item, options: PromptOptions) -> str:
-        return build_prompt(item, with_asr=options.with_asr)
-
-    def messages(self, item: Item, images: Sequence[ImagePart], options: PromptOptions) -> list[Message]:
-        return [Message(role="user", content=[*images, TextPart(text=self.prompt_text(item, options))])]
+    def item_from_record(self, record: dict[str, Any], task: str | None, root: Path) -> Item:
+        """A record, or an lmms-eval document (a row `datasets` made of it: a struct column fills
+        absent option letters with None, a null caption is empty)."""
+        if task is None:
+            raise RecordError("an ExpVid record belongs to one task file; the lmms-eval task names none")
+        record = dict(record)
+        options = record.get("options")
+        if isinstance(options, dict):
+            record["options"] = {k: v for k, v in options.items() if v is not None}
+        elif options is None:
+            record.pop("options", None)
+        if record.get("asr_caption") is None:
+            record["asr_caption"] = ""
+        return record_to_item(task_spec(task), record, Path(root).resolve())
 
     def hints(self, item: Item) -> AnswerHints:
         steps = None
@@ -187,15 +180,6 @@ class ExpVidSuite:
         return AnswerHints(
             answer_type=item.answer_type, options=item.options, step_numbers=steps, n_blanks=item.n_blanks
         )
-
-    def extract(self, response: str | None, item: Item) -> Extraction:
-        return extract_answer(response, item)
-
-    def needs_judge(self, item: Item, extraction: Extraction) -> bool:
-        return needs_judge(item, extraction)
-
-    def score(self, item: Item, extraction: Extraction, judgment: Judgment | None) -> ItemScore:
-        return score_item(item, extraction, judgment)
 
     def build_judge(self, spec: str | None, backend_options: dict[str, Any]) -> BlankJudgeAdapter:
         return build_blank_judge(spec, backend_options)
@@ -207,6 +191,26 @@ class ExpVidSuite:
             label = f"{row.model} (paper)" if row.think is None else f"{row.model} (paper, think={row.think})"
             rows.append({"label": label, "values": {**row.tasks, **row.levels}})
         return rows
+
+    def hub_layout(self) -> Any:
+        """The release's task files at their paths; each record's `video_path` is a repo path."""
+        from expvid.hub.layouts import TaskFilesLayout
+
+        return TaskFilesLayout(self)
+
+    def make_sample(self, directory: Path, seed: int, *, force: bool) -> SampleReport:
+        from expvid.suites.sample import make_sample
+
+        summary = make_sample(directory, seed=seed, force=force)
+        return SampleReport(
+            root=summary.root,
+            seconds=summary.seconds,
+            counts=dict(summary.items),
+            what=(
+                f"{len(summary.experiments)} experiments in the release, {len(summary.rejected)} raw sources "
+                f"for curation to reject, {summary.clips} video files"
+            ),
+        )
 
 
 class BlankJudgeAdapter(JudgeAdapter):

@@ -25,12 +25,12 @@ from expvid.schema import (
     AnswerValue,
     DataError,
     Item,
-    RecordProblem,
     VideoRef,
     count_blanks,
     describe_validation_error,
 )
 from expvid.suites.base import Dataset, FileProblem, TaskSpec
+from expvid.suites.records import RecordError, RecordReader, text_id
 from expvid.suites.release_io import jsonl_records, read_release_bytes
 
 SUITE = "expvid"
@@ -132,10 +132,6 @@ def task_spec(name: str) -> TaskSpec:
         raise DataError(f"unknown ExpVid task {name!r}; tasks are: {', '.join(TASKS)}") from None
 
 
-class _BadRecord(ValueError):
-    """One record is unusable; the message becomes a `RecordProblem` for its line."""
-
-
 def load_expvid(
     root: Path | str,
     *,
@@ -179,7 +175,7 @@ def load_expvid(
             dataset.add_invalid(data, spec.name)
             continue
         dataset.file_hashes[spec.path] = hashlib.sha256(data).hexdigest()
-        _load_task_file(spec, path, data, root_path, dataset)
+        _reader(spec, root_path).read(dataset, path, jsonl_records(path, data), default_task=spec.name)
     if requested is None and not loaded:
         expected = ", ".join(spec.path for spec in EXPVID_TASKS[:2])
         raise DataError(f"{root_path}: no ExpVid annotation files found (expected e.g. {expected}, ...)")
@@ -196,55 +192,39 @@ def item_from_record(task: str, record: dict[str, Any], root: Path | str) -> Ite
     missing video does not make a record invalid (the runner scores it as a media failure).
     """
     try:
-        return _record_to_item(task_spec(task), record, Path(root).resolve())
-    except _BadRecord as exc:
+        return record_to_item(task_spec(task), record, Path(root).resolve())
+    except RecordError as exc:
         raise DataError(f"{task} record {record.get('id')!r}: {exc}") from None
 
 
-def _load_task_file(spec: TaskSpec, path: Path, data: bytes, root: Path, dataset: Dataset) -> None:
-    first_line: dict[str, int] = {}
-    for line, record in jsonl_records(path, data):
-        if isinstance(record, RecordProblem):
-            dataset.add_invalid(record, spec.name)
-            continue
-        try:
-            item = _record_to_item(spec, record, root)
-        except _BadRecord as exc:
-            dataset.add_invalid(RecordProblem(path, line, str(exc)), spec.name, _source_id(record))
-            continue
-        source_id = item.source_id or ""
-        if source_id in first_line:
-            message = f"duplicate id {record['id']!r} (first seen on line {first_line[source_id]})"
-            dataset.add_invalid(RecordProblem(path, line, message), spec.name, source_id)
-            continue
-        first_line[source_id] = line
-        dataset.add_item(item)
+def _reader(spec: TaskSpec, root: Path) -> RecordReader:
+    """The records of one task's file: every record is of that task."""
+    return RecordReader(
+        task_of=lambda record: spec.name,
+        to_item=lambda record: record_to_item(spec, record, root),
+        source_id=lambda record: text_id(record.get("id")),
+    )
 
 
-def _source_id(record: dict[str, Any]) -> str | None:
-    value = record.get("id")
-    return None if value is None or isinstance(value, bool | dict | list) else str(value)
-
-
-def _record_to_item(spec: TaskSpec, record: dict[str, Any], root: Path) -> Item:
+def record_to_item(spec: TaskSpec, record: dict[str, Any], root: Path) -> Item:
     missing = [name for name in _REQUIRED if name not in record]
     if spec.answer_type is AnswerType.CHOICE and "options" not in record:
         missing.append("options")
     if missing:
-        raise _BadRecord(f"missing field(s): {', '.join(missing)}")
+        raise RecordError(f"missing field(s): {', '.join(missing)}")
 
     record_id = record["id"]
     if isinstance(record_id, bool) or not isinstance(record_id, int | str) or str(record_id) == "":
-        raise _BadRecord(f"id must be a non-empty string or an integer, got {record_id!r}")
+        raise RecordError(f"id must be a non-empty string or an integer, got {record_id!r}")
     question = _text(record, "question", allow_empty=False)
     video_path = _text(record, "video_path", allow_empty=False)
     category = _text(record, "category", allow_empty=False)
     video_id = record["video_id"]
     if isinstance(video_id, bool) or not isinstance(video_id, int | str) or str(video_id) == "":
-        raise _BadRecord(f"video_id must be a non-empty string or an integer, got {video_id!r}")
+        raise RecordError(f"video_id must be a non-empty string or an integer, got {video_id!r}")
     caption = record["asr_caption"]
     if caption is not None and not isinstance(caption, str):
-        raise _BadRecord(f"asr_caption must be a string, got {type(caption).__name__}")
+        raise RecordError(f"asr_caption must be a string, got {type(caption).__name__}")
 
     extras = {key: value for key, value in record.items() if key not in RECORD_FIELDS}
     options: dict[str, str] | None = None
@@ -272,28 +252,28 @@ def _record_to_item(spec: TaskSpec, record: dict[str, Any], root: Path) -> Item:
             meta={"video_id": str(video_id), **extras},
         )
     except ValidationError as exc:
-        raise _BadRecord(describe_validation_error(exc)) from None
+        raise RecordError(describe_validation_error(exc)) from None
 
 
 def _text(record: dict[str, Any], name: str, *, allow_empty: bool) -> str:
     value = record[name]
     if not isinstance(value, str):
-        raise _BadRecord(f"{name} must be a string, got {type(value).__name__}")
+        raise RecordError(f"{name} must be a string, got {type(value).__name__}")
     if not allow_empty and not value.strip():
-        raise _BadRecord(f"{name} is empty")
+        raise RecordError(f"{name} is empty")
     return value
 
 
 def _options(raw: Any) -> dict[str, str]:
     if not isinstance(raw, dict) or len(raw) < 2:
-        raise _BadRecord(f"options must be an object mapping 2 to 10 letters to texts, got {raw!r}")
+        raise RecordError(f"options must be an object mapping 2 to 10 letters to texts, got {raw!r}")
     bad = [key for key in raw if key not in OPTION_LETTERS]
     if bad:
-        raise _BadRecord(f"option keys must be letters A-J, got {bad}")
+        raise RecordError(f"option keys must be letters A-J, got {bad}")
     options: dict[str, str] = {}
     for letter, text in raw.items():
         if isinstance(text, bool) or not isinstance(text, str | int):
-            raise _BadRecord(f"option {letter} must be text, got {text!r}")
+            raise RecordError(f"option {letter} must be text, got {text!r}")
         options[letter] = str(text)  # completeness verification maps letters to step numbers
     return options
 
@@ -302,25 +282,25 @@ def _answer(spec: TaskSpec, raw: Any, options: dict[str, str] | None, question: 
     kind = spec.answer_type
     if kind is AnswerType.CHOICE:
         if not isinstance(raw, str) or options is None or raw not in options:
-            raise _BadRecord(f"answer {raw!r} is not one of the options {list(options or {})}")
+            raise RecordError(f"answer {raw!r} is not one of the options {list(options or {})}")
         return raw
     if kind is AnswerType.STEP_NUMBER:
         return _step_number(raw, what="answer")
     if kind is AnswerType.STEP_SEQUENCE:
         if not isinstance(raw, list) or not raw:
-            raise _BadRecord(f"answer must be a non-empty list of step numbers, got {raw!r}")
+            raise RecordError(f"answer must be a non-empty list of step numbers, got {raw!r}")
         return [_step_number(value, what="answer entry") for value in raw]
     if kind is AnswerType.BLANKS:
         if not isinstance(raw, list) or not raw or not all(isinstance(value, str) for value in raw):
-            raise _BadRecord(f"answer must be a non-empty list of strings (one per blank), got {raw!r}")
+            raise RecordError(f"answer must be a non-empty list of strings (one per blank), got {raw!r}")
         blanks = count_blanks(question)
         if blanks != len(raw):
-            raise _BadRecord(
+            raise RecordError(
                 f"question has {blanks} blank(s) (runs of 2+ underscores) but the answer has {len(raw)} "
                 f"entr{'y' if len(raw) == 1 else 'ies'}"
             )
         return list(raw)
-    raise _BadRecord(f"task {spec.name} has unsupported answer type {kind.value}")  # pragma: no cover
+    raise RecordError(f"task {spec.name} has unsupported answer type {kind.value}")  # pragma: no cover
 
 
 def _step_number(value: Any, *, what: str) -> int:
@@ -328,4 +308,4 @@ def _step_number(value: Any, *, what: str) -> int:
         return value
     if isinstance(value, str) and _NUMERIC.fullmatch(value):
         return int(value)
-    raise _BadRecord(f"{what} must be a step number (an integer or a numeric string), got {value!r}")
+    raise RecordError(f"{what} must be a step number (an integer or a numeric string), got {value!r}")

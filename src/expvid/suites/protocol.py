@@ -19,17 +19,7 @@ from expvid.schema import Item, JudgeSettings, Judgment, SamplerSettings
 from expvid.scoring import Extraction
 from expvid.scoring.levels import LevelSpec
 from expvid.suites.base import Dataset, TaskSpec
-
-
-class PromptOptions(BaseModel):
-    """Run options that change what a model is shown (recorded in the manifest)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    #: ExpVid ablation: add the narration (`asr_caption`) to the prompt. Off in the paper's setting.
-    with_asr: bool = False
-    #: Suite-specific switches (e.g. SciVideoBench chain-of-thought, keep mm:ss times).
-    variant: dict[str, Any] = Field(default_factory=dict)
+from expvid.suites.settings import SuiteSettings
 
 
 class FrameOptions(BaseModel):
@@ -37,7 +27,7 @@ class FrameOptions(BaseModel):
 
     Output size: `size` squashes to a square (ExpVid F.2: 224x224), `max_side` keeps the aspect
     ratio with the longest side at most that many pixels (never upscaled), both None keep the
-    source size. When a caller sets neither, `with_suite_resolution` applies the suite's paper
+    source size. When a caller sets neither, the suite's `resolve_frames` applies its paper
     setting (SciVideoBench: source size; ProMQA: 1360 px, Table 10's 765p).
     """
 
@@ -59,17 +49,17 @@ def resolution_given(frames: FrameOptions) -> bool:
     return bool({"size", "max_side"} & frames.model_fields_set)
 
 
-def with_suite_resolution(frames: FrameOptions, suite: object) -> FrameOptions:
-    """`frames` with the suite's paper resolution (`suite.default_resolution()`) unless one was given.
-
-    Applied once, before the run's identity is taken, so a run directory records the resolution
-    its frames really had and cannot be resumed at another one.
-    """
-    hook = getattr(suite, "default_resolution", None)
-    if resolution_given(frames) or not callable(hook):
-        return frames
-    size, max_side = hook()
-    return frames.model_copy(update={"size": size, "max_side": max_side})
+def apply_preset(explicit: FrameOptions, preset: FrameOptions) -> FrameOptions:
+    """A paper row's frame setting (`preset`: frames and resolution) under the options a user gave
+    explicitly (`explicit`), which win: `--frames L3=64` with a preset changes the frames only."""
+    update: dict[str, Any] = {
+        "counts": explicit.counts or preset.counts,
+        "fps": explicit.fps if explicit.fps is not None else preset.fps,
+        "max_frames": explicit.max_frames if explicit.max_frames is not None else preset.max_frames,
+    }
+    if not resolution_given(explicit) and resolution_given(preset):
+        update |= {"size": preset.size, "max_side": preset.max_side}
+    return explicit.model_copy(update=update)
 
 
 #: What a ProMQA / SFE judge (and SFE's BERTScore) is shown: the reply as the model wrote it, as the
@@ -84,7 +74,8 @@ class GenerationDefaults(BaseModel):
 
 
 class EvalSuite(Protocol):
-    """A benchmark the runner can evaluate."""
+    """A benchmark the runner can evaluate (see `expvid.suites.suite.Suite` for a base class with
+    every optional hook, and `docs/write-a-suite.md`)."""
 
     name: str
     #: Tasks in the paper's table order.
@@ -92,6 +83,8 @@ class EvalSuite(Protocol):
     #: How task scores roll up into level (or group) averages.
     levels: tuple[LevelSpec, ...]
     generation: GenerationDefaults
+    #: The suite's settings, validated by its own model (`expvid.suites.settings`).
+    settings: SuiteSettings
 
     def load(
         self,
@@ -102,15 +95,24 @@ class EvalSuite(Protocol):
         check_media: bool = True,
     ) -> Dataset: ...
 
+    def resolve_frames(self, frames: FrameOptions) -> FrameOptions:
+        """The frame options a run uses: the user's, with the suite's paper setting (preset,
+        resolution) filled in where the user gave none; `ValueError` for options that do not apply."""
+        ...
+
+    def generation_defaults(self) -> GenerationDefaults:
+        """The paper's decoding settings under the current settings (CoT may need more tokens)."""
+        ...
+
     def sampler(self, item: Item, frames: FrameOptions) -> SamplerSettings | None:
         """How to sample the item's video (None when the item has no video, e.g. images)."""
         ...
 
-    def messages(self, item: Item, images: Sequence[ImagePart], options: PromptOptions) -> list[Message]:
+    def messages(self, item: Item, images: Sequence[ImagePart]) -> list[Message]:
         """The chat messages for one item: images in time order, then the prompt text."""
         ...
 
-    def prompt_text(self, item: Item, options: PromptOptions) -> str:
+    def prompt_text(self, item: Item) -> str:
         """The text part of the prompt (logged with every prediction)."""
         ...
 

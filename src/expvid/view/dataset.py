@@ -67,7 +67,7 @@ class RunDataset:
 def load_run_dataset(
     *,
     suite_name: str,
-    suite_options: dict[str, Any],
+    suite_settings: dict[str, Any],
     recorded_root: str | None,
     recorded_fingerprint: str | None,
     run_root: Path,
@@ -82,7 +82,7 @@ def load_run_dataset(
     """
     result = RunDataset(suite_name=suite_name, recorded_root=recorded_root)
     try:
-        suite = get_suite(suite_name, suite_options)
+        suite = get_suite(suite_name, suite_settings)
     except (ValueError, TypeError) as error:
         result.note = f"cannot build suite {suite_name!r}: {error}"
         return result
@@ -95,7 +95,7 @@ def load_run_dataset(
             f"dataset not found at {where!s} (pass --data DIR): no gold answers, questions or videos"
         )
         return result
-    memo_key = (suite_name, json.dumps(suite_options, sort_keys=True, default=str), str(root.resolve()))
+    memo_key = (suite_name, json.dumps(suite_settings, sort_keys=True, default=str), str(root.resolve()))
     try:
         if loaded is not None and memo_key in loaded:
             dataset = loaded[memo_key]

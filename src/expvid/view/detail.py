@@ -14,7 +14,6 @@ from typing import Any
 
 from expvid.schema import Item, ItemScore, Judgment, Prediction, VideoRef
 from expvid.scoring.extraction.reasoning import split_reasoning
-from expvid.suites.protocol import PromptOptions
 from expvid.view.display import answer_text, extra_fields, gold_json, gold_text, jsonable, parse_judge_raw
 from expvid.view.rows import verdict_of
 from expvid.view.runfiles import Record
@@ -140,8 +139,7 @@ def _prediction(
     prompt_source = "recorded"
     if prompt is None and item is not None and run.dataset.suite is not None:
         try:
-            options = PromptOptions.model_validate(run.identity.get("prompt") or {})
-            prompt = run.dataset.suite.prompt_text(item, options)
+            prompt = run.dataset.suite.prompt_text(item)
             prompt_source = "rebuilt by the suite (this run did not record its prompts)"
         except (ValueError, TypeError):
             prompt = None

@@ -56,6 +56,18 @@ class RunView:
         return sampler_for(item, self.dataset.suite, recorded, frames if isinstance(frames, dict) else None)
 
 
+def _suite_settings(files: RunFiles, settings: dict[str, Any]) -> dict[str, Any]:
+    """The suite settings the run was made with: as recorded resolved, or read from older shapes."""
+    config = files.manifest_raw.get("config")
+    recorded = config.get("suite_settings") if isinstance(config, dict) else None
+    if isinstance(recorded, dict):
+        return recorded
+    from expvid.run.config import upgrade_settings
+
+    upgraded = upgrade_settings(settings).get("suite_settings")
+    return upgraded if isinstance(upgraded, dict) else {}
+
+
 def _settings(files: RunFiles) -> dict[str, Any]:
     config = files.manifest_raw.get("config")
     settings = config.get("settings") if isinstance(config, dict) else None
@@ -99,12 +111,12 @@ class ViewSession:
         for index, (run_files, label) in enumerate(zip(files, _labels(files), strict=True)):
             settings = _settings(run_files)
             manifest = run_files.manifest_raw
-            options = settings.get("suite_options")
+            options = _suite_settings(run_files, settings)
             tasks = settings.get("tasks")
             limit = settings.get("limit")
             dataset = load_run_dataset(
                 suite_name=str(manifest.get("suite", "")),
-                suite_options=options if isinstance(options, dict) else {},
+                suite_settings=options,
                 recorded_root=_text(manifest.get("dataset_root")) or _text(settings.get("data")),
                 recorded_fingerprint=_text(manifest.get("dataset_fingerprint")),
                 run_root=run_files.root,

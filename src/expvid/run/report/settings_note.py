@@ -23,6 +23,8 @@ def resolution_text(size: int | None, max_side: int | None) -> str:
 def _frames_text(sampler: SamplerSettings) -> str:
     if sampler.strategy == "uniform":
         return f"{sampler.num_frames} uniform"
+    if sampler.strategy == "linspace":
+        return f"{sampler.num_frames} linspace (first to last frame)"
     cap = f", at most {sampler.max_frames}" if sampler.max_frames is not None else ""
     last = ", last kept" if sampler.strategy == "fps_keep_last" else ""
     return f"{sampler.fps:g} fps{cap}{last}"
@@ -30,9 +32,9 @@ def _frames_text(sampler: SamplerSettings) -> str:
 
 def settings_note(manifest: RunManifest) -> str:
     """What the run's model was shown, e.g. "frames 1 fps, at most 50, last kept; longest side <= 1360 px"."""
-    settings = manifest.config.get("settings", {})
+    settings = manifest.config.get("suite_settings") or manifest.config.get("settings", {})
     judge_input = settings.get("judge_input") if isinstance(settings, dict) else None
-    judge = f"; judge input: {judge_input}" if judge_input else ""
+    judge = f"; judge input: {judge_input}" if judge_input and judge_input != "raw" else ""
     if not manifest.samplers:
         backend = manifest.config.get("backend", {})
         if isinstance(backend, dict) and backend.get("kind") == "external":

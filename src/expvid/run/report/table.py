@@ -76,6 +76,9 @@ class Row:
     partial: str | None = None
     #: One line per kind of problem behind the row's numbers (see `caveats.run_caveats`).
     caveats: list[str] = field(default_factory=list)
+    #: USD the run directory spent (None: unknown or not recorded) and its one-line summary.
+    cost_usd: float | None = None
+    cost: str | None = None
 
 
 @dataclass
@@ -102,8 +105,9 @@ def default_layout(suite: EvalSuite) -> tuple[ColumnGroup, ...]:
     groups = []
     for level in suite.levels:
         number = level.name.removeprefix("L")
+        name = f"Level-{number}" if number.isdigit() else level.name  # "L1" -> "Level-1"; "Overall" as is
         columns = tuple(Column(task, labels.get(task, task), "task") for task in level.tasks)
-        groups.append(ColumnGroup(f"Level-{number}", (*columns, Column(level.name, "Avg.", "level"))))
+        groups.append(ColumnGroup(name, (*columns, Column(level.name, "Avg.", "level"))))
     return tuple(groups)
 
 
@@ -193,6 +197,12 @@ def run_rows(run: LoadedRun, groups: Sequence[ColumnGroup]) -> list[Row]:
     row.notes = settings + list(scores.run.notes) + _extras_notes(scores) + departure_notes(run.rundir, label)
     row.partial = scores.run.partial
     row.caveats = run_caveats(label, scores)
+    cost = scores.run.cost
+    if cost is not None:
+        row.cost_usd = cost.usd
+        row.cost = cost.summary()
+        if cost.requests or cost.cached or (cost.requests_without_usage and cost.usd is None):
+            row.notes.append(f"{label}: cost {row.cost}")
     rows = [row]
     for name, mode in data.get("extraction_modes", {}).items():
         extra = _row(f"{label} [{name} extraction]", mode, groups)

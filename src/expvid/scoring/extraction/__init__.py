@@ -3,7 +3,7 @@
 from expvid.scoring.extraction.blanks import extract_blanks, split_blanks
 from expvid.scoring.extraction.boxes import extract_boxes, parse_boxes
 from expvid.scoring.extraction.choice import extract_choice
-from expvid.scoring.extraction.dispatch import extract_answer
+from expvid.scoring.extraction.dispatch import extract_answer, extract_reply_text
 from expvid.scoring.extraction.latex import clean_answer_text, find_boxed, last_boxed, latex_to_text
 from expvid.scoring.extraction.reasoning import split_reasoning
 from expvid.scoring.extraction.steps import (
@@ -23,6 +23,7 @@ __all__ = [
     "extract_blanks",
     "extract_boxes",
     "extract_choice",
+    "extract_reply_text",
     "extract_step_number",
     "extract_step_sequence",
     "find_boxed",

@@ -41,3 +41,15 @@ def extract_answer(response: str | None, item: Item) -> Extraction:
         why = "the reply holds only reasoning (no text after the think block)" if reasoning else "empty reply"
         return Extraction.unparseable(why)
     return _EXTRACTORS[item.answer_type](answer, item)
+
+
+def extract_reply_text(response: str | None) -> Extraction:
+    """The reply's answer text, think blocks removed (what a judge is shown as "the answer"), with the
+    same failure rules as `extract_answer`: FAILED without a response, UNPARSEABLE when only reasoning."""
+    if response is None:
+        return Extraction.failed()
+    answer, reasoning = split_reasoning(response)
+    if not answer:
+        why = "the reply holds only reasoning (no text after the think block)" if reasoning else "empty reply"
+        return Extraction.unparseable(why)
+    return Extraction.found(answer, "reply_without_reasoning")

@@ -58,15 +58,17 @@ async def ask_graded_judge(
     purpose: str,
     parse: Callable[[str | None], float],
     parse_errors: tuple[type[Exception], ...],
+    temperature: float = 0.0,
 ) -> Judgment:
-    """One temperature-0 judge call whose reply is read by `parse` into a graded score.
+    """One judge call (temperature 0 unless a protocol says otherwise) whose reply `parse` reads
+    into a graded score.
 
     A failed request and an unreadable reply both become a Judgment with `error` set (and the raw
     reply kept), so a judge failure is counted as one and never turns into a zero.
     """
     request = GenerateRequest(
         messages=messages,
-        temperature=0.0,
+        temperature=temperature,
         max_tokens=max_tokens,
         seed=seed,
         metadata={"purpose": purpose, "item_id": item_id, "task": task},

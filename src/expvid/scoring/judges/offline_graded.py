@@ -124,7 +124,7 @@ class OfflineGradedJudge:
         if options and letter and letter.group(1) in options:
             probe = Item(
                 id=item_id,
-                suite="sfe",
+                suite="offline-judge",
                 task=task,
                 question="",
                 options=options,

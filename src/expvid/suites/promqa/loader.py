@@ -37,7 +37,8 @@ from expvid.suites.promqa.spec import (
     TASKS,
     VIDEO_CANDIDATES,
 )
-from expvid.suites.release_io import json_records, read_release_bytes, release_root, wanted_tasks
+from expvid.suites.records import RecordError, RecordReader, read_json_release
+from expvid.suites.release_io import read_release_bytes, release_root, wanted_tasks
 
 _REQUIRED = (
     "recording_id",
@@ -57,19 +58,15 @@ _CLOCK = re.compile(r"^(\d{1,2}):([0-5]\d):([0-5]\d)$")
 _TYPES = {name for name, _ in QUESTION_TYPES}
 
 
-class _BadRecord(ValueError):
-    pass
-
-
 def end_seconds(text: Any) -> int:
     """ "HH:MM:SS" -> seconds; the official code cuts the recording there."""
     match = _CLOCK.match(text) if isinstance(text, str) else None
     if not match:
-        raise _BadRecord(f"end_time must be HH:MM:SS, got {text!r}")
+        raise RecordError(f"end_time must be HH:MM:SS, got {text!r}")
     hours, minutes, seconds = (int(part) for part in match.groups())
     total = hours * 3600 + minutes * 60 + seconds
     if total < 1:
-        raise _BadRecord(f"end_time {text!r} leaves no recording to show")
+        raise RecordError(f"end_time {text!r} leaves no recording to show")
     return total
 
 
@@ -151,42 +148,29 @@ def load_promqa(
     dataset = Dataset(suite=SUITE, root=root_path, tasks=tuple(spec for spec in TASKS if spec.name in wanted))
     recipes = load_graphs(root_path / GRAPHS_FILE, dataset)
     path = root_path / EXAMPLES_FILE
-    data = read_release_bytes(path)
-    if isinstance(data, RecordProblem):
-        dataset.add_invalid(data, None)
-    else:
-        dataset.file_hashes[path.name] = hashlib.sha256(data).hexdigest()
-        seen: dict[str, int] = {}
-        for line, record in json_records(path, data):
-            if isinstance(record, RecordProblem):
-                dataset.add_invalid(record, None)  # unreadable: its question type is unknown
-                continue
-            kind = record.get("type")
-            task = kind if isinstance(kind, str) and kind in _TYPES else None
-            if task is not None and task not in wanted:
-                continue
-            try:
-                item = record_to_item(record, root_path, recipes)
-            except _BadRecord as error:
-                source = record.get("question_id")
-                source_id = source if isinstance(source, str) else None
-                dataset.add_invalid(RecordProblem(path, line, str(error)), task, source_id)
-                continue
-            if item.id in seen:
-                message = f"duplicate question_id {item.id!r} (first on line {seen[item.id]})"
-                dataset.add_invalid(RecordProblem(path, line, message), item.task, item.source_id)
-                continue
-            seen[item.id] = line
-            dataset.add_item(item)
+    reader = RecordReader(
+        task_of=_task_of,
+        to_item=lambda record: record_to_item(record, root_path, recipes),
+        source_id=lambda record: (
+            record.get("question_id") if isinstance(record.get("question_id"), str) else None
+        ),
+        key_name="question_id",
+    )
+    reader.read(dataset, path, read_json_release(dataset, path), wanted)
     if strict and dataset.problems:
         raise DataError(dataset.problems)
     return dataset
 
 
+def _task_of(record: dict[str, Any]) -> str | None:
+    kind = record.get("type")
+    return kind if isinstance(kind, str) and kind in _TYPES else None
+
+
 def _steps(value: Any, name: str) -> list[dict[str, Any]]:
     steps = value if isinstance(value, list) else None
     if steps is None:
-        raise _BadRecord(f"{name} must be a list of steps")
+        raise RecordError(f"{name} must be a list of steps")
     for step in steps:
         _check_step(step, name)
     return steps
@@ -194,28 +178,28 @@ def _steps(value: Any, name: str) -> list[dict[str, Any]]:
 
 def _check_step(step: Any, name: str) -> None:
     if not isinstance(step, dict) or not isinstance(step.get("description"), str):
-        raise _BadRecord(f"{name}: each step needs a text 'description', got {step!r}")
+        raise RecordError(f"{name}: each step needs a text 'description', got {step!r}")
     errors = step.get("errors", [])
     if not isinstance(errors, list) or not all(
         isinstance(e, dict) and isinstance(e.get("tag"), str) and isinstance(e.get("description"), str)
         for e in errors
     ):
-        raise _BadRecord(f"{name}: errors must be a list of {{tag, description}}, got {errors!r}")
+        raise RecordError(f"{name}: errors must be a list of {{tag, description}}, got {errors!r}")
 
 
 def record_to_item(record: dict[str, Any], root: Path, recipes: dict[str, str]) -> Item:
     missing = [name for name in _REQUIRED if name not in record]
     if missing:
-        raise _BadRecord(f"missing field(s): {', '.join(missing)}")
+        raise RecordError(f"missing field(s): {', '.join(missing)}")
     question_id = record["question_id"]
     if not isinstance(question_id, str) or not question_id.strip():
-        raise _BadRecord(f"question_id must be a non-empty string, got {question_id!r}")
+        raise RecordError(f"question_id must be a non-empty string, got {question_id!r}")
     kind = record["type"]
     if kind not in _TYPES:
-        raise _BadRecord(f"type {kind!r} is not one of {', '.join(name for name, _ in QUESTION_TYPES)}")
+        raise RecordError(f"type {kind!r} is not one of {', '.join(name for name, _ in QUESTION_TYPES)}")
     activity = record["activity_name"]
     if activity not in recipes:
-        raise _BadRecord(f"activity {activity!r} has no recipe graph in {'graphs.json'}")
+        raise RecordError(f"activity {activity!r} has no recipe graph in {'graphs.json'}")
     seconds = end_seconds(record["end_time"])
     previous = _steps(record["previous_steps"], "previous_steps")
     _check_step(record["current_step"], "current_step")
@@ -225,11 +209,11 @@ def record_to_item(record: dict[str, Any], root: Path, recipes: dict[str, str]) 
         or not answers
         or not all(isinstance(a, str) and a.strip() for a in answers)
     ):
-        raise _BadRecord(f"answers must be a non-empty list of texts, got {answers!r}")
+        raise RecordError(f"answers must be a non-empty list of texts, got {answers!r}")
     if not isinstance(tags, list) or len(tags) != len(answers) or not all(isinstance(t, str) for t in tags):
-        raise _BadRecord(f"answer_tags must give one tag per answer ({len(answers)}), got {tags!r}")
+        raise RecordError(f"answer_tags must give one tag per answer ({len(answers)}), got {tags!r}")
     if not isinstance(record["is_noisy"], bool):
-        raise _BadRecord(f"is_noisy must be true or false, got {record['is_noisy']!r}")
+        raise RecordError(f"is_noisy must be true or false, got {record['is_noisy']!r}")
     recording_id = str(record["recording_id"])
     # A missing recording does not make the record invalid: the runner scores it as a media failure.
     video = find_recording(root, recording_id) or root / VIDEO_CANDIDATES[0].format(id=recording_id)
@@ -256,10 +240,10 @@ def record_to_item(record: dict[str, Any], root: Path, recipes: dict[str, str]) 
             meta=meta,
         )
     except ValidationError as error:
-        raise _BadRecord(describe_validation_error(error)) from None
+        raise RecordError(describe_validation_error(error)) from None
 
 
 def _question(value: Any) -> str:
     if not isinstance(value, str) or not value.strip():
-        raise _BadRecord("question must be a non-empty string")
+        raise RecordError("question must be a non-empty string")
     return value

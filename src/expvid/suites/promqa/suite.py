@@ -9,22 +9,18 @@ clean / noisy and answer source reproduce Tables 10, 15 and 16.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
-from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from expvid.models.factory import create_backend
-from expvid.models.types import AnswerHints, ImagePart, Message, TextPart
-from expvid.schema import AnswerType, Item, ItemScore, Judgment, SamplerSettings, VideoRef
-from expvid.scoring import Extraction, extract_answer, needs_judge, score_item
+from expvid.models.types import ImagePart, Message, TextPart
+from expvid.schema import Item, Judgment, SamplerSettings, VideoRef
+from expvid.scoring import Extraction
 from expvid.scoring.judges.offline_graded import OfflineTernaryJudge
 from expvid.scoring.judges.ternary import PerformedStep, TernaryJudge
 from expvid.suites.base import Dataset
-from expvid.suites.chance import ChancePools
-from expvid.suites.judge_adapter import JudgeAdapter, check_judge_input, judged_text
+from expvid.suites.judge_adapter import JudgeAdapter, JudgeInput, judge_input_setting
 from expvid.suites.promqa.loader import load_promqa
 from expvid.suites.promqa.prompts import build_prompt
 from expvid.suites.promqa.spec import (
@@ -42,16 +38,33 @@ from expvid.suites.promqa.spec import (
     TASKS,
     answer_type_group,
 )
-from expvid.suites.protocol import FrameOptions, PromptOptions
+from expvid.suites.protocol import FrameOptions
+from expvid.suites.sample_report import SampleReport
+from expvid.suites.settings import SuiteSettings, frame_preset_setting, setting
+from expvid.suites.suite import Suite
 
 JUDGE_SCALE = 2.0  # ternary 0/1/2; score = mean / 2 x 100 = mean x 50
 
 
-@cache
-def _reference() -> dict[str, Any]:
-    text = resources.files(__package__).joinpath("reference_table10.json").read_text(encoding="utf-8")
-    data: dict[str, Any] = json.loads(text)
-    return data
+class ProMQASettings(SuiteSettings):
+    """What may change in a ProMQA run besides the generic options."""
+
+    frame_preset: str | None = frame_preset_setting(
+        "A Table 10 / 15 row's frame cap and resolution, e.g. gpt-4o (50 frames, 765p), qwen2-vl, llava-1.5.",
+        paper="ProMQA Tables 10 and 15; script/preprocess/video.sh",
+    )
+    judge_input: JudgeInput = judge_input_setting(
+        "What the judge reads: the reply as written (raw, as the official evaluate.py), or without its "
+        "think blocks (stripped, for reasoning models)."
+    )
+    human_judgments: Path | None = setting(
+        None,
+        help="JSONL {id, score 0/1/2} (or a JSON object id -> score) of human judgements: adds the judge's "
+        "agreement with people to scores.json.",
+        paper="ProMQA §4.2 (judge agreement, Tables 8-9)",
+        scoring=True,
+    )
+    frame_presets = FRAME_PRESETS
 
 
 def performed_steps(item: Item) -> list[PerformedStep]:
@@ -69,15 +82,8 @@ class ProMQAJudge(JudgeAdapter):
 
     inner: TernaryJudge | OfflineTernaryJudge
 
-    def __init__(self, inner: TernaryJudge | OfflineTernaryJudge, judge_input: str = "raw") -> None:
-        super().__init__(inner)
-        self.judge_input = check_judge_input(judge_input)
-
-    def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "judge_input": self.judge_input}
-
     async def judge(self, item: Item, extraction: Extraction, response: str | None) -> Judgment:
-        prediction = judged_text(self.judge_input, extraction, response)
+        prediction = self.prediction(extraction, response)
         return await self.inner.decide(
             item_id=item.id,
             task=item.task,
@@ -89,22 +95,22 @@ class ProMQAJudge(JudgeAdapter):
         )
 
 
-class ProMQASuite:
+class ProMQASuite(Suite):
     """401 open questions on cooking recordings with recipes, judged 0/1/2 by a text-only LLM."""
 
     name = SUITE
+    title = "ProMQA: procedural mistake questions on cooking recordings, judged 0/1/2"
     #: The paper's judge model, used when only --judge-base-url is given.
     default_judge_model = "gpt-4o-2024-08-06"
     tasks = TASKS
     levels = LEVELS
     generation = GENERATION
-
-    def __init__(self, **options: Any) -> None:
-        judge_input = options.pop("judge_input", "raw")
-        if options:
-            raise ValueError(f"ProMQA takes no suite options but judge_input, got {sorted(options)}")
-        self.judge_input = check_judge_input(str(judge_input))
-        self._chance = ChancePools()
+    judge_scale = JUDGE_SCALE
+    default_resolution = DEFAULT_RESOLUTION  # 765p (1360 px wide), Table 10's API-model setting
+    frame_presets = FRAME_PRESETS
+    reference_file = "reference_table10.json"
+    Settings = ProMQASettings
+    settings: ProMQASettings
 
     def load(
         self,
@@ -115,30 +121,16 @@ class ProMQASuite:
         check_media: bool = True,
     ) -> Dataset:
         dataset = load_promqa(root, tasks=tasks, strict=strict, check_media=check_media)
-        self._chance = ChancePools.of(
-            (item.task, item.id, [str(answer) for answer in item.answer])  # type: ignore[union-attr]
-            for item in dataset.items
-        )
+        self.remember_chance_answers(dataset)
         return dataset
 
-    def validate_options(self, prompt: PromptOptions, frames: FrameOptions) -> None:
-        if prompt.with_asr or prompt.variant:
-            raise ValueError(
-                "ProMQA has one prompt (the official one); --with-asr and --variant do not apply"
-            )
+    @property
+    def human_judgments(self) -> Path | None:
+        return self.settings.human_judgments
+
+    def check_frames(self, frames: FrameOptions) -> None:
         if frames.counts:
             raise ValueError("ProMQA samples at 1 fps up to a cap; use --max-frames N instead of --frames")
-
-    def default_resolution(self) -> tuple[int | None, int | None]:
-        """(size, max_side) when none is given: 765p (1360 px wide), Table 10's API-model setting."""
-        return DEFAULT_RESOLUTION
-
-    def frame_preset(self, name: str) -> FrameOptions:
-        """A row of Tables 10 / 15: its frame cap and resolution (e.g. gpt-4o: 50 frames at 765p)."""
-        try:
-            return FRAME_PRESETS[name]
-        except KeyError:
-            raise ValueError(f"unknown frame preset {name!r}; presets: {', '.join(FRAME_PRESETS)}") from None
 
     def sampler(self, item: Item, frames: FrameOptions) -> SamplerSettings | None:
         if not isinstance(item.media, VideoRef):
@@ -154,33 +146,19 @@ class ProMQASuite:
             jpeg_quality=frames.jpeg_quality,
         )
 
-    def prompt_text(self, item: Item, options: PromptOptions) -> str:
+    def prompt_text(self, item: Item) -> str:
         return build_prompt(item)
 
-    def messages(self, item: Item, images: Sequence[ImagePart], options: PromptOptions) -> list[Message]:
+    def messages(self, item: Item, images: Sequence[ImagePart]) -> list[Message]:
         """Text first, then the frames in time order: the order the official predict.py sends them."""
-        return [Message(role="user", content=[TextPart(text=self.prompt_text(item, options)), *images])]
-
-    def hints(self, item: Item) -> AnswerHints:
-        """Free text; for chance baselines, the gold answers of the OTHER questions of its type."""
-        return AnswerHints(
-            answer_type=AnswerType.FREE_TEXT, chance_answers=self._chance.others(item.task, item.id)
-        )
-
-    def extract(self, response: str | None, item: Item) -> Extraction:
-        return extract_answer(response, item)
-
-    def needs_judge(self, item: Item, extraction: Extraction) -> bool:
-        return needs_judge(item, extraction)
-
-    def score(self, item: Item, extraction: Extraction, judgment: Judgment | None) -> ItemScore:
-        return score_item(item, extraction, judgment, graded_max=JUDGE_SCALE)
+        return [Message(role="user", content=[TextPart(text=self.prompt_text(item)), *images])]
 
     def build_judge(self, spec: str | None, backend_options: dict[str, Any]) -> ProMQAJudge:
         """ProMQA's ternary LLM judge behind `spec` (the paper: openai:gpt-4o-2024-08-06), or offline."""
+        judge_input = self.settings.judge_input
         if spec is None:
-            return ProMQAJudge(OfflineTernaryJudge(), self.judge_input)
-        return ProMQAJudge(TernaryJudge(create_backend(spec, **backend_options)), self.judge_input)
+            return ProMQAJudge(OfflineTernaryJudge(), judge_input)
+        return ProMQAJudge(TernaryJudge(create_backend(spec, **backend_options)), judge_input)
 
     def groups(self, item: Item) -> dict[str, str]:
         """Breakdown keys: clean / noisy (Tables 10, 15), answer source (Tables 11, 16) and, when the
@@ -239,10 +217,17 @@ class ProMQASuite:
             },
         ]
 
-    def reference_rows(self) -> list[dict[str, Any]]:
-        data = _reference()
-        columns = data["columns"]
-        return [
-            {"label": f"{row['label']} (paper)", "values": dict(zip(columns, row["values"], strict=True))}
-            for row in data["rows"]
-        ]
+    def fetch_release(self, request: Any, *, echo: Any) -> Any:
+        """ProMQA's QA files come from the authors' GitHub repository, not the Hub."""
+        from expvid.suites.promqa.github_release import fetch_promqa
+
+        return fetch_promqa(request, echo=echo)
+
+    def make_sample(self, directory: Path, seed: int, *, force: bool) -> SampleReport:
+        from expvid.suites.promqa.sample import make_promqa_sample
+
+        sample = make_promqa_sample(directory, seed, force=force)
+        what = f"{sample.examples} examples on {sample.recordings} recordings"
+        if sample.sources is not None:
+            what += f"; inputs for expvid build --recipe promqa in {sample.sources}"
+        return SampleReport(root=sample.root, seconds=sample.seconds, what=what)

@@ -6,10 +6,9 @@ extraction); `load_scivideobench` reads the release; `make_scivideobench_sample`
 set in the published shapes.
 """
 
-from expvid.suites.scivideobench.loader import load_scivideobench
 from expvid.suites.scivideobench.prompts import build_prompt
 from expvid.suites.scivideobench.sample import make_scivideobench_sample
-from expvid.suites.scivideobench.suite import SciVideoBenchSuite
+from expvid.suites.scivideobench.suite import SciVideoBenchSuite, load_scivideobench
 from expvid.suites.scivideobench.timestamps import times_to_frames
 
 __all__ = [

@@ -12,8 +12,6 @@ and the official prompt read the same item. Bad records become `RecordProblem`s 
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -22,37 +20,21 @@ from pydantic import ValidationError
 from expvid.schema import (
     OPTION_LETTERS,
     AnswerType,
-    DataError,
     Item,
-    RecordProblem,
     VideoRef,
     describe_validation_error,
 )
-from expvid.suites.base import Dataset
-from expvid.suites.release_io import json_records, read_release_bytes, release_root, wanted_tasks
+from expvid.suites.records import RecordError
 from expvid.suites.scivideobench.spec import (
     DISCIPLINE_GROUPS,
     QUESTION_TYPES,
-    RELEASE_FILES,
     SUITE,
-    TASKS,
     VIDEO_DIRS,
     VIDEO_SUFFIXES,
 )
 
 _REQUIRED = ("video_id", "question_id", "question", "options", "answer", "question_type", "video_duration")
 _KNOWN = (*_REQUIRED, "discipline", "subject", "category")
-
-
-class _BadRecord(ValueError):
-    pass
-
-
-def release_file(root: Path) -> Path:
-    for name in RELEASE_FILES:
-        if (root / name).is_file():
-            return root / name
-    raise DataError(f"{root}: no SciVideoBench question file (looked for {', '.join(RELEASE_FILES)})")
 
 
 def find_video(root: Path, video_id: str) -> Path | None:
@@ -65,92 +47,45 @@ def find_video(root: Path, video_id: str) -> Path | None:
     return None
 
 
-def load_scivideobench(
-    root: Path | str,
-    *,
-    tasks: Iterable[str] | None = None,
-    strict: bool = False,
-    check_media: bool = True,
-) -> Dataset:
-    """Load the release at `root`; `tasks` selects question types (conceptual, hypothetical, quantitative).
-
-    Every record becomes an item or an invalid record (counted in its question type when that is
-    readable); a missing video leaves the item in place (scored as a media failure when run).
-    """
-    del check_media  # see `Dataset.missing_media()`
-    root_path = release_root(root, "SciVideoBench")
-    wanted = wanted_tasks(tasks, (spec.name for spec in TASKS), suite_label="SciVideoBench", noun="task")
-    path = release_file(root_path)
-    dataset = Dataset(suite=SUITE, root=root_path, tasks=tuple(s for s in TASKS if s.name in wanted))
-    data = read_release_bytes(path)
-    if isinstance(data, RecordProblem):
-        dataset.add_invalid(data, None)
-    else:
-        dataset.file_hashes[path.name] = hashlib.sha256(data).hexdigest()
-        seen: dict[str, int] = {}
-        for line, record in json_records(path, data):
-            if isinstance(record, RecordProblem):
-                dataset.add_invalid(record, None)  # unreadable: its question type is unknown
-                continue
-            raw_type = record.get("question_type")
-            task = QUESTION_TYPES.get(raw_type) if isinstance(raw_type, str) else None
-            if task is not None and task not in wanted:
-                continue
-            try:
-                item = record_to_item(record, root_path)
-            except _BadRecord as error:
-                dataset.add_invalid(RecordProblem(path, line, str(error)), task, _source_id(record))
-                continue
-            if item.id in seen:
-                message = f"duplicate (video_id, question_id, question_type) {item.id!r} (first on line {seen[item.id]})"
-                dataset.add_invalid(RecordProblem(path, line, message), item.task, item.source_id)
-                continue
-            seen[item.id] = line
-            dataset.add_item(item)
-    if strict and dataset.problems:
-        raise DataError(dataset.problems)
-    return dataset
-
-
-def _source_id(record: dict[str, Any]) -> str | None:
-    value = record.get("question_id")
-    return None if value is None or isinstance(value, bool | dict | list) else str(value)
+def _task_of(record: dict[str, Any]) -> str | None:
+    raw_type = record.get("question_type")
+    return QUESTION_TYPES.get(raw_type) if isinstance(raw_type, str) else None
 
 
 def _identifier(record: dict[str, Any], name: str) -> str:
     value = record[name]
     if isinstance(value, bool) or not isinstance(value, int | str) or str(value).strip() == "":
-        raise _BadRecord(f"{name} must be a non-empty string or an integer, got {value!r}")
+        raise RecordError(f"{name} must be a non-empty string or an integer, got {value!r}")
     return str(value).strip()
 
 
 def _options(raw: Any) -> dict[str, str]:
     if isinstance(raw, list):
         if not 2 <= len(raw) <= len(OPTION_LETTERS):
-            raise _BadRecord(f"options must list 2 to {len(OPTION_LETTERS)} texts, got {len(raw)}")
+            raise RecordError(f"options must list 2 to {len(OPTION_LETTERS)} texts, got {len(raw)}")
         raw = dict(zip(OPTION_LETTERS, raw, strict=False))
     if not isinstance(raw, dict) or len(raw) < 2:
-        raise _BadRecord(f"options must be an object of letters A-J (or a list), got {raw!r}")
+        raise RecordError(f"options must be an object of letters A-J (or a list), got {raw!r}")
     bad = [key for key in raw if key not in OPTION_LETTERS]
     if bad:
-        raise _BadRecord(f"option keys must be letters A-J, got {bad}")
+        raise RecordError(f"option keys must be letters A-J, got {bad}")
     options = {}
     for letter, text in raw.items():
         if isinstance(text, bool) or not isinstance(text, str | int | float):
-            raise _BadRecord(f"option {letter} must be text, got {text!r}")
+            raise RecordError(f"option {letter} must be text, got {text!r}")
         options[letter] = str(text)
     return options
 
 
 def _duration(raw: Any) -> float:
     if isinstance(raw, bool):
-        raise _BadRecord(f"video_duration must be a number of seconds, got {raw!r}")
+        raise RecordError(f"video_duration must be a number of seconds, got {raw!r}")
     try:
         value = float(raw)
     except (TypeError, ValueError):
-        raise _BadRecord(f"video_duration must be a number of seconds, got {raw!r}") from None
+        raise RecordError(f"video_duration must be a number of seconds, got {raw!r}") from None
     if not value >= 1:
-        raise _BadRecord(
+        raise RecordError(
             f"video_duration {raw!r} is under one second (the official frame rewrite divides by it)"
         )
     return value
@@ -159,24 +94,24 @@ def _duration(raw: Any) -> float:
 def record_to_item(record: dict[str, Any], root: Path) -> Item:
     missing = [name for name in _REQUIRED if name not in record]
     if missing:
-        raise _BadRecord(f"missing field(s): {', '.join(missing)}")
+        raise RecordError(f"missing field(s): {', '.join(missing)}")
     video_id = _identifier(record, "video_id")
     question_id = _identifier(record, "question_id")
     question = record["question"]
     if not isinstance(question, str) or not question.strip():
-        raise _BadRecord("question must be a non-empty string")
+        raise RecordError("question must be a non-empty string")
     raw_type = record["question_type"]
     if raw_type not in QUESTION_TYPES:
-        raise _BadRecord(f"question_type {raw_type!r} is not one of {', '.join(QUESTION_TYPES)}")
+        raise RecordError(f"question_type {raw_type!r} is not one of {', '.join(QUESTION_TYPES)}")
     task = QUESTION_TYPES[raw_type]
     options = _options(record["options"])
     answer = record["answer"]
     if not isinstance(answer, str) or answer.strip() not in options:
-        raise _BadRecord(f"answer {answer!r} is not one of the options {list(options)}")
+        raise RecordError(f"answer {answer!r} is not one of the options {list(options)}")
     duration = _duration(record["video_duration"])
     raw_discipline = record.get("discipline")
     if raw_discipline is not None and not isinstance(raw_discipline, str):
-        raise _BadRecord(f"discipline must be a string, got {raw_discipline!r}")
+        raise RecordError(f"discipline must be a string, got {raw_discipline!r}")
     discipline = DISCIPLINE_GROUPS.get(raw_discipline, raw_discipline) if raw_discipline else None
 
     # A missing video does not make the record invalid: the runner scores it as a media failure.
@@ -206,4 +141,4 @@ def record_to_item(record: dict[str, Any], root: Path) -> Item:
             },
         )
     except ValidationError as error:
-        raise _BadRecord(describe_validation_error(error)) from None
+        raise RecordError(describe_validation_error(error)) from None

@@ -14,8 +14,9 @@ Chain of thought (§3.8):
 - `cot=mmvu`: MMVU's multiple-choice CoT template ("following the methodology in [61]"), options
   as "A: text" lines, the same rewritten question.
 
-Variant switches (`PromptOptions.variant`): `cot` (true | "official" | "mmvu"), `keep_times` (bool),
-`post_prompt` ("default" | "gpt4v" | "llava_vid"; not with `cot`, whose text replaces it).
+Settings (`-S KEY=VALUE`, `suite.SciVideoBenchSettings`): `cot` ("off" | "official" | "mmvu"),
+`keep_times` (bool), `post_prompt` ("default" | "gpt4v" | "llava_vid"; not with `cot`, whose text
+replaces it).
 """
 
 from __future__ import annotations
@@ -23,42 +24,15 @@ from __future__ import annotations
 from functools import cache
 from importlib import resources
 from string import Template
-from typing import Any
 
 from expvid.schema import Item
 from expvid.suites.scivideobench.spec import COT_TEMPLATES, POST_PROMPTS
 from expvid.suites.scivideobench.timestamps import times_to_frames
 
-VARIANT_KEYS = ("cot", "keep_times", "post_prompt")
-
 
 @cache
 def prompt_file(name: str) -> str:
     return resources.files(__package__).joinpath("prompts", name).read_text(encoding="utf-8")
-
-
-def cot_template(variant: dict[str, Any]) -> str | None:
-    """The CoT template name a variant asks for (None: the direct prompt)."""
-    value = variant.get("cot", False)
-    if value is False or value is None:
-        return None
-    return "official" if value is True else str(value)
-
-
-def check_variant(variant: dict[str, Any]) -> None:
-    unknown = sorted(set(variant) - set(VARIANT_KEYS))
-    if unknown:
-        raise ValueError(
-            f"unknown SciVideoBench prompt variant(s) {unknown}; known: {', '.join(VARIANT_KEYS)}"
-        )
-    post = variant.get("post_prompt", "default")
-    if post not in POST_PROMPTS:
-        raise ValueError(f"post_prompt {post!r}: expected one of {', '.join(POST_PROMPTS)}")
-    cot = cot_template(variant)
-    if cot is not None and cot not in COT_TEMPLATES:
-        raise ValueError(f"cot={cot!r}: expected cot (the task's post_prompt_cot) or cot=mmvu")
-    if cot is not None and "post_prompt" in variant:
-        raise ValueError("cot replaces the post prompt; give cot or post_prompt, not both")
 
 
 def shown_question(item: Item, *, keep_times: bool = False) -> str:
@@ -73,16 +47,17 @@ def format_options(options: dict[str, str], separator: str = ". ") -> str:
     return "\n".join(f"{letter}{separator}{options[letter]}" for letter in sorted(options))
 
 
-def build_prompt(item: Item, variant: dict[str, Any] | None = None) -> str:
-    variant = variant or {}
-    check_variant(variant)
-    question = shown_question(item, keep_times=bool(variant.get("keep_times", False)))
+def build_prompt(
+    item: Item, *, cot: str = "off", post_prompt: str | None = None, keep_times: bool = False
+) -> str:
+    """The prompt text: `cot` "off" | "official" | "mmvu", the post prompt by model family (None:
+    "default"), the question's mm:ss times kept as written (`keep_times`) or rewritten to frames."""
+    question = shown_question(item, keep_times=keep_times)
     options = item.options or {}
-    cot = cot_template(variant)
     if cot == "mmvu":
         template = Template(prompt_file(COT_TEMPLATES["mmvu"]))
         return template.substitute(question=question, optionized_str=format_options(options, ": "))
     if cot == "official":
         return f"{question}\n{format_options(options)}\n{prompt_file(COT_TEMPLATES['official'])}"
-    post = prompt_file(POST_PROMPTS[str(variant.get("post_prompt", "default"))])
+    post = prompt_file(POST_PROMPTS[post_prompt or "default"])
     return f"{question}\n{format_options(options)}\n{post}"

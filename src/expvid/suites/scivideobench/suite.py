@@ -8,21 +8,20 @@ listed prefixes, a random letter when there is none) is computed beside it as th
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Sequence
-from functools import cache
-from importlib import resources
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, Literal
 
-from expvid.models.types import AnswerHints, ImagePart, Message, TextPart
-from expvid.schema import AnswerType, Item, ItemScore, Judgment, SamplerSettings, VideoRef
-from expvid.scoring import Extraction, extract_answer, score_item
+from pydantic import field_validator, model_validator
+
+from expvid.schema import Item
+from expvid.scoring import Extraction
 from expvid.scoring.official_choice import MODE_NAME, extract_official
 from expvid.suites.base import Dataset
-from expvid.suites.protocol import FrameOptions, GenerationDefaults, PromptOptions
-from expvid.suites.scivideobench.loader import load_scivideobench
-from expvid.suites.scivideobench.prompts import build_prompt, check_variant, cot_template
+from expvid.suites.protocol import GenerationDefaults
+from expvid.suites.sample_report import SampleReport
+from expvid.suites.scivideobench.loader import record_to_item
+from expvid.suites.scivideobench.prompts import build_prompt
 from expvid.suites.scivideobench.spec import (
     DEFAULT_FRAMES,
     DEFAULT_RESOLUTION,
@@ -32,112 +31,115 @@ from expvid.suites.scivideobench.spec import (
     GENERATION_COT,
     LEVELS,
     PRESET_POST_PROMPTS,
+    QUESTION_TYPES,
+    RELEASE_FILES,
     SUITE,
     TASKS,
 )
+from expvid.suites.settings import SuiteSettings, frame_preset_setting, sampling_setting, setting
+from expvid.suites.videoqa import VideoQASuite
 
 #: Table 2 prints two decimals.
 TABLE_FORMAT = ".2f"
 
 ExtractionMode = Callable[[str | None, Item, int], Extraction]
+_YES = ("true", "yes", "on", "1")
+_NO = ("false", "no", "off", "0")
 
 
-@cache
-def _reference() -> dict[str, Any]:
-    text = resources.files(__package__).joinpath("reference_table2.json").read_text(encoding="utf-8")
-    data: dict[str, Any] = json.loads(text)
-    return data
+class SciVideoBenchSettings(SuiteSettings):
+    """What may change in a SciVideoBench run besides the generic options."""
+
+    cot: Literal["off", "official", "mmvu"] = setting(
+        "off",
+        help="Chain of thought: the task file's post_prompt_cot (official, also `true`), MMVU's multiple-choice "
+        "CoT template (mmvu), or none (off: the direct prompt). CoT gets 1024 new tokens.",
+        paper="SciVideoBench §3.8; scivideobench.yaml post_prompt_cot",
+    )
+    post_prompt: Literal["default", "gpt4v", "llava_vid"] | None = setting(
+        None,
+        help="The post prompt of a model family, as lmms-eval picks it by model; unset: the one the frame "
+        "preset's model gets (gpt-4o: gpt4v), else default. Not with cot.",
+        paper="scivideobench.yaml lmms_eval_specific_kwargs",
+    )
+    keep_times: bool = setting(
+        False,
+        help="Send the question's mm:ss times as written instead of the official 'frame N' rewrite.",
+        paper="official scivideobench_doc_to_text (the rewrite)",
+    )
+    frame_preset: str | None = frame_preset_setting(
+        "A §3.2 / Table 6 model's frames (gemini 1 fps, gpt-4o 256, qwen2.5-vl 768, ...) at the source size.",
+        paper="SciVideoBench §3.2, Table 6",
+    )
+    sampling: Literal["official", "strict"] = sampling_setting(
+        "lmms-eval's video readers: np.linspace(0, n - 1, N, dtype=int)"
+    )
+    frame_presets = FRAME_PRESETS
+
+    @classmethod
+    def upgrade(cls, recorded: dict[str, Any]) -> dict[str, Any]:
+        """Runs made before `sampling` existed took the midpoints of N segments (strict)."""
+        return {"sampling": "strict", **recorded}
+
+    @field_validator("cot", mode="before")
+    @classmethod
+    def _cot_switch(cls, value: Any) -> Any:
+        """`cot=true` (the old `--variant cot`) is the task's own template; false is off."""
+        if value is True or (isinstance(value, str) and value.strip().lower() in _YES):
+            return "official"
+        if value is False or value is None or (isinstance(value, str) and value.strip().lower() in _NO):
+            return "off"
+        return value
+
+    @model_validator(mode="after")
+    def _post_prompt(self) -> SciVideoBenchSettings:
+        if self.cot != "off" and self.post_prompt is not None:
+            raise ValueError("cot replaces the post prompt; give cot or post_prompt, not both")
+        if self.cot == "off" and self.post_prompt is None:  # resolved: what is sent, recorded as such
+            implied = PRESET_POST_PROMPTS.get((self.frame_preset or "").lower(), "default")
+            object.__setattr__(self, "post_prompt", implied)
+        return self
 
 
-class SciVideoBenchSuite:
+class SciVideoBenchSuite(VideoQASuite):
     """1,000 ten-option questions on 241 JoVE videos, evaluated as the official lmms-eval task does."""
 
     name = SUITE
+    title = "SciVideoBench: ten-option questions on research-grade JoVE experiment videos"
+    hub_repo = "groundmore/scivideobench"
     tasks = TASKS
     levels = LEVELS
     generation = GENERATION
+    default_frames: ClassVar[Mapping[str, int]] = {"all": DEFAULT_FRAMES}
+    default_resolution = DEFAULT_RESOLUTION  # the source size, each model's "native processing"
+    frame_presets = FRAME_PRESETS
+    reference_file = "reference_table2.json"
+    release_files = RELEASE_FILES
+    id_field = "question_id"
+    #: `(video_id, question_id)` repeats across question types in the release (formats.md).
+    duplicate_key = "(video_id, question_id, question_type)"
+    #: The official lmms-eval task (one task for the three question types).
+    lmms_eval_tasks: ClassVar[dict[str, str | None]] = {"scivideobench": None}
+    Settings = SciVideoBenchSettings
+    settings: SciVideoBenchSettings
 
-    def __init__(self, **options: Any) -> None:
-        if "judge_input" in options:
-            raise ValueError("SciVideoBench has no judge (answers are letters); --judge-input does not apply")
-        if options:
-            raise ValueError(f"SciVideoBench takes no suite options, got {sorted(options)}")
+    def task_of(self, record: dict[str, Any]) -> str | None:
+        raw = record.get("question_type")
+        return QUESTION_TYPES.get(raw) if isinstance(raw, str) else None
 
-    def load(
-        self,
-        root: Path,
-        *,
-        tasks: Sequence[str] | None = None,
-        strict: bool = False,
-        check_media: bool = True,
-    ) -> Dataset:
-        return load_scivideobench(root, tasks=tasks, strict=strict, check_media=check_media)
+    def record_to_item(self, record: dict[str, Any], root: Path) -> Item:
+        return record_to_item(record, root)
 
-    def validate_options(self, prompt: PromptOptions, frames: FrameOptions) -> None:
-        if prompt.with_asr:
-            raise ValueError("SciVideoBench has no narration in its release; --with-asr does not apply")
-        check_variant(prompt.variant)
-        unknown = sorted(set(frames.counts) - {"all", *(spec.name for spec in TASKS)})
-        if unknown:
-            raise ValueError(f"--frames keys for SciVideoBench are 'all' or a question type, got {unknown}")
+    def generation_defaults(self) -> GenerationDefaults:
+        return GENERATION_COT if self.settings.cot != "off" else GENERATION
 
-    def generation_for(self, prompt: PromptOptions) -> GenerationDefaults:
-        return GENERATION_COT if cot_template(prompt.variant) is not None else GENERATION
-
-    def default_resolution(self) -> tuple[int | None, int | None]:
-        """(size, max_side) when none is given: the source size, each model's "native processing"."""
-        return DEFAULT_RESOLUTION
-
-    def frame_preset(self, name: str) -> FrameOptions:
-        try:
-            return FRAME_PRESETS[name]
-        except KeyError:
-            raise ValueError(f"unknown frame preset {name!r}; presets: {', '.join(FRAME_PRESETS)}") from None
-
-    def prompt_preset(self, name: str) -> dict[str, Any]:
-        """The prompt variant lmms-eval gives the preset's model (gpt-4o: the gpt4v post prompt)."""
-        post = PRESET_POST_PROMPTS.get(name)
-        return {"post_prompt": post} if post is not None else {}
-
-    def sampler(self, item: Item, frames: FrameOptions) -> SamplerSettings | None:
-        if not isinstance(item.media, VideoRef):
-            return None
-        output = {
-            "size": frames.size,
-            "max_side": frames.max_side,
-            "image_format": frames.image_format,
-            "jpeg_quality": frames.jpeg_quality,
-        }
-        if frames.fps is not None:
-            caps = [c for c in (frames.max_frames, frames.max_images) if c is not None]
-            return SamplerSettings(
-                strategy="fps", fps=frames.fps, max_frames=min(caps) if caps else None, **output
-            )
-        count = frames.counts.get(item.task, frames.counts.get("all", DEFAULT_FRAMES))
-        if frames.max_images is not None:
-            count = min(count, frames.max_images)
-        return SamplerSettings(strategy="uniform", num_frames=count, **output)
-
-    def prompt_text(self, item: Item, options: PromptOptions) -> str:
-        return build_prompt(item, options.variant)
-
-    def messages(self, item: Item, images: Sequence[ImagePart], options: PromptOptions) -> list[Message]:
-        return [Message(role="user", content=[*images, TextPart(text=self.prompt_text(item, options))])]
-
-    def hints(self, item: Item) -> AnswerHints:
-        return AnswerHints(answer_type=AnswerType.CHOICE, options=item.options)
-
-    def extract(self, response: str | None, item: Item) -> Extraction:
-        return extract_answer(response, item)
-
-    def needs_judge(self, item: Item, extraction: Extraction) -> bool:
-        return False
-
-    def score(self, item: Item, extraction: Extraction, judgment: Judgment | None) -> ItemScore:
-        return score_item(item, extraction, judgment)
-
-    def build_judge(self, spec: str | None, backend_options: dict[str, Any]) -> None:
-        return None
+    def prompt_text(self, item: Item) -> str:
+        return build_prompt(
+            item,
+            cot=self.settings.cot,
+            post_prompt=self.settings.post_prompt,
+            keep_times=self.settings.keep_times,
+        )
 
     def extraction_modes(self) -> dict[str, ExtractionMode]:
         """Other readings of the same replies, scored beside the strict one."""
@@ -172,10 +174,29 @@ class SciVideoBenchSuite:
             },
         ]
 
-    def reference_rows(self) -> list[dict[str, Any]]:
-        data = _reference()
-        columns = data["columns"]
-        return [
-            {"label": f"{row['label']} (paper)", "values": dict(zip(columns, row["values"], strict=True))}
-            for row in data["rows"]
-        ]
+    def hub_layout(self) -> Any:
+        from expvid.suites.scivideobench.release import SciVideoBenchLayout
+
+        return SciVideoBenchLayout()
+
+    def make_sample(self, directory: Path, seed: int, *, force: bool) -> SampleReport:
+        from expvid.suites.scivideobench.sample import make_scivideobench_sample
+
+        sample = make_scivideobench_sample(directory, seed, force=force)
+        what = f"{sample.questions} questions on {sample.videos} videos"
+        return SampleReport(root=sample.root, seconds=sample.seconds, what=what)
+
+
+def load_scivideobench(
+    root: Path | str,
+    *,
+    tasks: Sequence[str] | None = None,
+    strict: bool = False,
+    check_media: bool = True,
+) -> Dataset:
+    """Load the release at `root`; `tasks` selects question types (conceptual, hypothetical, quantitative).
+
+    Every record becomes an item or an invalid record (counted in its question type when that is
+    readable); a missing video leaves the item in place (scored as a media failure when run).
+    """
+    return SciVideoBenchSuite().load(Path(root), tasks=tasks, strict=strict, check_media=check_media)

@@ -16,7 +16,6 @@ Ids repeat across languages, so an item's id is `"{language}/{id}"`.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from collections.abc import Iterable, Sequence
@@ -37,25 +36,22 @@ from expvid.schema import (
 )
 from expvid.scoring.sfe_boxes import parse_official_boxes
 from expvid.suites.base import Dataset, FileProblem
-from expvid.suites.release_io import json_records, read_release_bytes, release_root, wanted_tasks
+from expvid.suites.records import RecordError, RecordReader, read_json_release
+from expvid.suites.release_io import release_root, wanted_tasks
 from expvid.suites.sfe.parquet import IMAGE_CACHE, PARQUET_SUFFIX, ImageStore, file_sha256, parquet_records
 from expvid.suites.sfe.spec import (
-    FIELD_NAMES,
     GROUNDING_TASK_IDS,
     LANGUAGES,
     QUESTION_TYPES,
     SUITE,
     TASK_LEVELS,
     TASKS,
+    discipline_of,
 )
 
 _REQUIRED = ("id", "field", "question_type", "question", "answer", "images")
 _LEVEL = re.compile(r"^\s*[Ll]?([123])\s*$")
 RECORD_SUFFIXES = (".jsonl", ".json", PARQUET_SUFFIX)
-
-
-class _BadRecord(ValueError):
-    pass
 
 
 def language_files(root: Path, language: str) -> list[Path]:
@@ -155,33 +151,13 @@ def _load_file(
             return
         records = parquet_records(path)
     else:
-        data = read_release_bytes(path)
-        if isinstance(data, RecordProblem):
-            dataset.add_invalid(data, None)
-            return
-        dataset.file_hashes[str(path.relative_to(root))] = hashlib.sha256(data).hexdigest()
-        records = json_records(path, data)
-    seen = {item.id for item in dataset.items}
-    for line, record in records:
-        if isinstance(record, RecordProblem):
-            dataset.add_invalid(record, None)  # unreadable: its task is unknown
-            continue
-        task = task_of_record(record)
-        if task is not None and task not in wanted:
-            continue
-        try:
-            item = record_to_item(record, root, path.parent, language, level_map, store)
-        except _BadRecord as error:
-            raw_id = record.get("id")
-            source_id = raw_id if isinstance(raw_id, str) else None
-            dataset.add_invalid(RecordProblem(path, line, str(error)), task, source_id)
-            continue
-        if item.id in seen:
-            message = f"duplicate id {item.source_id!r} in the {language} set"
-            dataset.add_invalid(RecordProblem(path, line, message), item.task, item.source_id)
-            continue
-        seen.add(item.id)
-        dataset.add_item(item)
+        records = read_json_release(dataset, path)
+    reader = RecordReader(
+        task_of=task_of_record,
+        to_item=lambda record: record_to_item(record, root, path.parent, language, level_map, store),
+        source_id=lambda record: record.get("id") if isinstance(record.get("id"), str) else None,
+    )
+    reader.read(dataset, path, records, wanted)
 
 
 def _image_entries(value: Any) -> list[str | dict[str, Any]]:
@@ -189,7 +165,7 @@ def _image_entries(value: Any) -> list[str | dict[str, Any]]:
     entries = value if isinstance(value, list) else [value] if isinstance(value, str | dict) else None
     if not entries or not all(_usable_entry(entry) for entry in entries):
         shown = _shown_images(value)
-        raise _BadRecord(f"images must be a non-empty list of paths or embedded images, got {shown!r}")
+        raise RecordError(f"images must be a non-empty list of paths or embedded images, got {shown!r}")
     return entries
 
 
@@ -230,7 +206,7 @@ def _images(value: Any, root: Path, folder: Path, store: ImageStore) -> tuple[st
             try:
                 resolved.append(str(store.put(bytes(entry["bytes"]))))
             except (ValueError, OSError) as error:
-                raise _BadRecord(f"embedded image {entry.get('path') or ''}: {error}") from None
+                raise RecordError(f"embedded image {entry.get('path') or ''}: {error}") from None
             continue
         raw = entry if isinstance(entry, str) else str(entry["path"])
         candidates = [root / raw, root / "images" / Path(raw).name, folder / raw]
@@ -243,15 +219,15 @@ def _images(value: Any, root: Path, folder: Path, store: ImageStore) -> tuple[st
 def _gold_boxes(answer: str) -> list[Box]:
     parsed = parse_official_boxes(answer)
     if parsed is None:
-        raise _BadRecord(f"grounding answer {answer!r} is not a box list [x1,y1,x2,y2;...]")
+        raise RecordError(f"grounding answer {answer!r} is not a box list [x1,y1,x2,y2;...]")
     boxes = []
     for values in parsed:
         if not all(0.0 <= v <= 1.0 for v in values):
-            raise _BadRecord(f"grounding answer box {values} is not normalised to 0..1")
+            raise RecordError(f"grounding answer box {values} is not normalised to 0..1")
         try:
             boxes.append(Box(x1=values[0], y1=values[1], x2=values[2], y2=values[3]))
         except ValidationError:
-            raise _BadRecord(f"grounding answer box {values} has its corners out of order") from None
+            raise RecordError(f"grounding answer box {values} has its corners out of order") from None
     return boxes
 
 
@@ -265,38 +241,38 @@ def record_to_item(
 ) -> Item:
     missing = [name for name in _REQUIRED if name not in record]
     if missing:
-        raise _BadRecord(f"missing field(s): {', '.join(missing)}")
+        raise RecordError(f"missing field(s): {', '.join(missing)}")
     raw_id = record["id"]
     if not isinstance(raw_id, str) or not raw_id.strip():
-        raise _BadRecord(f"id must be a non-empty string, got {raw_id!r}")
+        raise RecordError(f"id must be a non-empty string, got {raw_id!r}")
     task_id = raw_id.split("/")[0].strip().upper()
     question_type = str(record["question_type"]).strip().lower()
     if question_type not in QUESTION_TYPES:
-        raise _BadRecord(
+        raise RecordError(
             f"question_type {record['question_type']!r} is not one of {', '.join(QUESTION_TYPES)}"
         )
     field = record["field"]
     question = record["question"]
     if not isinstance(field, str) or not field.strip():
-        raise _BadRecord("field must be a non-empty string")
+        raise RecordError("field must be a non-empty string")
     if not isinstance(question, str) or not question.strip():
-        raise _BadRecord("question must be a non-empty string")
+        raise RecordError("question must be a non-empty string")
     options = record.get("options") or []
     if not isinstance(options, list) or not all(isinstance(o, str) for o in options):
-        raise _BadRecord(f"options must be a list of texts, got {options!r}")
+        raise RecordError(f"options must be a list of texts, got {options!r}")
     if question_type == "mcq" and len(options) < 2:
-        raise _BadRecord("a multiple-choice question needs at least two options")
+        raise RecordError("a multiple-choice question needs at least two options")
     answer = record["answer"]
     if isinstance(answer, bool) or not isinstance(answer, str | int | float) or str(answer).strip() == "":
-        raise _BadRecord(f"answer must be a non-empty text, got {answer!r}")
+        raise RecordError(f"answer must be a non-empty text, got {answer!r}")
     answer = str(answer)
     images = _images(record["images"], root, folder, store or ImageStore(default_cache_dir() / IMAGE_CACHE))
     grounding = task_id in GROUNDING_TASK_IDS
     explicit = record.get("cognitive_level", record.get("level"))
     level = _level(explicit) if explicit is not None else level_map.get(task_id)
     if explicit is not None and level is None:
-        raise _BadRecord(f"cognitive level {explicit!r} is not 1, 2 or 3 (or L1-L3)")
-    discipline = FIELD_NAMES.get(field.strip().lower(), field.strip())
+        raise RecordError(f"cognitive level {explicit!r} is not 1, 2 or 3 (or L1-L3)")
+    discipline = discipline_of(task_id) or field.strip()
     try:
         return Item(
             id=f"{language}/{raw_id}",
@@ -320,4 +296,4 @@ def record_to_item(
             },
         )
     except ValidationError as error:
-        raise _BadRecord(describe_validation_error(error)) from None
+        raise RecordError(describe_validation_error(error)) from None

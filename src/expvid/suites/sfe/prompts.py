@@ -16,10 +16,16 @@ def prompt_file(name: str) -> str:
     return resources.files(__package__).joinpath("prompts", name).read_text(encoding="utf-8")
 
 
-def build_prompt(item: Item) -> str:
-    """`"{description}\\n{type sentence}\\n\\n{question}"`, then the options for multiple choice."""
+def build_prompt(item: Item, *, box_prompt: str = "paper") -> str:
+    """`"{description}\\n{type sentence}\\n\\n{question}"`, then the options for multiple choice.
+
+    Box items (E011, E012) get appendix D's bounding-box sentence (`box_prompt="paper"`), or the
+    sentence of their question type, exact match, as SFE's own lmms-eval task sends (`"official"`).
+    """
     description = prompt_file("description.txt").replace("{field}", str(item.meta["field"]))
-    kind = "grounding" if item.task == "grounding" else str(item.meta["question_type"])
+    kind = str(item.meta["question_type"])
+    if item.task == "grounding" and box_prompt == "paper":
+        kind = "grounding"
     text = f"{description}\n{prompt_file(f'{kind}.txt')}\n\n{item.question}"
     if kind == "mcq":
         text = f"{text}\n" + "\n".join(item.meta.get("options", []))

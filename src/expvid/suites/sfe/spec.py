@@ -34,20 +34,18 @@ TASKS: tuple[TaskSpec, ...] = (
 )
 LEVELS: tuple[LevelSpec, ...] = (LevelSpec("Average", QUESTION_TYPES, LevelRule.ITEM_WEIGHTED),)
 
-#: Table 3's discipline columns, and spellings of the `field` value mapped onto them.
+#: Table 3's discipline columns.
 DISCIPLINES: tuple[str, ...] = ("Astronomy", "Chemistry", "Earth", "Life", "Material")
-FIELD_NAMES: dict[str, str] = {
-    "astronomy": "Astronomy",
-    "chemistry": "Chemistry",
-    "earth": "Earth",
-    "earth science": "Earth",
-    "life": "Life",
-    "life science": "Life",
-    "material": "Material",
-    "materials": "Material",
-    "materials science": "Material",
-    "material science": "Material",
-}
+#: A task id's first letter names its discipline (A001 Astronomy, C004 Chemistry, E011 Earth, L001
+#: Life, M003 Material: the 66 task ids of the release and §3.2), which the record's free-text
+#: `field` ("Earth Science", "Materials science", ...) only spells in many ways.
+DISCIPLINE_OF_PREFIX: dict[str, str] = {name[0]: name for name in DISCIPLINES}
+
+
+def discipline_of(task_id: str) -> str | None:
+    """Table 3's discipline of an SFE task id, None when its prefix is not one of the five."""
+    return DISCIPLINE_OF_PREFIX.get(task_id[:1].upper())
+
 
 #: Cognitive level of the tasks §3.2 names explicitly ("L1 tasks include ...").
 TASK_LEVELS: dict[str, int] = {
@@ -77,6 +75,7 @@ def box_acc_key(threshold: float) -> str:
 #: Metrics reported beside the judge score, and their scales.
 METRIC_UNITS: dict[str, str] = {
     "bertscore_f1": "0-1",
+    "bertscore_f1_official": "0-1",
     "exec_success": "%",
     "iou_parsed_only": "%",
     "iou_best_pair": "%",

@@ -16,24 +16,17 @@ The judge and BERTScore read the reply as the model wrote it, as the official co
 
 from __future__ import annotations
 
-import json
+import re
 from collections.abc import Sequence
-from functools import cache
-from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, Literal
+
+from pydantic import field_validator
 
 from expvid.models.factory import create_backend
-from expvid.models.types import AnswerHints, ImagePart, Message, TextPart
-from expvid.schema import (
-    AnswerType,
-    ExtractionStatus,
-    Item,
-    ItemScore,
-    Judgment,
-    SamplerSettings,
-)
-from expvid.scoring import Extraction, extract_answer, needs_judge, score_item
+from expvid.models.types import AnswerHints
+from expvid.schema import AnswerType, ExtractionStatus, Item, ItemScore, Judgment, SamplerSettings
+from expvid.scoring import Extraction, extract_answer, score_item
 from expvid.scoring.bertscore import BertScorer
 from expvid.scoring.extraction import extract_boxes, split_reasoning
 from expvid.scoring.judges.graded import GradedJudge, official_score_parse
@@ -42,8 +35,10 @@ from expvid.scoring.metrics import greedy_box_iou, video_id_of
 from expvid.scoring.sfe_boxes import parse_official_boxes, prediction_order_greedy_iou
 from expvid.suites.base import Dataset
 from expvid.suites.chance import ChancePools
-from expvid.suites.judge_adapter import JudgeAdapter, check_judge_input, judged_text
-from expvid.suites.protocol import FrameOptions, PromptOptions, resolution_given
+from expvid.suites.judge_adapter import JudgeAdapter, JudgeInput, judge_input_setting, judged_text
+from expvid.suites.protocol import FrameOptions, resolution_given
+from expvid.suites.sample_report import SampleReport
+from expvid.suites.settings import SuiteSettings, setting
 from expvid.suites.sfe.loader import load_sfe, read_level_map
 from expvid.suites.sfe.prompts import build_prompt, option_letters
 from expvid.suites.sfe.spec import (
@@ -59,18 +54,67 @@ from expvid.suites.sfe.spec import (
     acc_key,
     box_acc_key,
 )
+from expvid.suites.suite import Suite
 
 JUDGE_SCALE = 10.0
-OPTION_KEYS = ("languages", "bertscore", "levels", "judge_input")
 #: Tables 3 and 4 print two decimals (BERTScore three, on its 0-1 scale).
 TABLE_FORMAT = ".2f"
+_BERTSCORE_SPEC = re.compile(r"^(auto|official|minilm|.+:\d+)$")
 
 
-@cache
-def _reference() -> dict[str, Any]:
-    text = resources.files(__package__).joinpath("reference_tables.json").read_text(encoding="utf-8")
-    data: dict[str, Any] = json.loads(text)
-    return data
+class SFESettings(SuiteSettings):
+    """What may change in an SFE run besides the generic options."""
+
+    renamed: ClassVar[dict[str, str]] = {"languages": "language"}
+
+    language: Literal["en", "zh", "both"] = setting(
+        "en",
+        help="Which set to run: English, Chinese, or both (separate datasets, reported side by side).",
+        paper="SFE §3 (830 questions per language), Tables 3-4 (en / zh columns)",
+    )
+    box_prompt: Literal["paper", "official"] = setting(
+        "paper",
+        help="Instruction for the box tasks E011/E012: appendix D's bounding-box sentence (paper), or the "
+        "exact-match sentence SFE's own released lmms-eval task sends (official).",
+        paper="SFE appendix D; SFE lmms-eval task construct_prompt",
+    )
+    judge_input: JudgeInput = judge_input_setting(
+        "What the judge, BERTScore and the box parser read: the reply as written (raw, the official code), "
+        "or without its think blocks (stripped)."
+    )
+    bertscore: str = setting(
+        "auto",
+        help="BERTScore model for open answers: official (bert-base-multilingual-cased, layer 9), minilm, "
+        "PATH:LAYER, or auto (official when cached, else minilm).",
+        paper="SFE §4 Metrics; official sfe_process_results",
+        scoring=True,
+    )
+    levels: Path | None = setting(
+        None,
+        help="JSON {task_id: 1-3} with the cognitive level of tasks §3.2 does not name (L columns).",
+        paper="SFE §3.2 names the level of 34 of the 66 tasks",
+        scoring=True,
+    )
+
+    @field_validator("language", mode="before")
+    @classmethod
+    def _language_list(cls, value: Any) -> Any:
+        """The old form, a list of languages: ["en", "zh"] is both."""
+        if isinstance(value, list | tuple):
+            chosen = {str(v) for v in value}
+            return "both" if chosen == set(LANGUAGES) else next(iter(chosen)) if len(chosen) == 1 else value
+        return value
+
+    @field_validator("bertscore")
+    @classmethod
+    def _bertscore_spec(cls, value: str) -> str:
+        if not _BERTSCORE_SPEC.match(value.strip()):
+            raise ValueError("expected auto, official, minilm or PATH_OR_NAME:LAYER (e.g. /models/bert:9)")
+        return value.strip()
+
+    @property
+    def languages(self) -> tuple[str, ...]:
+        return LANGUAGES if self.language == "both" else (self.language,)
 
 
 class SFEJudge(JudgeAdapter):
@@ -78,15 +122,8 @@ class SFEJudge(JudgeAdapter):
 
     inner: GradedJudge | OfflineGradedJudge
 
-    def __init__(self, inner: GradedJudge | OfflineGradedJudge, judge_input: str = "raw") -> None:
-        super().__init__(inner)
-        self.judge_input = check_judge_input(judge_input)
-
-    def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "judge_input": self.judge_input}
-
     async def judge(self, item: Item, extraction: Extraction, response: str | None) -> Judgment:
-        prediction = judged_text(self.judge_input, extraction, response)
+        prediction = self.prediction(extraction, response)
         answer = str(item.meta["answer_raw"])
         if isinstance(self.inner, OfflineGradedJudge):
             options = option_letters(list(item.meta.get("options", [])))
@@ -98,34 +135,32 @@ class SFEJudge(JudgeAdapter):
         )
 
 
-class SFESuite:
+class SFESuite(Suite):
     """830 scientific image questions per language, judged 0-10, with BERTScore and box IoU."""
 
     name = SUITE
+    title = "SFE (Scientists' First Exam): scientific image questions, en and zh, judged 0-10"
     #: The paper's judge model, used when only --judge-base-url is given.
     default_judge_model = "gpt-4o-2024-11-20"
+    hub_repo = "PrismaX/SFE"
     tasks = TASKS
     levels = LEVELS
     generation = GENERATION
     metric_units = METRIC_UNITS
+    judge_scale = JUDGE_SCALE
+    reference_file = "reference_tables.json"
+    Settings = SFESettings
+    settings: SFESettings
 
-    def __init__(self, **options: Any) -> None:
-        unknown = sorted(set(options) - set(OPTION_KEYS))
-        if unknown:
-            raise ValueError(f"unknown SFE suite option(s) {unknown}; options: {', '.join(OPTION_KEYS)}")
-        languages = options.get("languages", ["en"])
-        if isinstance(languages, str):
-            languages = ["en", "zh"] if languages == "both" else [languages]
-        if not languages or any(language not in LANGUAGES for language in languages):
-            raise ValueError(f"SFE languages are en, zh or both; got {languages!r}")
-        self.languages: tuple[str, ...] = tuple(languages)
-        self.bertscore_spec = str(options.get("bertscore", "auto"))
-        self.level_file = Path(options["levels"]) if options.get("levels") else None
-        self.judge_input = check_judge_input(str(options.get("judge_input", "raw")))
+    def __init__(self, settings: SFESettings | dict[str, Any] | None = None) -> None:
+        super().__init__(settings)
         self._scorer: BertScorer | None = None
-        self._chance = ChancePools()
         #: Cognitive-level coverage of the last scored entries (see `extra_metrics`).
         self._coverage: dict[str, dict[str, int]] = {}
+
+    @property
+    def judge_input(self) -> str:
+        return self.settings.judge_input
 
     def load(
         self,
@@ -135,9 +170,15 @@ class SFESuite:
         strict: bool = False,
         check_media: bool = True,
     ) -> Dataset:
-        levels = read_level_map(self.level_file) if self.level_file else None
+        level_file = self.settings.levels
+        levels = read_level_map(level_file) if level_file else None
         dataset = load_sfe(
-            root, languages=self.languages, tasks=tasks, strict=strict, check_media=check_media, levels=levels
+            root,
+            languages=self.settings.languages,
+            tasks=tasks,
+            strict=strict,
+            check_media=check_media,
+            levels=levels,
         )
         self._chance = ChancePools.of(
             (_chance_group(item, by_task=by_task), item.id, [str(item.meta["answer_raw"])])
@@ -146,24 +187,18 @@ class SFESuite:
         )
         return dataset
 
-    def validate_options(self, prompt: PromptOptions, frames: FrameOptions) -> None:
-        if prompt.with_asr or prompt.variant:
-            raise ValueError(
-                "SFE has one prompt per question type (appendix D); --with-asr / --variant do not apply"
-            )
+    def resolve_frames(self, frames: FrameOptions) -> FrameOptions:
         if resolution_given(frames) and (frames.size is not None or frames.max_side is not None):
             raise ValueError(
                 "SFE sends its images as released (the official task resizes none); --size / --max-side do not apply"
             )
+        return frames
 
     def sampler(self, item: Item, frames: FrameOptions) -> SamplerSettings | None:
         return None  # images are sent as stored
 
-    def prompt_text(self, item: Item, options: PromptOptions) -> str:
-        return build_prompt(item)
-
-    def messages(self, item: Item, images: Sequence[ImagePart], options: PromptOptions) -> list[Message]:
-        return [Message(role="user", content=[*images, TextPart(text=self.prompt_text(item, options))])]
+    def prompt_text(self, item: Item) -> str:
+        return build_prompt(item, box_prompt=self.settings.box_prompt)
 
     def hints(self, item: Item) -> AnswerHints:
         """Multiple choice: the option letters. Otherwise, for chance baselines, the gold answers of
@@ -183,16 +218,14 @@ class SFESuite:
             return extract_answer(response, item)
         if response is None:
             return Extraction.failed()
-        answer, _ = split_reasoning(response)
+        # "raw": the official parser reads the whole reply, think blocks included; "stripped": the answer.
+        answer = response if self.judge_input == "raw" else split_reasoning(response)[0]
         boxes = parse_official_boxes(answer)
         if boxes is None:
             return Extraction.unparseable(
                 "no [x1, y1, x2, y2; ...] box list (the official format)", rule="official_boxes"
             )
         return Extraction.found(boxes, "official_boxes")
-
-    def needs_judge(self, item: Item, extraction: Extraction) -> bool:
-        return needs_judge(item, extraction)
 
     def score(self, item: Item, extraction: Extraction, judgment: Judgment | None) -> ItemScore:
         if item.answer_type is not AnswerType.BOXES:
@@ -231,7 +264,7 @@ class SFESuite:
     @property
     def scorer(self) -> BertScorer:
         if self._scorer is None:
-            self._scorer = BertScorer(self.bertscore_spec)
+            self._scorer = BertScorer(self.settings.bertscore)
         return self._scorer
 
     def extra_metrics(
@@ -253,6 +286,8 @@ class SFESuite:
                 metrics["llm_score_official_parse"] = None if failed else 10.0 * official_score_parse(raw)
                 if item.task == "open_ended":
                     metrics["bertscore_f1"] = None
+                    # The official aggregation averages over every open item, an unparseable one as 0.
+                    metrics["bertscore_f1_official"] = 0.0
                     if extraction.ok:
                         prediction = judged_text(self.judge_input, extraction, response)
                         open_pairs.append((item.id, prediction, str(item.meta["answer_raw"])))
@@ -261,6 +296,7 @@ class SFESuite:
             scores = self.scorer.score_pairs([(prediction, gold) for _, prediction, gold in open_pairs])
             for (item_id, _, _), value in zip(open_pairs, scores, strict=True):
                 values[item_id]["bertscore_f1"] = value.f1
+                values[item_id]["bertscore_f1_official"] = value.f1
         self._coverage = level_coverage([item for item, *_ in entries])
         return values
 
@@ -281,7 +317,7 @@ class SFESuite:
             )
         if self.judge_input != "raw":
             notes.append(
-                "The judge and BERTScore read the replies with think blocks removed (--judge-input stripped); "
+                "The judge and BERTScore read the replies with think blocks removed (-S judge_input=stripped); "
                 "the official code sends the raw reply."
             )
         partial = [
@@ -293,7 +329,7 @@ class SFESuite:
         if partial:
             notes.append(
                 "L1-L3 (partial) average only the items whose SFE task has a cognitive level (record field, "
-                f"--suite-option levels=FILE, or the {len(TASK_LEVELS)} tasks §3.2 names): "
+                f"-S levels=FILE, or the {len(TASK_LEVELS)} tasks §3.2 names): "
                 + "; ".join(partial)
                 + ". The paper's L columns cover every task; they are not comparable."
             )
@@ -370,6 +406,16 @@ class SFESuite:
                 "columns": pair("bert", "Open BERTScore", "language", ["metrics", "bertscore_f1"], fmt=".3f"),
             },
             {
+                "name": "Open Question (BERTScore, unparseable = 0)",
+                "columns": pair(
+                    "bert_official",
+                    "Open BERTScore {language} (official, unparseable = 0)",
+                    "language",
+                    ["metrics", "bertscore_f1_official"],
+                    fmt=".3f",
+                ),
+            },
+            {
                 "name": "Open Question (LLM)",
                 "columns": pair("open", "Open LLM", "language", ["tasks", "open_ended"]),
             },
@@ -377,13 +423,17 @@ class SFESuite:
         ]
         return groups
 
-    def reference_rows(self) -> list[dict[str, Any]]:
-        data = _reference()
-        columns = data["columns"]
-        return [
-            {"label": f"{row['label']} (paper)", "values": dict(zip(columns, row["values"], strict=True))}
-            for row in data["rows"]
-        ]
+    def hub_layout(self) -> Any:
+        from expvid.suites.sfe.release import SFELayout
+
+        return SFELayout(self.settings.languages)
+
+    def make_sample(self, directory: Path, seed: int, *, force: bool) -> SampleReport:
+        from expvid.suites.sfe.sample import make_sfe_sample
+
+        sample = make_sfe_sample(directory, seed, force=force)
+        what = ", ".join(f"{n} {language} questions" for language, n in sample.questions.items())
+        return SampleReport(root=sample.root, seconds=sample.seconds, what=f"{what}, {sample.images} images")
 
 
 def _chance_group(item: Item, *, by_task: bool = True) -> str:

@@ -16,12 +16,20 @@ from pathlib import Path
 
 from expvid.hub.fetch import Echo, FetchError, FetchOutcome, FetchRequest, _sha256, _versions
 from expvid.hub.record import FetchRecord, SourceInfo, Verification, read_fetch_record
-from expvid.hub.sources import PROMQA_FILES, PROMQA_GITHUB, PROMQA_RECORDINGS
 from expvid.hub.verify import check_media, media_files
 from expvid.schema import DataError
 
 GITHUB_API = "https://api.github.com"
 GITHUB_RAW = "https://raw.githubusercontent.com"
+PROMQA_GITHUB = "kimihiroh/promqa"
+PROMQA_FILES: tuple[str, ...] = ("data/examples.json", "data/graphs.json")
+PROMQA_RECORDINGS = (
+    "ProMQA's recordings are CaptainCook4D's and are not redistributed with the QA files. Download them with "
+    "https://github.com/CaptainCook4D/downloader (the ProMQA authors use: python download_gopro_data.py "
+    "--data2d --resolution4K; see https://captaincook4d.github.io/captain-cook/ for the licence), then put "
+    "each recording at {root}/videos/<recording_id>.mp4 (or <recording_id>_4K.mp4, or resolution_4k/). "
+    "{n} recording(s) are referenced by the fetched questions."
+)
 
 
 def fetch_promqa(request: FetchRequest, *, echo: Echo = lambda _: None) -> FetchOutcome:

@@ -1,0 +1,75 @@
+"""`expvid suites list|show`: the installed suites (built in or from other packages) and their settings."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+suites_app = typer.Typer(no_args_is_help=True, help="List the installed benchmark suites and their settings.")
+
+
+@suites_app.callback()
+def _suites() -> None:
+    """List the installed benchmark suites and their settings."""
+
+
+@suites_app.command("list")
+def list_suites() -> None:
+    """Every installed suite: its name, where it comes from and what it is."""
+    from expvid.suites.registry import UnknownSuiteError, suite_class, suite_names
+
+    for name in suite_names():
+        try:
+            cls = suite_class(name)
+        except UnknownSuiteError as error:
+            typer.echo(f"{name}  (cannot be loaded: {error})")
+            continue
+        title = getattr(cls, "title", "") or (cls.__doc__ or "").strip().splitlines()[0]
+        typer.echo(f"{name}  {title}  [{cls.__module__}]")
+
+
+@suites_app.command("show")
+def show_suite(
+    name: Annotated[str, typer.Argument(help="Suite name (see `expvid suites list`).", metavar="NAME")],
+) -> None:
+    """A suite's tasks, its published release and its settings (set with `-S KEY=VALUE`)."""
+    try:
+        typer.echo(describe_suite(name))
+    except ValueError as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(code=2) from None
+
+
+def describe_suite(name: str) -> str:
+    """The text `expvid suites show NAME` prints; `ValueError` for an unknown suite."""
+    from expvid.suites.registry import settings_model, suite_class
+    from expvid.suites.settings import describe_settings
+
+    cls = suite_class(name)
+    title = getattr(cls, "title", "") or (cls.__doc__ or "").strip().splitlines()[0]
+    lines = [f"{name}: {title}", ""]
+    lines.append("tasks: " + ", ".join(f"{spec.name} ({spec.metric})" for spec in getattr(cls, "tasks", ())))
+    repo = getattr(cls, "hub_repo", None)
+    if repo:
+        lines.append(f"release: hf:{repo} (expvid data fetch {name} DIR)")
+    if callable(getattr(cls, "make_sample", None)):
+        lines.append(f"sample: expvid sample make DIR --suite {name}")
+    settings = describe_settings(settings_model(name))
+    lines += ["", f"settings (-S KEY=VALUE; {len(settings)}):" if settings else "settings: none"]
+    for info in settings:
+        kind = f"one of {', '.join(info.choices)}" if info.choices else info.type
+        scoring = "; scoring only: may change on `expvid score`" if info.scoring else ""
+        lines.append(f"  {info.key} = {_shown(info.default)}  ({kind}{scoring})")
+        lines.append(f"      {info.help}")
+        if info.paper:
+            lines.append(f"      source: {info.paper}")
+    return "\n".join(lines)
+
+
+def _shown(value: Any) -> str:
+    if value is None:
+        return "(unset)"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)

@@ -1,0 +1,118 @@
+"""docs/write-a-suite.md is a working suite: its blocks are the package, pip installs it into a fresh
+virtual environment, and expvid finds it by its entry point and runs it end to end.
+
+The new environment sees the developer's expvid through a `.pth` file (`site.addsitedir` of the test's
+own environment), so the test installs nothing from a registry; the tiny package itself is built and
+installed by pip from a temporary folder, exactly as a user would install a suite package.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+from expvid.models.loopback import LoopbackServer, Reply
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+BLOCK = re.compile(r"^```\w+ file=(\S+)\n(.*?)^```$", re.DOTALL | re.MULTILINE)
+
+
+def _blocks() -> dict[str, str]:
+    return dict(BLOCK.findall((DOCS / "write-a-suite.md").read_text(encoding="utf-8")))
+
+
+def test_the_page_shows_the_example_package_as_committed() -> None:
+    blocks = _blocks()
+    example = DOCS / "examples" / "tinyqa"
+    committed = {
+        p.relative_to(example).as_posix()
+        for p in example.rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts
+    }
+    assert set(blocks) == committed
+    for name, text in blocks.items():
+        assert (example / name).read_text(encoding="utf-8") == text, name
+
+
+@pytest.fixture(scope="module")
+def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh virtual environment with the page's package pip-installed into it."""
+    root = tmp_path_factory.mktemp("suite_package")
+    package = root / "tinyqa"
+    for name, text in _blocks().items():
+        (package / name).parent.mkdir(parents=True, exist_ok=True)
+        (package / name).write_text(text, encoding="utf-8")
+    env = root / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True)
+    python = env / "bin" / "python"
+    purelib = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    ours = sysconfig.get_paths()["purelib"]
+    (Path(purelib) / "_expvid_dev.pth").write_text(f"import site; site.addsitedir({ours!r})\n")
+    installed = subprocess.run(
+        [str(python), "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation", "--no-index", str(package)],
+        capture_output=True, text=True, check=False, timeout=300,
+    )  # fmt: skip
+    assert installed.returncode == 0, installed.stderr
+    assert (Path(purelib) / "tinyqa").is_dir()  # installed into the new environment, not ours
+    return python
+
+
+def _expvid(python: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(python), "-m", "expvid.cli.main", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=300,
+        check=False,
+    )
+
+
+def test_a_separately_installed_suite_is_found_and_runs(venv: Path, tmp_path: Path) -> None:
+    listed = _expvid(venv, "suites", "list", cwd=tmp_path)
+    assert listed.returncode == 0, listed.stderr
+    assert "tinyqa  TinyQA: a tiny video QA example suite  [tinyqa.suite]" in listed.stdout.splitlines()
+    shown = _expvid(venv, "suites", "show", "tinyqa", cwd=tmp_path)
+    assert "hint = false  (bool)" in shown.stdout and "source: TinyQA §2" in shown.stdout
+
+    made = _expvid(venv, "sample", "make", "data", "--suite", "tinyqa", cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    checked = _expvid(venv, "data", "check", "data", "--suite", "tinyqa", cwd=tmp_path)
+    assert checked.returncode == 0 and "no problems" in checked.stdout, checked.stdout + checked.stderr
+    with LoopbackServer(lambda request: Reply.ok("correct")) as judge:  # its own judge prompt, over HTTP
+        run = _expvid(venv, "eval", "--suite", "tinyqa", "--data", "data", "--model", "random", "--out", "run",
+                      "--no-cache", "--quiet", "-S", "hint=true", "--judge", f"openai:judge@{judge.openai_base_url}",
+                      cwd=tmp_path)  # fmt: skip
+        assert run.returncode == 0, run.stderr
+        (asked,) = judge.requests
+        assert (
+            asked.body["messages"][0]["content"]
+            == "You grade answers to questions about a video. Reply with one word: correct or wrong.\n"
+        )
+        assert asked.texts[-1].startswith("Question: Which tool stirs?\nReference answer: a glass rod\n")
+    assert "| Model | MC | Open | Avg. (Overall) |" in run.stdout
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert manifest["suite"] == "tinyqa" and manifest["config"]["suite_settings"] == {"hint": True}
+    prompts = [
+        json.loads(line)["meta"]["prompt"]
+        for line in (tmp_path / "run" / "predictions.jsonl").read_text().splitlines()
+    ]
+    assert all(p.startswith("This is a lab demonstration.\nQuestion: ") for p in prompts)
+    scores = json.loads((tmp_path / "run" / "scores.json").read_text())
+    assert scores["levels"]["Overall"]["n"] == 2 and scores["tasks"]["open"]["score"] == 100.0
+
+    refused = _expvid(venv, "eval", "--suite", "tinyqa", "--data", "data", "--model", "random", "--out", "run",
+                      "--no-cache", "--quiet", "-S", "hint=false", cwd=tmp_path)  # fmt: skip
+    assert refused.returncode == 2 and "suite_settings.hint: run has True, now False" in refused.stderr
+    bad = _expvid(venv, "eval", "--suite", "tinyqa", "--data", "data", "--model", "random", "--out", "x",
+                  "-S", "hints=true", cwd=tmp_path)  # fmt: skip
+    assert bad.returncode == 2 and "unknown tinyqa setting 'hints' (did you mean 'hint'?)" in bad.stderr
