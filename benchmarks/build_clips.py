@@ -7,12 +7,15 @@ Three measurements, all in this run, on the same machine:
    keyframe at or before the clip start to its end, counted with the packet index); after = one
    ordered pass for all clips of the video (`cut_clips`, as the build does; counted by the cutter).
 2. CPU time to cut those clips in one process, per-clip vs one pass (same encoder settings).
-3. Whole builds against the scripted LLM of the tests on a loopback server (`tests/construction`), with
-   `--jobs 1` and `--jobs N`, each into a fresh candidate directory: wall time, the clip phase's wall
-   and worker seconds, and the speed-up the build report prints. Model replies come from a shared
-   response cache after the first build, so the builds differ only in cutting.
+3. Whole builds against the scripted LLM of the tests on a loopback server (`tests/construction`), each
+   into a fresh candidate directory, in four set-ups: one process or `--jobs N` worker processes,
+   each with one encoder thread per clip or FFmpeg's automatic thread count (`clip_threads` 0). Model
+   replies come from a shared response cache after the first build, so the builds differ only in
+   cutting. Printed: the median build wall time and clip-phase wall time of each, and their ratios
+   against `--jobs 1` with one thread (real wall-time ratios: > 1 is faster). The build picks its
+   default (`context.default_jobs`, `default_clip_threads`) from these numbers.
 
-Usage: python benchmarks/build_clips.py [--jobs 2] [--repeat 1]
+Usage: python benchmarks/build_clips.py [--jobs 2] [--repeat 3] [--skip-passes]
 """
 
 from __future__ import annotations
@@ -20,7 +23,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -29,7 +34,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
 CACHE = ROOT / ".cache" / "build_clips"
-sys.path.insert(0, str(ROOT.parent / "tests" / "build"))
+sys.path.insert(0, str(ROOT.parent / "tests" / "construction"))
 
 
 def _sample() -> Path:
@@ -43,7 +48,7 @@ def _sample() -> Path:
     return sample / "sources"
 
 
-def _build(sources: Path, out: Path, server: object, jobs: int, cache: Path | None) -> dict:
+def _build(sources: Path, out: Path, server: object, jobs: int, cache: Path | None, threads: int = 1) -> dict:
     from build_helpers import build_config
 
     from expvid.construction import build_candidates
@@ -52,7 +57,7 @@ def _build(sources: Path, out: Path, server: object, jobs: int, cache: Path | No
     if cache is not None:  # reuse the model replies of the first build: only cutting differs
         (out / ".build").mkdir(parents=True)
         shutil.copytree(cache, out / ".build" / "cache")
-    config = build_config(sources, out, server, jobs=jobs, blind_samples=1)
+    config = build_config(sources, out, server, jobs=jobs, clip_threads=threads, blind_samples=1)
     started = time.perf_counter()
     report = asyncio.run(build_candidates(config))
     report["bench_wall"] = time.perf_counter() - started
@@ -112,7 +117,8 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--skip-passes", action="store_true", help="Only the whole-build comparison (3).")
     args = parser.parse_args()
 
     from build_responder import ScriptedLab
@@ -126,45 +132,44 @@ def main() -> None:
         cache = work / "first" / ".build" / "cache"
         print(f"sample build: {first['calls']['sent']} calls sent, {first['tokens']['prompt']} prompt tokens, "
               f"{first['tokens']['completion']} completion tokens, {first['total_items']} items")  # fmt: skip
-        print("\n1-2. decode passes and CPU seconds per video (per-clip cutter vs one pass)")
-        print(
-            f"{'video':>6} {'clips':>5} {'passes before':>14} {'passes after':>13} {'cpu before':>11} {'cpu after':>10}"
-        )
-        totals = [0, 0, 0, 0.0, 0.0]
-        for vid, clips in sorted(_clip_specs(work / "first").items()):
-            video = sources / vid / "video.mp4"
-            before, frames = _per_clip_decoded(video, clips)
-            cpu_before, cpu_after, after = _cut_both(video, clips, work / "cut" / vid)
-            totals = [
-                totals[0] + before,
-                totals[1] + after,
-                totals[2] + frames,
-                totals[3] + cpu_before,
-                totals[4] + cpu_after,
-            ]
-            print(
-                f"{vid:>6} {len(clips):>5} {before / frames:>14.2f} {after / frames:>13.2f} {cpu_before:>10.2f}s {cpu_after:>9.2f}s"
-            )
-        print(f"{'all':>6} {'':>5} {totals[0] / totals[2]:>14.2f} {totals[1] / totals[2]:>13.2f} "
-              f"{totals[3]:>10.2f}s {totals[4]:>9.2f}s  (cpu ratio {totals[3] / totals[4]:.2f}x)")  # fmt: skip
+        if not args.skip_passes:
+            _passes(sources, work)
+        print(f"\n3. whole build of the sample (model replies from the cache), {os.cpu_count()} cores here, "
+              f"{len(os.sched_getaffinity(0))} usable; median of {args.repeat}")  # fmt: skip
+        setups = [(1, 1), (1, 0), (args.jobs, 1), (args.jobs, 0)]
+        rows: dict[tuple[int, int], list[tuple[float, float, float]]] = {}
+        for _ in range(args.repeat):  # interleaved, so a busy spell on a shared machine hits every set-up
+            for jobs, threads in setups:
+                report = _build(sources, work / f"jobs{jobs}_t{threads}", server, jobs, cache, threads)
+                clips = report["clips"]
+                runs = rows.setdefault((jobs, threads), [])
+                runs.append((report["bench_wall"], clips["wall_seconds"], clips["worker_seconds"]))
+        base = (statistics.median(r[0] for r in rows[(1, 1)]), statistics.median(r[1] for r in rows[(1, 1)]))
+        for (jobs, threads), runs in rows.items():
+            wall = statistics.median(r[0] for r in runs)
+            clip_wall = statistics.median(r[1] for r in runs)
+            worker = statistics.median(r[2] for r in runs)
+            label = "auto" if threads == 0 else str(threads)
+            print(f"  --jobs {jobs}, encoder threads {label:>4}: build {wall:5.1f} s ({base[0] / wall:.2f}x), "
+                  f"clip phase {clip_wall:5.1f} s ({base[1] / clip_wall:.2f}x), {worker:5.1f} s in workers")  # fmt: skip
 
-        print(
-            f"\n3. whole build of the sample (model replies from the cache), --jobs 1 vs --jobs {args.jobs}"
-        )
-        rows = {}
-        for jobs in (1, args.jobs):
-            walls, clip_walls, workers, speedups = [], [], [], []
-            for _ in range(args.repeat):
-                report = _build(sources, work / f"jobs{jobs}", server, jobs, cache)
-                walls.append(report["bench_wall"])
-                clip_walls.append(report["clips"]["wall_seconds"])
-                workers.append(report["clips"]["worker_seconds"])
-                speedups.append(report["clips"]["speedup"] or 0.0)
-            rows[jobs] = (min(walls), min(clip_walls), min(workers), max(speedups))
-            print(f"  --jobs {jobs}: build {rows[jobs][0]:.1f} s, clip phase {rows[jobs][1]:.1f} s wall for "
-                  f"{rows[jobs][2]:.1f} s of cutting (report speed-up {rows[jobs][3]:.2f}x)")  # fmt: skip
-        print(f"  build wall ratio jobs 1 / jobs {args.jobs}: {rows[1][0] / rows[args.jobs][0]:.2f}x; "
-              f"clip phase ratio {rows[1][1] / rows[args.jobs][1]:.2f}x")  # fmt: skip
+
+def _passes(sources: Path, work: Path) -> None:
+    print("\n1-2. decode passes and CPU seconds per video (per-clip cutter vs one pass)")
+    print(
+        f"{'video':>6} {'clips':>5} {'passes before':>14} {'passes after':>13} {'cpu before':>11} {'cpu after':>10}"
+    )
+    totals = [0, 0, 0, 0.0, 0.0]
+    for vid, clips in sorted(_clip_specs(work / "first").items()):
+        video = sources / vid / "video.mp4"
+        before, frames = _per_clip_decoded(video, clips)
+        cpu_before, cpu_after, after = _cut_both(video, clips, work / "cut" / vid)
+        totals = [totals[0] + before, totals[1] + after, totals[2] + frames, totals[3] + cpu_before,
+                  totals[4] + cpu_after]  # fmt: skip
+        print(f"{vid:>6} {len(clips):>5} {before / frames:>14.2f} {after / frames:>13.2f} "
+              f"{cpu_before:>10.2f}s {cpu_after:>9.2f}s")  # fmt: skip
+    print(f"{'all':>6} {'':>5} {totals[0] / totals[2]:>14.2f} {totals[1] / totals[2]:>13.2f} "
+          f"{totals[3]:>10.2f}s {totals[4]:>9.2f}s  (cpu ratio {totals[3] / totals[4]:.2f}x)")  # fmt: skip
 
 
 if __name__ == "__main__":

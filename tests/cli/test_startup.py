@@ -110,11 +110,13 @@ def test_a_commands_help_loads_only_that_command(args: list[str]) -> None:
         "expvid.cli.main",
         "expvid.cli.lazy",
         "expvid.cli.suite_flags",  # `-S` and the old per-suite flags: Typer only
+        "expvid.cli.endpoints",  # the endpoint options eval and build share: Typer only
     }
     assert commands <= {f"expvid.cli.{args[0]}", "expvid.cli.errors"}, commands
     if args[0] == "eval":  # no suite, no settings model, no run code: just the options
         assert {name for name in loaded if name.startswith("expvid.")} <= {
             "expvid.cli", "expvid.cli.main", "expvid.cli.lazy", "expvid.cli.eval", "expvid.cli.suite_flags",
+            "expvid.cli.endpoints",
             "expvid.suites", "expvid.suites.defaults",
         }  # fmt: skip
 

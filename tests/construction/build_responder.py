@@ -17,6 +17,7 @@ import random
 import re
 import threading
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -98,13 +99,23 @@ class ScriptedLab:
     """The responder: `LoopbackServer(ScriptedLab(...))`."""
 
     def __init__(
-        self, faults: Faults | None = None, *, seed: int = 0, caption_video: str | None = None
+        self,
+        faults: Faults | None = None,
+        *,
+        seed: int = 0,
+        caption_video: str | None = None,
+        scripts: Iterable[ExperimentScript] = (),
+        redraft: Iterable[str] = (),
     ) -> None:
         """`caption_video`: which experiment's frames the captioner is shown (frame numbers restart at 0
-        in every video, so the number alone does not say which video a frame is from)."""
+        in every video, so the number alone does not say which video a frame is from). `scripts`: more
+        experiments to know besides the sample's (a synthetic campaign's replicates). `redraft`:
+        experiments whose MCQs this lab drafts with other distractors than the default lab does (a
+        model asked again, as `--redo level1:ID` does, answers differently)."""
+        self.redraft = set(redraft)
         self.faults = faults or Faults()
         self.caption_video = caption_video
-        self.scripts = {s.video_id: s for s in load_scripts()}
+        self.scripts = {s.video_id: s for s in [*load_scripts(), *scripts]}
         self.timelines = {vid: plan_timeline(s, seed) for vid, s in self.scripts.items()}
         self._pieces: list[tuple[str, StepRef]] = []
         for script in self.scripts.values():
@@ -202,9 +213,17 @@ class ScriptedLab:
             options[letter] = text
         return {"question": question, "options": options, "answer": "A"}
 
+    def _experiment_of(self, asr: str, ref: StepRef) -> str:
+        """The experiment a narration sentence is from (a replicate names itself, see campaign_sources)."""
+        match = re.search(r"In replicate (\d+):", asr)
+        return str(800000 + int(match.group(1))) if match else ref.script.video_id
+
     def _pool(self, candidates: list[str], target: str, seed: str, asr: str = "") -> list[str]:
         """Distractors: not the target, and (as the G.1 prompts' feedback asks) nothing the clip's
         narration mentions."""
+        ref = self.step_of(asr) if asr else None
+        if ref is not None and self._experiment_of(asr, ref) in self.redraft:
+            seed = f"{seed}:redrafted"
         wanted = _norm(target)
         spoken = set(re.findall(r"[a-z0-9]+", asr.casefold()))
         pool = [

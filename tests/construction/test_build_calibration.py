@@ -82,10 +82,14 @@ def test_each_audit_separates_items_built_to_leak_from_clean_ones(builds, capsys
         assert hl / nl >= 0.9, (audit, hl, nl)
         # The lab's blind solver picks the longest option: on clean items it is right as often as the
         # correct option happens to be the longest (about one in four), and those items ARE answerable
-        # without the video by that shortcut. The implausibility audit is lexical: "hydraulic press", a
-        # plausible distractor of the membrane protocol, is made of everyday words that no transcript
-        # or paper of these three experiments uses (3 clean tool items). Every other audit stays near 0.
-        limit = {"blind_answerable": 0.3, "implausible_distractor": 0.2}.get(audit, 0.1)
+        # without the video by that shortcut. The implausibility audit is lexical and flags a distractor
+        # with ONE word out of context (so that "steering wheel" is caught beside a "filter wheel"):
+        # in this three-experiment pilot no discipline has peers, the collection stands in, and
+        # "hot plate", "vacuum oven", "tube furnace", "hydraulic press" use a word no transcript or
+        # paper of the three uses (7 of 17 clean tool items). At ExpVid's size, with peers in every
+        # discipline, none of the lab's own distractors is flagged (test_build_domain_audit.py).
+        # Every other audit stays near 0.
+        limit = {"blind_answerable": 0.3, "implausible_distractor": 0.45}.get(audit, 0.1)
         assert hc / nc <= limit, (audit, hc, nc)
 
 

@@ -76,3 +76,67 @@ def test_cli_rejects_bad_arguments_clearly(sample_sources, tmp_path):
         app, ["build", str(tmp_path / "nowhere"), "--out", str(tmp_path / "o5"), "--llm", "random"]
     )
     assert missing.exit_code == 2 and "sources folder not found" in flat(missing.output)
+
+
+def test_a_with_asr_run_of_a_built_benchmark_says_how_much_the_narration_gives_away(sample_build, tmp_path):
+    from expvid.suites.expvid_asr import word_overlap_accuracy
+    from expvid.suites.expvid_suite import load_expvid
+
+    dataset = load_expvid(sample_build.out, strict=True)
+    for task in ("materials", "tools", "quantity", "operation"):
+        correct, total = word_overlap_accuracy([i for i in dataset.items if i.task == task])
+        assert total > 10 and correct / total >= 0.85, (task, correct, total)  # issue 18 measured 93-100%
+    run = tmp_path / "run"
+    result = runner.invoke(
+        app,
+        ["eval", "--data", str(sample_build.out), "--model", "random:0", "--out", str(run), "--tasks",
+         "materials,tools", "--limit", "3", "--frames", "L1=2", "--size", "64", "--no-cache", "--quiet",
+         "-S", "with_asr=true"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    scores = json.loads((run / "scores.json").read_text())
+    (note,) = [n for n in scores["run"]["notes"] if "word-overlap solver" in n]
+    assert "--with-asr on a benchmark built by expvid build" in note
+    assert "word-overlap solver" in flat(result.output)
+    plain = runner.invoke(
+        app,
+        ["eval", "--data", str(sample_build.out), "--model", "random:0", "--out", str(tmp_path / "plain"),
+         "--tasks", "materials", "--limit", "2", "--frames", "L1=2", "--size", "64", "--no-cache", "--quiet"],
+    )  # fmt: skip
+    assert plain.exit_code == 0 and "word-overlap" not in plain.output
+
+
+def test_build_spreads_over_several_base_urls_and_survives_a_dead_node(sample_sources, tmp_path, lab_server):
+    from expvid.models.loopback import LoopbackServer, Reply
+
+    sources = subset(sample_sources, tmp_path / "sources", ["64455"])
+    out = tmp_path / "out"
+    with LoopbackServer(lambda request: Reply.error(503, "node down")) as dead:
+        result = runner.invoke(
+            app,
+            ["build", str(sources), "--out", str(out), "--llm", "openai:r1", "--base-url", dead.openai_base_url,
+             "--base-url", lab_server.openai_base_url, "--backend-option", "endpoint_cooldown_s=60",
+             "--max-retries", "3", "--levels", "3", "--min-duration", "60", "--max-duration", "900",
+             "--blind-samples", "0", "--quiet"],
+        )  # fmt: skip
+        assert result.exit_code == 0, result.output
+        assert dead.requests  # it was tried, failed over, and benched
+    report = json.loads((out / "build_report.json").read_text())
+    assert report["failed_units"] == [] and report["items"]["experimental_conclusion"]["kept"] == 1
+
+
+def test_a_context_too_small_for_a_transcript_stops_before_the_first_call(sample_sources, tmp_path):
+    from expvid.models.loopback import LoopbackServer
+
+    sources = subset(sample_sources, tmp_path / "sources", ["64455"])
+    with LoopbackServer(lambda request: "{}") as server:
+        result = runner.invoke(
+            app,
+            ["build", str(sources), "--out", str(tmp_path / "out"), "--llm",
+             f"openai:r1@{server.openai_base_url}", "--context-tokens", "2048", "--max-tokens", "1024",
+             "--min-duration", "60", "--max-duration", "900", "--quiet"],
+        )  # fmt: skip
+        assert server.requests == []
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and "--context-tokens 2048" in lines[0] and "Traceback" not in result.output

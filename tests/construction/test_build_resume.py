@@ -15,6 +15,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 from build_helpers import bodies, run_build, subset
 from build_responder import ScriptedLab
@@ -92,3 +93,56 @@ def test_a_killed_build_resumes_without_repeating_answered_calls(sample_sources,
         fresh = run_build(sources, tmp_path / "fresh", server, blind_samples=1)
     assert _annotations(out) == _annotations(tmp_path / "fresh")
     assert report["total_items"] == fresh["total_items"] > 0
+
+
+def _children(pid: int) -> set[int]:
+    """Every process below `pid` (read from /proc)."""
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            parents[int(entry)] = int(stat.rsplit(")", 1)[1].split()[1])
+    found: set[int] = set()
+    frontier = {pid}
+    while frontier:
+        frontier = {child for child, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def test_kill_9_of_a_build_leaves_no_clip_worker_or_helper_running(sample_sources, tmp_path):
+    sources = subset(sample_sources, tmp_path / "sources", VIDEOS)
+    responder = StallAfter(ScriptedLab(), 40)  # past curation: the clip workers are started
+    with LoopbackServer(responder) as server:
+        command = [
+            sys.executable, "-m", "expvid.cli.main", "build", str(sources), "--out", str(tmp_path / "out"),
+            "--llm", f"openai:deepseek-r1@{server.openai_base_url}", "--min-duration", "60",
+            "--max-duration", "900", "--preset", "ultrafast", "--blind-samples", "0", "--max-retries", "0",
+            "--jobs", "2", "--quiet",
+        ]  # fmt: skip
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        try:
+            assert responder.stalled.wait(timeout=120), process.communicate(timeout=5)[0].decode()
+            deadline = time.monotonic() + 60
+            while len(_children(process.pid)) < 3 and time.monotonic() < deadline:  # 2 workers + tracker
+                time.sleep(0.2)
+            helpers = _children(process.pid)
+            assert len(helpers) >= 3, helpers
+            os.kill(process.pid, signal.SIGKILL)
+        finally:
+            process.wait(timeout=30)
+        deadline = time.monotonic() + 15
+        while any(_alive(pid) for pid in helpers) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not [pid for pid in helpers if _alive(pid)]

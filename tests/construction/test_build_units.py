@@ -3,7 +3,6 @@ transcript windows, the one-pass clip cutter against the per-clip one, and the r
 
 from __future__ import annotations
 
-import itertools
 import random
 from pathlib import Path
 
@@ -12,7 +11,7 @@ import pytest
 
 from expvid.construction.level1 import mentioned, target_check
 from expvid.construction.llm import InvalidReply
-from expvid.construction.ordering import kendall, rebuild, shortcuts, symmetric
+from expvid.construction.ordering import SOLVERS, kendall, rebuild, shortcuts, solver_accuracy, symmetric
 from expvid.construction.retries import ROUNDS_PER_EPOCH, RetryBook
 from expvid.construction.schemas import FourOptionMCQ
 from expvid.construction.windows import transcript_windows
@@ -48,24 +47,31 @@ def test_distractors_spoken_in_the_same_clip_are_rejected_as_ambiguous():
 
 
 @pytest.mark.parametrize("n", range(3, 9))
-def test_rebuilt_ordering_distractors_hide_the_correct_order(n):
+def test_rebuilt_ordering_distractors_leave_every_option_comparing_solver_at_chance(n):
     correct = tuple(range(n))
     swaps = [tuple(i + 1 if j == i else i if j == i + 1 else j for j in range(n)) for i in range(n - 1)]
     llm = swaps[:3] if n > 3 else [*swaps, (2, 1, 0)]
-    assert shortcuts(correct, llm)  # one swap each: the correct order is the medoid
-    rebuilt = rebuild(correct, llm, random.Random(n))
-    assert rebuilt is not None and len(set(rebuilt)) == 3 and correct not in rebuilt
-    assert shortcuts(correct, rebuilt) == [] and symmetric(correct, rebuilt)
-    assert [kendall(correct, d) for d in rebuilt] == [1, 2, 3]
-    assert rebuilt[0] in llm  # the model's own single-swap confusion is kept
-    # No option is recoverable by brute force either: the Kemeny consensus is not the correct order.
-    options = [correct, *rebuilt]
-    best = (
-        min(itertools.permutations(range(n)), key=lambda p: sum(kendall(p, o) for o in options))
-        if n <= 6
-        else None
-    )
-    assert best is None or best != correct
+    assert any("kendall medoid" in s for s in shortcuts(correct, llm))  # one swap each: the medoid
+    for seed in range(8):
+        rebuilt = rebuild(correct, llm, random.Random(seed))
+        assert rebuilt is not None and len(set(rebuilt)) == 3 and correct not in rebuilt
+        assert symmetric(correct, rebuilt) and shortcuts(correct, rebuilt) == []
+        # Every solver ties on all four options: exactly chance, whatever it breaks ties with.
+        assert set(solver_accuracy(correct, rebuilt).values()) == {0.25}
+        assert rebuilt[0] in llm  # the model's own single-swap confusion is kept
+        assert max(kendall(correct, d) for d in rebuilt) == (3 if n == 3 else 2)
+
+
+def test_the_solver_battery_catches_the_path_of_swaps_that_farthest_option_answered():
+    # Issue 18: C -> D1 -> D2 -> D3 by adjacent swaps; "farthest from the others" got 50%, and no
+    # medoid or Borda test noticed.
+    correct = (0, 1, 2, 3, 4)
+    path = [(1, 0, 2, 3, 4), (1, 2, 0, 3, 4), (1, 2, 3, 0, 4)]
+    accuracy = solver_accuracy(correct, path)
+    assert accuracy["kendall medoid"] == 0.0 and accuracy["borda (mean position) order"] <= 0.25
+    assert accuracy["kendall farthest"] == 0.5
+    assert accuracy["shared neighbouring pairs"] == 1.0
+    assert len(SOLVERS) >= 30 and any("farthest" in s for s in shortcuts(correct, path))
 
 
 def test_windows_fit_the_budget_are_balanced_and_end_in_the_longest_pause():

@@ -48,30 +48,33 @@ def _lines(out: Path) -> list[dict]:  # type: ignore[type-arg]
 
 
 @pytest.mark.parametrize(
-    ("status", "body"), [(400, RESPONSES_ONLY), (404, NOT_FOUND)], ids=["responses-only", "typo"]
+    ("status", "body", "name", "api"),
+    # gpt-5-pro forced onto Chat Completions (it goes to the Responses API by default), and a typo.
+    [(400, RESPONSES_ONLY, "gpt-5-pro", ["--api", "chat"]), (404, NOT_FOUND, "gpt-5-mimi", [])],
+    ids=["responses-only", "typo"],
 )
 def test_identical_non_transient_errors_stop_the_run_and_it_resumes(
-    sample_dir: Path, tmp_path: Path, frame_cache_dir: Path, status: int, body: str
+    sample_dir: Path, tmp_path: Path, frame_cache_dir: Path, status: int, body: str, name: str, api: list[str]
 ) -> None:
     out = tmp_path / "run"
     broken = Reply(status=status, raw_body=body.encode(), headers={"content-type": "application/json"})
     with LoopbackServer(broken) as server:
-        model = f"openai:gpt-5-pro@{server.openai_base_url}"
-        code, output = _eval(sample_dir, out, frame_cache_dir, model, "--stop-after-errors", "4")
+        model = f"openai:{name}@{server.openai_base_url}"
+        args = ("--stop-after-errors", "4", *api)
+        code, output = _eval(sample_dir, out, frame_cache_dir, model, *args)
         assert code == 2, output
         message = " ".join(output.split())
-        assert "openai:gpt-5-pro: HTTP" in message
         assert message.startswith(
-            f"error: stopped after 4 requests in a row failed with the same error (openai:gpt-5-pro: HTTP {status}:"
+            f"error: stopped after 4 requests in a row failed with the same error (openai:{name}: HTTP {status}:"
         )
         assert "re-run the same command to resume" in message
         lines = _lines(out)
         assert len(lines) == 4 and all(line["error_kind"] == "request" for line in lines)
         assert not (out / "scores.json").exists()
-        again, _ = _eval(sample_dir, out, frame_cache_dir, model, "--stop-after-errors", "4")
+        again, _ = _eval(sample_dir, out, frame_cache_dir, model, *args)
         assert again == 2 and len(server.requests) <= 8 + 2  # the resume stops as soon (+ requests in flight)
         server.reset(Reply.ok("\\boxed{A}"))  # the cause fixed: the same command finishes the run
-        code, output = _eval(sample_dir, out, frame_cache_dir, model, "--stop-after-errors", "4")
+        code, output = _eval(sample_dir, out, frame_cache_dir, model, *args)
     assert code == 0, output
     scores = json.loads((out / "scores.json").read_text())
     assert scores["run"]["n_failed"] == 0 and scores["run"]["complete"]

@@ -12,7 +12,15 @@ import typer
 from pydantic import ValidationError
 from rich.console import Console
 
-from expvid.cli.errors import friendly_errors, require_http_urls, require_spec_urls
+from expvid.cli.endpoints import (
+    ApiKeyEnvOption,
+    BackendOptionOption,
+    BaseUrlOption,
+    MaxRetriesOption,
+    TimeoutOption,
+    endpoint_options,
+)
+from expvid.cli.errors import friendly_errors, require_spec_urls
 from expvid.run.terminal import message_console
 
 console = message_console(stderr=True)
@@ -95,14 +103,11 @@ def build_command(
         ),
     ] = None,
     concurrency: Annotated[int, typer.Option("--concurrency", min=1, help="Model requests in flight.")] = 8,
-    base_url: Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible server URL.")] = None,
-    api_key_env: Annotated[
-        str | None, typer.Option("--api-key-env", help="Env var holding the API key.")
-    ] = None,
-    timeout: Annotated[float | None, typer.Option("--timeout", help="Seconds per request.")] = None,
-    max_retries: Annotated[
-        int | None, typer.Option("--max-retries", help="HTTP retries per request.")
-    ] = None,
+    base_url: BaseUrlOption = None,
+    api_key_env: ApiKeyEnvOption = None,
+    timeout: TimeoutOption = None,
+    max_retries: MaxRetriesOption = None,
+    backend_option: BackendOptionOption = None,
     preset: Annotated[str, typer.Option("--preset", help="x264 preset for clips.")] = "veryfast",
     levels: Annotated[str, typer.Option("--levels", help="Levels to draft, e.g. 1,2,3 or 2.")] = "1,2,3",
     seed: Annotated[int, typer.Option("--seed")] = 0,
@@ -116,13 +121,18 @@ def build_command(
     ] = 32768,
     jobs: Annotated[
         int | None,
-        typer.Option("--jobs", min=1, help="Worker processes cutting clips (default: the usable cores)."),
+        typer.Option(
+            "--jobs",
+            min=1,
+            help="Processes cutting clips (default: 1 on up to 2 cores, else one per 2 cores).",
+        ),
     ] = None,
     redo: Annotated[
         str | None,
         typer.Option(
             "--redo",
-            help="Draft these stages again with fresh requests: curation, level1, level2, level3, blind_audit.",
+            help="Draft again with fresh requests: STAGE or STAGE:EXPERIMENT_ID, comma-separated; stages: "
+            "curation, level1, level2, level3, blind_audit.",
         ),
     ] = None,
     redo_failed: Annotated[
@@ -172,7 +182,7 @@ def build_command(
         estimate_candidates,
         parse_price,
     )
-    from expvid.construction.retries import REDO_STAGES
+    from expvid.construction.retries import redo_problem
 
     if recipe == "scivideobench":
         from expvid.cli.build_scivideobench import run_scivideobench
@@ -203,25 +213,15 @@ def build_command(
         raise typer.BadParameter(
             f"expected comma-separated level numbers, got {levels!r}", param_hint="--levels"
         ) from None
-    require_http_urls("--base-url", base_url)
     require_spec_urls("--llm", llm)
     require_spec_urls("--vlm", vlm)
     require_spec_urls("--blind-llm", blind_llm)
     redo_stages = tuple(part.strip() for part in (redo or "").split(",") if part.strip())
-    unknown = [stage for stage in redo_stages if stage not in REDO_STAGES]
-    if unknown:
-        raise typer.BadParameter(
-            f"unknown stage(s) {', '.join(unknown)}; stages: {', '.join(REDO_STAGES)}", param_hint="--redo"
-        )
-    backend_options: dict[str, object] = {}
-    if base_url:
-        backend_options["base_url"] = base_url
-    if api_key_env:
-        backend_options["api_key_env"] = api_key_env
-    if timeout:
-        backend_options["timeout_s"] = timeout
-    if max_retries is not None:
-        backend_options["max_retries"] = max_retries
+    for entry in redo_stages:
+        problem = redo_problem(entry)
+        if problem is not None:
+            raise typer.BadParameter(problem, param_hint="--redo")
+    backend_options = endpoint_options(base_url, api_key_env, timeout, max_retries, backend_option)
     try:
         config = BuildConfig(
             sources=sources,

@@ -13,6 +13,13 @@ from typing import Annotated
 
 import typer
 
+from expvid.cli.endpoints import (
+    ApiKeyEnvOption,
+    BackendOptionOption,
+    BaseUrlOption,
+    MaxRetriesOption,
+    TimeoutOption,
+)
 from expvid.cli.suite_flags import DEFAULT_SUITE, SuiteCommand, suite_option_flag
 
 
@@ -87,16 +94,10 @@ def eval_command(
     ] = None,
     judge_base_url: Annotated[str | None, typer.Option("--judge-base-url")] = None,
     judge_api_key_env: Annotated[str | None, typer.Option("--judge-api-key-env")] = None,
-    base_url: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--base-url", help="OpenAI-compatible server URL; repeat to spread requests over several."
-        ),
-    ] = None,
-    api_key_env: Annotated[
-        str | None, typer.Option("--api-key-env", help="Env var holding the API key.")
-    ] = None,
-    timeout: Annotated[float | None, typer.Option("--timeout", help="Seconds per request.")] = None,
+    base_url: BaseUrlOption = None,
+    api_key_env: ApiKeyEnvOption = None,
+    timeout: TimeoutOption = None,
+    max_retries: MaxRetriesOption = None,
     thinking: Annotated[
         bool | None, typer.Option("--thinking/--no-thinking", help="Reasoning switch, where supported.")
     ] = None,
@@ -112,12 +113,7 @@ def eval_command(
             "--vllm-args", help='vllm:PATH: extra `vllm serve` arguments, e.g. "--max-model-len 32768".'
         ),
     ] = None,
-    backend_option: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--backend-option", help="Backend setting KEY=VALUE (VALUE read as JSON when it parses)."
-        ),
-    ] = None,
+    backend_option: BackendOptionOption = None,
     cache_dir: Annotated[
         Path | None, typer.Option("--cache-dir", help="Frame and response cache (default ~/.cache/expvid).")
     ] = None,
@@ -147,6 +143,43 @@ def eval_command(
             help="Exit 0 even when records scored 0 without a model answer (failed items, invalid records).",
         ),
     ] = False,
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run", help="Print requests, images, tokens and cost per task; send and write nothing."
+        ),
+    ] = False,
+    price: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--price", help="USD per 1M tokens: [MODEL=]IN,OUT (default: the price table). Repeatable."
+        ),
+    ] = None,
+    max_cost: Annotated[
+        float | None,
+        typer.Option("--max-cost", min=0, help="Stop cleanly before the run's spend passes this many USD."),
+    ] = None,
+    max_tokens_total: Annotated[
+        int | None,
+        typer.Option("--max-tokens-total", min=1, help="Stop cleanly before the run's tokens pass N."),
+    ] = None,
+    api: Annotated[
+        str | None,
+        typer.Option(
+            "--api", help="openai: 'chat' or 'responses' (default: responses for gpt-5-pro, o3-pro, ...)."
+        ),
+    ] = None,
+    batch: Annotated[
+        bool,
+        typer.Option("--batch", help="Use the provider's batch API (OpenAI, Anthropic): half price, hours."),
+    ] = False,
+    batch_option: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--batch-option",
+            help="KEY=VALUE: wait=false, poll_interval_s=60, max_requests=N, retry=online|batch, max_rounds=N.",
+        ),
+    ] = None,
 ) -> None:
     """Evaluate MODEL on a benchmark; writes manifest.json, predictions.jsonl, judgments.jsonl, scores.json.
 

@@ -24,7 +24,11 @@ def run_eval(given: dict[str, Any]) -> None:
 
     quiet = bool(given.pop("quiet"))
     allow_failures = bool(given.pop("allow_failures"))
-    lists = {key: given[key] or [] for key in ("base_url", "backend_option", "suite_option")}
+    dry_run = bool(given.pop("dry_run", False))
+    lists = {
+        key: given[key] or []
+        for key in ("base_url", "backend_option", "suite_option", "price", "batch_option")
+    }
     options = EvalOptions(**{**given, **lists})
     echo = lambda line: console.print(line, highlight=False, markup=False)  # noqa: E731
     try:
@@ -32,6 +36,12 @@ def run_eval(given: dict[str, Any]) -> None:
             config = options.to_config(default_cache=default_cache_root(), echo=echo)
     except OptionError as error:
         raise typer.BadParameter(str(error), param_hint=error.flag) from None
+    if dry_run:
+        from expvid.run.estimate import estimate_markdown, estimate_run
+
+        with friendly_errors():
+            typer.echo(estimate_markdown(estimate_run(config)))
+        return
     try:
         with friendly_errors():
             result = asyncio.run(evaluate(config, command=sys.argv, console=console, show_progress=not quiet))
@@ -41,12 +51,19 @@ def run_eval(given: dict[str, Any]) -> None:
             "re-run the same command to resume"
         )
         raise typer.Exit(code=EXIT_INTERRUPTED) from None
+    if result.pending:
+        console.print(
+            f"{result.pending} request(s) are waiting in the provider's batches (ids in "
+            f"{escape(str(config.out / 'batches'))}); re-run the same command to collect them"
+        )
     with friendly_errors():
         suite = make_suite_named(config.suite, config.suite_settings)
     typer.echo(to_markdown(build_table(suite, load_runs([config.out]), references=[])))
     console.print(
         f"{result.generated} item(s) run, {result.resumed} reused from the run directory, "
-        f"{result.failed} failed; scores in {escape(str(result.rundir.scores_path))}"
+        f"{result.failed} failed"
+        + (f", {result.not_sent} not sent (budget)" if result.not_sent else "")
+        + f"; scores in {escape(str(result.rundir.scores_path))}"
     )
     if result.n_problems and not allow_failures:
         console.print(

@@ -19,6 +19,10 @@ COMMANDS = {
         "expvid.cli.eval:eval_command",
         "Evaluate MODEL on a benchmark; writes manifest.json, predictions.jsonl, judgments.jsonl, scores.json.",
     ),
+    "eval-set": LazyCommand(
+        "expvid.cli.eval_set:eval_set_command",
+        "Run every model on every suite and setting of CONFIG.yaml; one table and a leaderboard at the end.",
+    ),
     "score": LazyCommand(
         "expvid.cli.score:score_command",
         "Score a run directory, an external predictions file, or lmms-eval logs (--from lmms-eval).",

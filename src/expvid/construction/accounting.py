@@ -14,21 +14,10 @@ from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, Field
-
+from expvid.models.pricing import Price
 from expvid.models.types import GenerateResponse
 
 ROLES = ("llm", "vlm", "blind")
-
-
-class Price(BaseModel):
-    """USD per one million tokens."""
-
-    input_per_m: float = Field(ge=0)
-    output_per_m: float = Field(ge=0)
-
-    def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
-        return (prompt_tokens * self.input_per_m + completion_tokens * self.output_per_m) / 1_000_000
 
 
 def parse_price(text: str) -> tuple[list[str], Price]:

@@ -20,13 +20,17 @@ both; thresholds below were chosen there and are asserted to still separate the 
 - Answer in the question (`answer_in_question`): the correct option's words, in order, in the question;
   for blanks, an answer in the question AS SHOWN (after the `Title:` and `Discipline:` lines).
 - Option length (`length_bias`): the correct option is the unique longest and at least 1.25x the next.
-- Ordering shortcut (`ordering_shortcut`): the correct step order is recoverable from the option set
-  alone (it is the options' Kendall medoid, or every step's mean position over the options gives it).
-- Implausible distractors (`implausible_distractor`): a distractor made only of everyday words that
-  the collection never uses (out-of-domain: "garden hose" for a cell-culture step), reported with the
-  blind audit's evidence (how often the text-only model chose it). MiniLM similarity to the domain was
-  tried first and does not separate these on the calibration set ("garden hose" scores as close to
-  "laboratory equipment" as "incubation tray").
+- Ordering shortcut (`ordering_shortcut`): a solver that sees only the option set (no video, no step
+  text) beats chance on the item: medoid, farthest, centre, most eccentric and most isolated option
+  under six distances between orders, Borda, Kemeny, Condorcet, position plurality, shared
+  neighbouring pairs, a unique distance profile (`ordering.SOLVERS`); the report gives each solver's
+  accuracy over all step-ordering items.
+- Implausible distractors (`implausible_distractor`): a distractor made only of everyday words, one
+  of which neither its experiment nor enough experiments of its discipline or of the collection use
+  (`domain.py`; out-of-domain: "garden hose" for a cell-culture step), reported with
+  the blind audit's evidence (how often the text-only model chose it). MiniLM similarity to the domain
+  was tried first and does not separate these on the calibration set ("garden hose" scores as close
+  to "laboratory equipment" as "incubation tray").
 - Position balance and option-length bias per task go into the report (letter counts, a chi-square
   test against uniform for the four-option tasks, how often the correct option is the longest).
 """
@@ -42,10 +46,11 @@ from functools import cache
 from typing import Any
 
 from expvid.construction.context import BuildContext
+from expvid.construction.domain import DomainVocabulary, foreign_words
 from expvid.construction.drafts import Problem
 from expvid.construction.llm import DraftFailure
-from expvid.construction.ordering import shortcuts
-from expvid.construction.words import STOPWORDS, contains_phrase, content_lemmas, lemma, words
+from expvid.construction.ordering import shortcuts, solver_accuracy
+from expvid.construction.words import contains_phrase, content_lemmas
 from expvid.models.types import Message, TextPart
 from expvid.schema import AnswerType, Item
 from expvid.scoring import extract_answer
@@ -71,6 +76,8 @@ class AuditResult:
     notes: list[str] = field(default_factory=list)
     #: Blind samples that failed: failed units (retried by the next run).
     problems: list[Problem] = field(default_factory=list)
+    #: Step ordering: each option-comparing solver's mean expected accuracy (`ordering_shortcuts`).
+    ordering_solvers: dict[str, Any] = field(default_factory=dict)
 
     def flag(self, item_id: str, kind: str, detail: str, score: float | None = None) -> None:
         entry: dict[str, Any] = {"kind": kind, "detail": detail}
@@ -90,6 +97,11 @@ def chance_level(item: Item) -> float:
     return 0.0
 
 
+def blind_messages(item: Item) -> list[Message]:
+    """The blind audit's request: the evaluator's F.4 prompt for the item, without the video."""
+    return [Message(role="user", content=[TextPart(text=build_prompt(item))])]
+
+
 async def blind_audit(context: BuildContext, items: list[Item], result: AuditResult) -> None:
     client = context.blind
     samples = context.config.blind_samples
@@ -100,7 +112,7 @@ async def blind_audit(context: BuildContext, items: list[Item], result: AuditRes
     context.progress.add(BLIND_STAGE, len(items) * samples)
 
     async def ask(item: Item, seed: int) -> str | None:
-        messages = [Message(role="user", content=[TextPart(text=build_prompt(item))])]
+        messages = blind_messages(item)
         try:
             async with context.calls:
                 with context.clock.running(BLIND_STAGE):
@@ -236,7 +248,11 @@ def _blanks(item: Item) -> list[str]:
 
 
 def ordering_shortcuts(items: list[Item], result: AuditResult) -> None:
-    """Flag step-ordering items whose correct order can be read from the option set alone."""
+    """Flag step-ordering items whose correct order a solver comparing the options (`ordering.SOLVERS`:
+    no video, no step text) picks more often than chance; total each solver's expected accuracy over
+    all step-ordering items into `result.ordering_solvers` for the report."""
+    totals: dict[str, float] = {}
+    counted = 0
     for item in items:
         if item.task != "sequence_ordering" or not item.options:
             continue
@@ -245,9 +261,22 @@ def ordering_shortcuts(items: list[Item], result: AuditResult) -> None:
             result.notes.append(f"{item.id}: options are not numbered lists of the same steps")
             continue
         correct, distractors = orders
+        counted += 1
+        for name, value in solver_accuracy(correct, distractors).items():
+            totals[name] = totals.get(name, 0.0) + value
         found = shortcuts(correct, distractors)
         if found:
             result.flag(item.id, "ordering_shortcut", "a text-only solver can answer: " + "; ".join(found))
+    if counted:
+        means = {name: round(total / counted, 4) for name, total in totals.items()}
+        best = max(means.values())
+        result.ordering_solvers = {
+            "items": counted,
+            "chance": 0.25,
+            "best": best,
+            "best_solvers": sorted(name for name, value in means.items() if value >= best - 1e-9),
+            "accuracy": means,
+        }
 
 
 _NUMBERED = re.compile(r"^\s*\d+\s*[.)]\s*", re.MULTILINE)
@@ -288,15 +317,15 @@ def everyday_words() -> frozenset[str]:
 
 
 def implausible_distractors(
-    items: list[Item], result: AuditResult, domain: set[str], everyday: frozenset[str]
+    items: list[Item], result: AuditResult, vocabulary: DomainVocabulary, everyday: frozenset[str]
 ) -> None:
-    """Flag distractors made of out-of-domain words, with the blind audit's evidence.
+    """Flag distractors out of their experiment's domain (`domain.py`), with the blind audit's evidence.
 
-    A distractor is implausible when every identifying word of it is absent from the domain (the
-    lemmas of every transcript, paper and title of the collection, and of every correct option of
-    the build) AND is an everyday English word: "garden hose", "claw hammer". A specialised term the
-    collection never mentions ("hemocytometer") is not an everyday word and is left alone: it is the
-    kind of distractor experts want.
+    Each distractor is judged against its own experiment and discipline: all its identifying words are
+    everyday English words and one (not an -ing form) is used neither by the experiment nor by enough
+    other experiments of its discipline or of the collection ("garden hose", "claw hammer" for a
+    pipetting step). A specialised term the collection never mentions ("hemocytometer") is left alone: it is
+    the kind of distractor experts want.
     """
     if not everyday:
         result.notes.append("implausible-distractor audit skipped: no general-English word list")
@@ -304,12 +333,13 @@ def implausible_distractors(
     for item in items:
         if item.task not in PHRASE_TASKS or not item.options:
             continue
+        experiment = str(item.meta.get("video_id") or "")
         blind = result.blind.get(item.id)
         for letter, text in item.options.items():
             if letter == item.answer:
                 continue
-            foreign = [w for w in words(text) if len(w) >= 3 and not w.isdigit() and w not in STOPWORDS]
-            if not foreign or any(lemma(w) in domain or w not in everyday for w in foreign):
+            foreign = foreign_words(text, experiment, vocabulary, everyday, action=item.task == "operation")
+            if foreign is None:
                 continue
             evidence = "no blind audit"
             if blind is not None and blind.get("chosen"):
@@ -321,8 +351,8 @@ def implausible_distractors(
             result.flag(
                 item.id,
                 "implausible_distractor",
-                f'option {letter} "{text}" uses words found nowhere in the collection\'s transcripts, papers '
-                f"or answers ({', '.join(foreign)}); {evidence}",
+                f'option {letter} "{text}" uses everyday words that neither this experiment nor its discipline '
+                f"({item.discipline}) uses ({', '.join(foreign)}); {evidence}",
             )
 
 
@@ -424,11 +454,20 @@ def balance_report(items: list[Item]) -> dict[str, dict[str, Any]]:
     return report
 
 
-def position_flags(items: list[Item], balance: dict[str, dict[str, Any]], result: AuditResult) -> None:
-    """When a four-option task's letters are unbalanced (p < 0.05), flag items on over-used letters."""
+def position_flags(
+    items: list[Item],
+    balance: dict[str, dict[str, Any]],
+    result: AuditResult,
+    drawn: frozenset[str] = frozenset(),
+) -> None:
+    """When a four-option task's letters are unbalanced (p < 0.05), flag items on over-used letters.
+
+    Tasks in `drawn` had every letter drawn uniformly from the item's own hash (`writer.py`): their
+    letter counts and p-value are reported, but a p below 0.05 there is chance (one task in twenty),
+    not a bias of the drafts, so their items are not flagged."""
     for task, entry in balance.items():
         p = entry.get("chi_square_p")
-        if p is None or p >= 0.05:
+        if p is None or p >= 0.05 or task in drawn:
             continue
         counts: dict[str, int] = entry["answer_letters"]
         expected = entry["n"] / max(1, len(counts))

@@ -12,6 +12,10 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from expvid.construction.accounting import Price
 from expvid.construction.timeline import DEFAULT_MAX_PAD, DEFAULT_TOLERANCE
 
+#: Version of what a saved stage holds; part of every stage fingerprint, so a stage saved by an older
+#: version is redrafted (from the response cache: nothing is paid). 2: draft keys and content digests.
+STAGE_FORMAT = 2
+
 
 class CurationSettings(BaseModel):
     """ExpVid 3.1: mean of five 0-5 criteria at least 4, none below 3.5, durations in the IQR, top K."""
@@ -79,6 +83,9 @@ class BuildConfig(BaseModel):
     #: Parallel worker processes for clip cutting (one source video per process, one decode pass each);
     #: None = the usable cores.
     jobs: int | None = Field(default=None, ge=1)
+    #: Encoder threads per clip (x264; 0 = FFmpeg's automatic count). None: chosen with `jobs`
+    #: (`context.clip_threads`, measured in benchmarks/build_clips.py).
+    clip_threads: int | None = Field(default=None, ge=0)
     #: Failed units are asked again (a fresh request) on a re-run; False replays their cached replies.
     retry_failed: bool = True
     #: Stages to draft again from scratch with fresh requests (`retries.REDO_STAGES`).
@@ -107,7 +114,7 @@ class BuildConfig(BaseModel):
             mode="json",
             exclude={"sources", "out", "llm", "vlm", "backend_options", "prices", "concurrency", "blind_llm",
                      "blind_samples", "blind_temperature", "blind_margin", "asr_audit", "levels",
-                     "domain_audit", "jobs", "retry_failed", "redo", "review"},
+                     "domain_audit", "jobs", "clip_threads", "retry_failed", "redo", "review"},
         )  # fmt: skip
-        payload = json.dumps([relevant, *parts], sort_keys=True, default=str)
+        payload = json.dumps([STAGE_FORMAT, relevant, *parts], sort_keys=True, default=str)
         return hashlib.sha256(payload.encode()).hexdigest()[:20]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import threading
 import time
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ from typing import Any
 
 from expvid.construction.accounting import Ledger
 from expvid.construction.config import BuildConfig
+from expvid.construction.digests import DigestCache
 from expvid.construction.drafts import ClipSpec
 from expvid.construction.llm import LLMClient
 from expvid.construction.progress import NO_PROGRESS, PhaseClock, ProgressSink
@@ -57,23 +59,42 @@ class LoadedExperiment:
         assert self.info is not None
         return self.info.end
 
+    #: sha256 of the source files' bytes ("video", "transcript", "paper"; `digests.py`), computed when the
+    #: experiment is loaded for a build: clip names and stage fingerprints never depend on file times.
+    digests: dict[str, str] = field(default_factory=dict)
+
+    def load_digests(self, cache: DigestCache, *, video: bool = True) -> None:
+        """Fill `digests` (reads each file once per size/mtime/inode, see `digests.py`). Curation needs
+        only the text files; the video is hashed once the experiment is kept."""
+        source = self.source
+        files = [("transcript", source.transcript), ("paper", source.paper)]
+        if video:
+            files.append(("video", source.video))
+        for name, path in files:
+            if name not in self.digests and path is not None and path.exists():
+                self.digests[name] = cache.digest(path)
+
+    @property
+    def text_stamp(self) -> str:
+        """Identity of the transcript and paper (their content), for curation's fingerprint."""
+        return "|".join(
+            f"{name}:{self.digests[name]}" for name in ("transcript", "paper") if name in self.digests
+        )
+
     @property
     def stamp(self) -> str:
-        """Identity of the source files (size and modification time) for fingerprints and clip names."""
-        parts = []
-        for path in (self.source.video, self.source.transcript, self.source.paper):
-            if path is not None and path.exists():
-                stat = path.stat()
-                parts.append(f"{path.name}:{stat.st_size}:{stat.st_mtime_ns}")
-        return "|".join(parts)
+        """Identity of the source files (their content) for stage fingerprints."""
+        if self.source.video is not None:
+            assert "video" in self.digests, "load_digests() first"
+        return "|".join(f"{name}:{digest}" for name, digest in sorted(self.digests.items()))
 
     @property
     def video_stamp(self) -> str:
-        video = self.source.video
-        if video is None:
+        """Identity of the source video (its content) for clip names."""
+        if self.source.video is None:
             return ""
-        stat = video.stat()
-        return f"{stat.st_size}:{stat.st_mtime_ns}"
+        assert "video" in self.digests, "load_digests() first"
+        return self.digests["video"]
 
     @property
     def source_video_path(self) -> str:
@@ -93,11 +114,29 @@ def usable_cores() -> int:
         return os.cpu_count() or 1
 
 
+def default_jobs() -> int:
+    """Cutting processes when `--jobs` is not given, from benchmarks/build_clips.py: on 2 cores one
+    process (its decoder on both cores, one encoder thread per clip) beat two worker processes (whole
+    build 0.69x, clip phase 0.94x: two workers' start-up and a shared decoder cost more than they
+    gain). With more cores, one worker per two cores: each video's encode is single-threaded, so
+    separate videos in separate processes is where the cores go (measure with the benchmark)."""
+    cores = usable_cores()
+    return 1 if cores <= 2 else cores // 2
+
+
+def default_clip_threads(jobs: int) -> int:
+    """Encoder threads per clip when not given: one. Clips are short and several are encoded at once
+    from one decode pass; FFmpeg's automatic count was slower in every set-up measured."""
+    del jobs
+    return 1
+
+
 @dataclass
 class CutStats:
     """Clip cutting of this run: per video, the seconds spent in the worker and the frames decoded."""
 
     jobs: int = 1
+    threads: int = 1  # encoder threads per clip (0: FFmpeg's automatic count)
     videos: int = 0
     clips_cut: int = 0
     clips_reused: int = 0
@@ -107,6 +146,22 @@ class CutStats:
     per_video: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
+def _exit_with_parent(parent: int) -> None:
+    """Worker initializer: end this worker when the build process is gone.
+
+    A build killed with SIGKILL cannot shut its pool down, and a worker blocked on the pool's queue
+    would wait forever (and with it the multiprocessing resource tracker, which lives until every
+    holder of its pipe is gone). A daemon thread notices the parent's death (this process is
+    re-parented) within half a second and ends the worker at once."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
+
+
 def _warm() -> int:
     """Run once in each worker at start-up: the imports happen while the model calls go on."""
     import av  # noqa: F401
@@ -114,11 +169,15 @@ def _warm() -> int:
     return os.getpid()
 
 
-def cut_video(source: str, jobs: list[ClipJob], preset: str, crf: int) -> dict[str, Any]:
+def cut_video(
+    source: str, jobs: list[ClipJob], preset: str, crf: int, threads: int = 1, decode_threads: int = 0
+) -> dict[str, Any]:
     """Worker-process entry point: every clip of one video from one decode pass (picklable, top level)."""
     started = time.perf_counter()
     try:
-        results, stats = cut_clips(source, jobs, preset=preset, crf=crf, threads=1)
+        results, stats = cut_clips(
+            source, jobs, preset=preset, crf=crf, threads=threads, decode_threads=decode_threads
+        )
     except MediaError as error:  # returned, not raised: media errors do not survive pickling
         return {"error": str(error)}
     return {
@@ -151,8 +210,16 @@ class BuildContext:
         self.progress = progress
         self.clock = PhaseClock()
         self.calls = asyncio.Semaphore(config.concurrency)
-        self.cut_stats = CutStats(jobs=config.jobs or usable_cores())
+        jobs = config.jobs or default_jobs()
+        threads = config.clip_threads if config.clip_threads is not None else default_clip_threads(jobs)
+        self.cut_stats = CutStats(jobs=jobs, threads=threads)
         self._executor: Executor | None = None
+
+    @property
+    def decode_threads(self) -> int:
+        """Decoder threads per cutting process: all cores for one, an equal share for several."""
+        jobs = self.cut_stats.jobs
+        return 0 if jobs == 1 else max(1, usable_cores() // jobs)
 
     @property
     def clips_cut(self) -> int:
@@ -178,7 +245,12 @@ class BuildContext:
             self._executor = (
                 ThreadPoolExecutor(max_workers=1)
                 if jobs == 1
-                else ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn"))
+                else ProcessPoolExecutor(
+                    max_workers=jobs,
+                    mp_context=get_context("spawn"),
+                    initializer=_exit_with_parent,
+                    initargs=(os.getpid(),),
+                )
             )
         return self._executor
 
@@ -220,7 +292,13 @@ class BuildContext:
             loop = asyncio.get_running_loop()
             try:
                 done = await loop.run_in_executor(
-                    self._pool(), cut_video, str(source), jobs, self.config.preset, self.config.crf
+                    self._pool(),
+                    cut_video,
+                    str(source),
+                    jobs,
+                    self.config.preset,
+                    self.config.crf,
+                    self.cut_stats.threads,
                 )
             finally:
                 self.progress.advance("clips", len(cut))

@@ -97,7 +97,11 @@ def measured_evidence(experiment: LoadedExperiment) -> dict[str, float]:
 async def score_transcript(context: BuildContext, experiment: LoadedExperiment) -> StageOutput:
     """The LLM's five scores for one transcript (reused from the state directory when unchanged)."""
     prompt = load_prompt("transcript_quality")
-    fingerprint = context.config.fingerprint(STAGE, prompt.sha256, experiment.stamp, context.llm.model)
+    duration = None if experiment.duration is None else f"{experiment.duration:.1f}"
+    fingerprint = context.config.fingerprint(
+        STAGE, prompt.sha256, experiment.text_stamp, experiment.source.title, experiment.source.discipline,
+        duration, context.llm.model,
+    )  # fmt: skip
     saved = context.state.load(experiment.video_id, STAGE, fingerprint)
     if saved is not None:
         context.progress.advance(STAGE)

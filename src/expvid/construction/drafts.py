@@ -2,11 +2,13 @@
 
 Stages store these as JSON in the build state (`.build/stages/<video_id>/<stage>.json`), so a re-run
 rebuilds the output without redoing a finished stage. An item draft still has its correct option and
-distractors apart: letters are assigned across the whole task at write time, so that the correct
-position is balanced over all experiments together.
+distractors apart, and carries its `draft_key` (what it asks about, from the source content): its id,
+answer letter and option order are drawn from that key at write time (`writer.py`), so they never
+depend on other items.
 
-Clip names are content addresses (`clip_<hash>.mp4`, the hash of the source and the spans): nothing in
-a name says which step was removed or which step comes next, and a re-run finds the clip it already cut.
+Clip names are content addresses (`clip_<hash>.mp4`, the hash of the source video's bytes and the
+spans): nothing in a name says which step was removed or which step comes next, a re-run finds the
+clip it already cut, and `touch` or a copy to another machine renames nothing.
 """
 
 from __future__ import annotations
@@ -30,8 +32,9 @@ class ClipSpec(BaseModel):
     start: float
     end: float
     remove: tuple[tuple[float, float], ...] = ()
-    #: Identity of the source file (size, mtime) so a changed source never reuses an old clip.
-    source_stamp: str = ""
+    #: sha256 of the source video's bytes (`digests.py`): a changed source never reuses an old clip, and a
+    #: touched or copied one keeps every clip name.
+    source_digest: str = ""
     #: Level 3: the whole source is used as is (copied), no re-encoding; `suffix` keeps its container.
     whole: bool = False
     suffix: str = ".mp4"
@@ -40,7 +43,7 @@ class ClipSpec(BaseModel):
     def key(self) -> str:
         payload = json.dumps(
             [self.video_id, round(self.start, 4), round(self.end, 4), [list(r) for r in self.remove],
-             self.source_stamp, self.whole],
+             self.source_digest, self.whole],
             separators=(",", ":"),
         )  # fmt: skip
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
@@ -73,6 +76,10 @@ class DraftItem(BaseModel):
 
     task: str
     video_id: str
+    #: What the item asks about, from the source content only (docs/build.md, "Item identity"):
+    #: `<task>|<sentence span>|<target>` (Level 1), `<task>|<segment span>` (Level 2),
+    #: `<task>|<sentence>` (Level 3). The item's id, letter and option order are functions of it.
+    draft_key: str = ""
     category: str
     question: str
     asr_caption: str
@@ -165,3 +172,14 @@ class StageOutput(BaseModel):
         """False when a unit failed (a backend error, no usable reply, a clip that could not be cut):
         such a stage is not saved and is re-run next time (its answered calls come from the cache)."""
         return not any(p.transient or p.failed for p in self.problems)
+
+
+def span_key(start: float, end: float) -> str:
+    """A time span as draft keys write it (seconds, 3 decimals)."""
+    return f"{start:.3f}-{end:.3f}"
+
+
+def segment_id(video_id: str, start: float, end: float) -> str:
+    """`<video_id>/seg-<hash of the segment's narration span>`: the same segment in every build."""
+    digest = hashlib.sha256(f"segment|{span_key(start, end)}".encode()).hexdigest()[:8]
+    return f"{video_id}/seg-{digest}"

@@ -13,7 +13,10 @@ file are applied, and every stage that is not already finished in the candidate 
   one G.2.3 call; the number of segments is not known before G.2.1 answers, so it is estimated from
   the narrated time at one segment per 48 s (the paper's average segment length, 3.1).
 - Level 3: the findings summary and the blank drafts when a paper is there (real paper sections).
-- blind audit: the items these stages can produce at most x `blind_samples`.
+- blind audit: for stages already finished, their real items: each blind request is built exactly as
+  the build builds it (item ids and letters depend on the item alone) and looked up in the response
+  cache, and only the requests not answered yet are counted (a finished build forecasts 0); for
+  stages still to draft, the items they can produce at most, x `blind_samples`.
 
 Which experiments curation keeps is only known once their transcripts are scored: when every
 transcript is already scored (an earlier run), the real decision is used; otherwise every experiment
@@ -38,7 +41,7 @@ from expvid.construction.config import BuildConfig
 from expvid.construction.context import LoadedExperiment
 from expvid.construction.curation import STAGE as CURATION_STAGE
 from expvid.construction.curation import decide
-from expvid.construction.drafts import StageOutput
+from expvid.construction.drafts import DraftItem, StageOutput
 from expvid.construction.papers import PaperError, read_paper
 from expvid.construction.prompts import load_prompt, text_file
 from expvid.construction.review import CSV_NAME, read_reviews
@@ -192,11 +195,21 @@ async def estimate_build(config: BuildConfig, experiments: list[LoadedExperiment
         )
     kept = [e for e in experiments if e.video_id in kept_ids]
     items = {"level1": 0, "level2": 0, "level3": 0}
+    drafted: list[DraftItem] = []
     for experiment in kept:
-        await asyncio.to_thread(_plan_experiment, config, experiment, plans, items, outputs, out)
+        await asyncio.to_thread(_plan_experiment, config, experiment, plans, items, outputs, out, drafted)
     blind_items = items["level1"] + items["level2"] + items["level3"]
     if config.blind_samples:
         plans["blind_audit"].add("blind_audit", BLIND_INPUT, outputs, n=blind_items * config.blind_samples)
+        if drafted:
+            to_ask, answered, note = await _blind_requests(config, drafted)
+            for prompt in to_ask:
+                plans["blind_audit"].add("blind_audit", prompt, outputs)
+            notes.append(
+                f"blind audit of the {len(drafted)} item(s) already drafted: {answered} request(s) answered in "
+                f"the cache (free), {len(to_ask)} to send" + (f" ({note})" if note else "")
+            )
+            blind_items += len(drafted)
     if not config.vlm:
         del plans["captions"]
     return _priced(config, plans, notes, len(experiments), len(kept), blind_items)
@@ -209,14 +222,17 @@ def _plan_experiment(
     items: dict[str, int],
     outputs: dict[str, float],
     out: Path,
+    drafted: list[DraftItem],
 ) -> None:
+    """Add one experiment's calls to `plans`: stages not finished yet by their units (their items
+    counted in `items`), finished stages by their items (into `drafted`, for the blind audit)."""
     transcript = experiment.transcript
     assert transcript is not None
     levels = config.levels
     if 1 in levels:
         saved = _saved(out, experiment.video_id, "level1")
         if saved is not None and saved.complete:
-            items["level1"] += len(saved.items)
+            drafted.extend(saved.items)
         else:
             sentences = segment_sentences(
                 transcript, min_words=config.sentence_min_words, max_duration=config.sentence_max_seconds
@@ -240,7 +256,7 @@ def _plan_experiment(
     if 2 in levels:
         saved = _saved(out, experiment.video_id, "level2")
         if saved is not None and saved.complete:
-            items["level2"] += len(saved.items)
+            drafted.extend(saved.items)
         else:
             empty = load_prompt("g2_1_clip_segmentation").fill(asr_caption="")
             budget = transcript_budget(
@@ -272,7 +288,7 @@ def _plan_experiment(
     if 3 in levels and experiment.source.paper is not None:
         saved = _saved(out, experiment.video_id, "level3")
         if saved is not None and saved.complete:
-            items["level3"] += len(saved.items)
+            drafted.extend(saved.items)
             return
         try:
             sections = read_paper(experiment.source.paper, title=experiment.source.title).markdown()
@@ -285,6 +301,68 @@ def _plan_experiment(
             outputs,
         )
         items["level3"] += 2 * config.level3_questions
+
+
+async def _blind_requests(config: BuildConfig, drafts: list[DraftItem]) -> tuple[list[str], int, str]:
+    """The blind-audit prompts of already drafted items that the cache has not answered yet, the number
+    it has answered, and a note when the cache could not be read (then every request is counted)."""
+    from expvid.construction.audits import BLIND_PROMPT_ID, BLIND_STAGE, blind_messages
+    from expvid.construction.llm import make_request, request_key
+    from expvid.construction.retries import CURRENT_EXPERIMENT, RetryBook
+    from expvid.construction.writer import finalize_item
+    from expvid.models import create_backend
+    from expvid.models.cache import CACHE_FILE_NAME, CACHE_ROUND
+    from expvid.models.types import TextPart
+
+    finals: dict[str, Any] = {}
+    for draft in drafts:
+        final = finalize_item(draft, config.seed)
+        finals.setdefault(final.key, final)
+    state = config.out.expanduser() / STATE_DIR
+    backend: Any = None
+    note = ""
+    if not (state / "cache" / CACHE_FILE_NAME).is_file():
+        note = "no response cache yet"
+    else:
+        try:
+            options = {**config.backend_options, "cache_dir": state / "cache"}
+            backend = create_backend(config.blind_llm or config.llm, **options)
+        except Exception as error:  # a backend that cannot be made here is the real run's problem
+            note = f"cache not read: {error}"
+    retries = RetryBook(state, retry_failed=config.retry_failed)
+    for entry in config.redo:  # the epochs the run will start (not written: a dry run writes nothing)
+        retries.epochs[entry] = retries.epochs.get(entry, 0) + 1
+    lookup = getattr(backend, "request_hash", None)
+    cache = getattr(backend, "cache", None)
+
+    def plan() -> tuple[list[str], int]:
+        to_ask: list[str] = []
+        answered = 0
+        for final in finals.values():
+            CURRENT_EXPERIMENT.set(final.draft.video_id)  # its `--redo blind_audit:ID` epoch
+            messages = blind_messages(final.item)
+            for seed in range(config.blind_samples):
+                request = make_request(
+                    messages, temperature=config.blind_temperature, max_tokens=config.max_tokens, seed=seed,
+                    stage=BLIND_STAGE, prompt_id=BLIND_PROMPT_ID,
+                )  # fmt: skip
+                round_ = retries.round_for(BLIND_STAGE, request_key(request))
+                if round_:
+                    request.metadata[CACHE_ROUND] = round_
+                if lookup is not None and cache is not None and cache.get(lookup(request)) is not None:
+                    answered += 1
+                else:
+                    to_ask.append(
+                        "".join(p.text for m in messages for p in m.content if isinstance(p, TextPart))
+                    )
+        return to_ask, answered
+
+    try:
+        to_ask, answered = await asyncio.to_thread(plan)
+    finally:
+        if backend is not None:
+            await backend.aclose()
+    return to_ask, answered, note
 
 
 def _priced(
@@ -318,7 +396,9 @@ def _priced(
     unpriced = sorted({p.role for p in plans.values() if p.calls and p.role not in prices})
     if unpriced:
         notes.append(f"no price for {', '.join(unpriced)}: give --price ROLE=IN,OUT")
-    notes.append(f"blind audit: at most {blind_items} item(s) x {config.blind_samples} sample(s)")
+    notes.append(
+        f"blind audit: at most {blind_items} item(s) x {config.blind_samples} sample(s), less what is cached"
+    )
     return {
         "experiments": n_experiments,
         "kept": n_kept,

@@ -28,7 +28,7 @@ from collections.abc import Awaitable
 from typing import Any, TypeVar
 
 from expvid.construction.context import BuildContext, LoadedExperiment
-from expvid.construction.drafts import ClipSpec, DraftItem, StageOutput
+from expvid.construction.drafts import ClipSpec, DraftItem, StageOutput, span_key
 from expvid.construction.jsontext import MalformedReply, looks_like_refusal, strip_reasoning
 from expvid.construction.llm import Drafted, DraftFailure, InvalidReply, json_parser
 from expvid.construction.prompts import NO_CAPTION, load_prompt
@@ -267,7 +267,7 @@ async def _draft_sentence(
         video_id=experiment.video_id,
         start=sentence.start,
         end=sentence.end,
-        source_stamp=experiment.video_stamp,
+        source_digest=experiment.video_stamp,
     )
     base = {
         "video_id": experiment.video_id,
@@ -275,6 +275,7 @@ async def _draft_sentence(
         "asr_caption": narration,
         "clip": clip,
     }
+    span = span_key(sentence.start, sentence.end)
     lead = [caption_draft] if caption_draft else []
     jobs: list[Awaitable[DraftItem | None]] = []
     for task, extracted, prompt_id, question, kind in (
@@ -291,14 +292,15 @@ async def _draft_sentence(
             jobs.append(
                 _mcq_item(
                     context, output, task, prompt_id, mcq_values, target_check(target, kind, narration),
-                    [*lead, extracted.provenance()], base, {"target": target, "sentence": index},
+                    [*lead, extracted.provenance()], {**base, "draft_key": f"{task}|{span}|{norm_text(target)}"},
+                    {"target": target, "sentence": index},
                 )
             )  # fmt: skip
     if alignment is not None and _operation_passes(alignment.value, context, output):
         jobs.append(
             _mcq_item(
                 context, output, "operation", "g1_7_operation_mcq", {"asr_caption": narration}, None,
-                [*lead, alignment.provenance()], base,
+                [*lead, alignment.provenance()], {**base, "draft_key": f"operation|{span}|"},
                 {"sentence": index, "alignment": alignment.value.model_dump()},
             )
         )  # fmt: skip
@@ -308,7 +310,12 @@ async def _draft_sentence(
         if mcq is None:
             output.drop("quantity", "no quantity in the narration")
         else:
-            items.append(_item("quantity", mcq, [*lead, quantity.provenance()], base, {"sentence": index}))
+            items.append(
+                _item(
+                    "quantity", mcq, [*lead, quantity.provenance()], {**base, "draft_key": f"quantity|{span}|"},
+                    {"sentence": index},
+                )
+            )  # fmt: skip
     return items
 
 

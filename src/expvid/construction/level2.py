@@ -15,13 +15,14 @@ Per experiment:
    - Step ordering (>= 3 steps, G.2.3): every option of the reply is read back into a permutation of
      the segment's steps; the correct option must be the true order and the three others distinct
      wrong permutations of the SAME steps, or the reply is re-asked. Options are then written from the
-     canonical step texts ("1. ...\\n2. ..."). When a text-only solver could read the correct order
-     from the option set (the correct order is the options' Kendall medoid, `ordering.py`), the
-     distractors are rebuilt into a set without that shortcut (kept: the model's single-swap one).
+     canonical step texts ("1. ...\\n2. ..."). Unless the model's set is already symmetric, the
+     distractors are rebuilt into a symmetric set (`ordering.py`: every solver that compares the
+     options is at chance; kept: the model's single-swap distractor).
    - Sequence generation (>= 2 steps): the full step list in the question; the answer is the
      segment's global step numbers (strings, as the release writes them).
-   - Completeness verification (3-10 steps): a random (seeded) NON-final timed step is cut out of the
-     clip; options map letters to the segment's local step numbers.
+   - Completeness verification (3-10 steps): a NON-final timed step, drawn from a hash of the seed and
+     the segment's own span (`removal_draw`), is cut out of the clip; options map letters to the
+     segment's local step numbers.
    - Step prediction (>= 4 steps, i.e. at least three before the last): the clip ends where the final
      step begins; the answer is the final step's global number.
    Clip edges sit in the silence between narrations (`timeline.py`), and clip names are hashes.
@@ -31,15 +32,24 @@ from __future__ import annotations
 
 import asyncio
 import difflib
+import hashlib
 import random
 import re
 from dataclasses import dataclass
 from typing import Any
 
 from expvid.construction.context import BuildContext, LoadedExperiment
-from expvid.construction.drafts import ClipSpec, DraftItem, SegmentRecord, SegmentStep, StageOutput
+from expvid.construction.drafts import (
+    ClipSpec,
+    DraftItem,
+    SegmentRecord,
+    SegmentStep,
+    StageOutput,
+    segment_id,
+    span_key,
+)
 from expvid.construction.llm import Drafted, DraftFailure, InvalidReply, json_parser
-from expvid.construction.ordering import rebuild, shortcuts
+from expvid.construction.ordering import rebuild, shortcuts, symmetric
 from expvid.construction.prompts import load_prompt
 from expvid.construction.schemas import OrderingMCQ, SegmentDraft, SegmentList, StepList, norm_text
 from expvid.construction.timeline import Boundaries, format_time, parse_time, timestamped_lines
@@ -259,15 +269,16 @@ async def run_level2(context: BuildContext, experiment: LoadedExperiment) -> Sta
     full_list = [step.text for _, steps, _ in segments for step in steps]
     output.notes["segments"] = len(segments)
     output.notes["full_steps"] = len(full_list)
-    rng = random.Random(f"{config.seed}:{experiment.video_id}:level2")
     first_number = 1
     jobs = []
-    for index, (segment, steps, drafted) in enumerate(segments, start=1):
+    for segment, steps, drafted in segments:
         numbers = list(range(first_number, first_number + len(steps)))
         first_number += len(steps)
         plan = SegmentPlan(
-            experiment, bounds, segment, steps, numbers, full_list, f"{experiment.video_id}/seg_{index}",
-            [*segmentation_drafts, drafted.provenance()], rng.random(), config.max_pad,
+            experiment, bounds, segment, steps, numbers, full_list,
+            segment_id(experiment.video_id, segment.start, segment.end),
+            [*segmentation_drafts, drafted.provenance()], removal_draw(config.seed, experiment.video_id, segment),
+            config.max_pad,
         )  # fmt: skip
         output.segments.append(plan.record())
         jobs.append(_segment_items(context, plan, output))
@@ -367,6 +378,14 @@ async def _steps(
     return steps, drafted
 
 
+def removal_draw(seed: int, video_id: str, segment: AcceptedSegment) -> float:
+    """A number in [0, 1) that picks the step completeness verification removes: a function of the
+    segment itself (never of how many segments came before it), so the clip keeps its name and the
+    item its answer when other segments or experiments change."""
+    digest = hashlib.sha256(f"{seed}|{video_id}|{span_key(segment.start, segment.end)}|removed".encode())
+    return int(digest.hexdigest()[:13], 16) / float(1 << 52)
+
+
 @dataclass
 class SegmentPlan:
     experiment: LoadedExperiment
@@ -395,7 +414,7 @@ class SegmentPlan:
             start=self.clip_start,
             end=self.clip_end if end is None else end,
             remove=remove,
-            source_stamp=self.experiment.video_stamp,
+            source_digest=self.experiment.video_stamp,
         )
 
     def record(self) -> SegmentRecord:
@@ -428,6 +447,7 @@ class SegmentPlan:
             "asr_caption": self.narration(spans),
             "clip": clip,
             "segment_id": self.segment_id,
+            "draft_key": f"{task}|{span_key(self.segment.start, self.segment.end)}",
             "drafts": list(self.drafts),
             "flags": [{"kind": "snapped_timestamps", "detail": "; ".join(self.segment.snaps)}]
             if self.segment.snaps
@@ -493,10 +513,11 @@ async def _ordering(
     identity = tuple(range(len(texts)))
     meta: dict[str, Any] = {}
     found = shortcuts(identity, wrong)
-    if found and context.config.repair_ordering:
+    if context.config.repair_ordering and (found or not symmetric(identity, wrong)):
         rebuilt = rebuild(identity, wrong, random.Random(f"{context.config.seed}:{plan.segment_id}:ordering"))
         if rebuilt is not None:
-            meta = {"llm_permutations": [list(o) for o in wrong], "distractors_rebuilt": "; ".join(found)}
+            why = "; ".join(found) or "the option set is not symmetric (some distance tells options apart)"
+            meta = {"llm_permutations": [list(o) for o in wrong], "distractors_rebuilt": why}
             wrong = rebuilt
     base = plan.base(
         "sequence_ordering",

@@ -42,7 +42,7 @@ def level3_clip(
         video_id=experiment.video_id,
         start=0.0,
         end=experiment.video_end,
-        source_stamp=experiment.video_stamp,
+        source_digest=experiment.video_stamp,
         whole=True,
         suffix=source.suffix.lower(),
     )
@@ -58,7 +58,7 @@ def level3_clip(
         return whole, "not trimmed: no narration after the last step"
     cut = bounds.pad_end(last, max_pad=context.config.max_pad, ceiling=experiment.video_end)
     spec = ClipSpec(
-        level=3, video_id=experiment.video_id, start=0.0, end=cut, source_stamp=experiment.video_stamp
+        level=3, video_id=experiment.video_id, start=0.0, end=cut, source_digest=experiment.video_stamp
     )
     return spec, f"trimmed at {cut:.3f} s (after the last step; {experiment.video_end - cut:.1f} s removed)"
 
@@ -192,6 +192,7 @@ async def _draft_questions(
                 DraftItem(
                     task=task,
                     video_id=experiment.video_id,
+                    draft_key=f"{task}|{norm_text(draft.question)}",
                     category=source.discipline,
                     question=question,
                     answer=[a.strip() for a in draft.answers],

@@ -196,12 +196,14 @@ class LLMClient:
         unit: str | None = None
         round_ = 0
         for attempt in range(1, self.max_attempts + 1):
-            request = GenerateRequest(
-                messages=conversation,
+            request = make_request(
+                conversation,
                 temperature=self.temperature if temperature is None else temperature,
                 max_tokens=self.max_tokens,
                 seed=seed,
-                metadata={"stage": stage, "prompt_id": prompt_id, "attempt": attempt},
+                stage=stage,
+                prompt_id=prompt_id,
+                attempt=attempt,
             )
             if unit is None:
                 unit = request_key(request)
@@ -300,6 +302,26 @@ def phase_of(prompt_id: str) -> str:
     if prompt_id.startswith("g2_"):
         return "level2"
     return PHASES.get(prompt_id, prompt_id)
+
+
+def make_request(
+    messages: list[Message],
+    *,
+    temperature: float,
+    max_tokens: int,
+    seed: int | None,
+    stage: str,
+    prompt_id: str,
+    attempt: int = 1,
+) -> GenerateRequest:
+    """The request `LLMClient.ask` sends (the dry run builds the same one to look it up in the cache)."""
+    return GenerateRequest(
+        messages=messages,
+        temperature=temperature,
+        max_tokens=max_tokens,
+        seed=seed,
+        metadata={"stage": stage, "prompt_id": prompt_id, "attempt": attempt},
+    )
 
 
 def request_key(request: GenerateRequest) -> str:

@@ -1,71 +1,281 @@
-"""Step-ordering options that a text-only solver cannot read the answer from.
+"""Step-ordering options that no solver comparing the options can read the answer from.
 
 An LLM asked for "plausible but incorrect permutations" (G.2.3) perturbs the correct order a little,
-once per distractor, so the correct order sits in the middle of the option set: it is the option with
-the smallest total Kendall distance to the others (the set's medoid), and the per-step average position
-over the four options (Borda) is the correct order again. A solver that never sees the video, or even
-the step texts, answers such items by geometry alone. This module detects that (`shortcuts`) and
-builds distractors that do not have it (`rebuild`).
+once per distractor, so the correct order sits in the middle of the option set (the medoid), or, in
+a path of swaps C -> D1 -> D2 -> D3, at one end ("pick the option farthest from the others" then
+answers half of the items). A solver that never sees the video, or even the step texts, answers such
+items by geometry alone. This module has a battery of such solvers (`SOLVERS`: medoid, farthest,
+centre and most eccentric option under six distances between orderings, Borda, Kemeny, Condorcet,
+position plurality, shared neighbours, a unique distance profile), the audit that runs them
+(`shortcuts`, `solver_accuracy`), and the option sets that defeat all of them (`rebuild`).
 
-The rebuilt set is a straight path of adjacent swaps C -> D1 -> D2 -> D3 (each one more step away
-from the correct order C): its Kendall distances form a path metric, which the reversal D3 -> C maps
-onto itself, so C and D3 look exactly alike to any solver that only compares the options (same
-distance profile), the medoid is D1 or D2 (tied), and Borda lands between them. D1 is one of the
-LLM's own distractors when one is a single swap from C, so the set keeps the model's most plausible
-confusion; every distractor stays within three adjacent swaps of the true order.
+Rebuilt sets are SYMMETRIC: a group of transformations that no solver can see maps the set onto
+itself and any option onto any other, so every solver that looks only at the orderings gives each
+option the same score, and its expected accuracy is exactly chance (1/4):
+
+- 4 or more steps: the correct order C, C with one adjacent pair swapped (A), C with another,
+  disjoint, adjacent pair swapped (B), and C with both swapped. Renaming the two steps of A (or of B)
+  maps the set onto itself and C onto C+A (C+B): the Klein four-group acts transitively, and renaming
+  steps changes nothing a text-blind solver can compare. A is the model's own single-swap distractor
+  when it has one, so the set keeps the model's most plausible confusion; every distractor is one or
+  two adjacent swaps from C.
+- 3 steps: no set of 4 of the 6 orders is symmetric under renaming steps alone (4 does not divide 6),
+  so the set is symmetric under renaming and reversing the order, which every distance between
+  orderings ignores: C, C with one adjacent swap, the reversal of C and the reversal of that swap
+  ({123, 213, 321, 312}). Every distance-based solver is at chance; a heuristic outside distances
+  (e.g. "prefer orders that share their last step") could still tell the pairs apart.
 """
 
 from __future__ import annotations
 
 import itertools
 import random
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Callable, Sequence
+from functools import cache
 
 Perm = tuple[int, ...]
+#: A solver's score of each option (it picks the highest; a tie is a guess among the tied).
+Solver = Callable[[Sequence[Perm]], list[float]]
+EPS = 1e-9
+
+
+# --- distances between two orders of the same steps ----------------------------------------------
+
+
+def _positions(order: Sequence[int]) -> dict[int, int]:
+    return {step: index for index, step in enumerate(order)}
 
 
 def kendall(a: Sequence[int], b: Sequence[int]) -> int:
     """Number of pairs of steps that the two orders put the other way round."""
-    position = {step: index for index, step in enumerate(b)}
+    position = _positions(b)
     ranks = [position[step] for step in a]
     return sum(1 for i, j in itertools.combinations(range(len(ranks)), 2) if ranks[i] > ranks[j])
 
 
-def _borda(options: Sequence[Perm]) -> Perm | None:
-    """The order by mean position over the options; None when two steps tie."""
+def footrule(a: Sequence[int], b: Sequence[int]) -> int:
+    """Spearman's footrule: total displacement of the steps."""
+    pa, pb = _positions(a), _positions(b)
+    return sum(abs(pa[s] - pb[s]) for s in pa)
+
+
+def spearman(a: Sequence[int], b: Sequence[int]) -> int:
+    """Spearman's rho distance: total squared displacement."""
+    pa, pb = _positions(a), _positions(b)
+    return sum((pa[s] - pb[s]) ** 2 for s in pa)
+
+
+def hamming(a: Sequence[int], b: Sequence[int]) -> int:
+    """Positions holding different steps."""
+    return sum(1 for x, y in zip(a, b, strict=True) if x != y)
+
+
+def cayley(a: Sequence[int], b: Sequence[int]) -> int:
+    """Fewest transpositions (of any two steps) from one order to the other: n minus the cycles."""
+    target = _positions(b)
+    mapping = [target[step] for step in a]
+    seen = [False] * len(mapping)
+    cycles = 0
+    for start in range(len(mapping)):
+        if not seen[start]:
+            cycles += 1
+            index = start
+            while not seen[index]:
+                seen[index] = True
+                index = mapping[index]
+    return len(mapping) - cycles
+
+
+def ulam(a: Sequence[int], b: Sequence[int]) -> int:
+    """Fewest moves of one step elsewhere: n minus the longest common subsequence."""
+    position = _positions(b)
+    ranks = [position[step] for step in a]
+    tails: list[int] = []  # longest increasing subsequence of ranks
+    for rank in ranks:
+        lo, hi = 0, len(tails)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if tails[mid] < rank:
+                lo = mid + 1
+            else:
+                hi = mid
+        tails[lo:lo + 1] = [rank]  # fmt: skip
+    return len(ranks) - len(tails)
+
+
+DISTANCES: dict[str, Callable[[Sequence[int], Sequence[int]], int]] = {
+    "kendall": kendall,
+    "footrule": footrule,
+    "spearman": spearman,
+    "hamming": hamming,
+    "cayley": cayley,
+    "ulam": ulam,
+}
+
+
+# --- solvers that see only the options ------------------------------------------------------------
+
+
+def _to_others(
+    options: Sequence[Perm], distance: Callable[[Sequence[int], Sequence[int]], int]
+) -> list[list[int]]:
+    return [[distance(o, other) for j, other in enumerate(options) if j != i] for i, o in enumerate(options)]
+
+
+def _distance_solvers() -> dict[str, Solver]:
+    solvers: dict[str, Solver] = {}
+    for name, distance in DISTANCES.items():
+
+        def medoid(options: Sequence[Perm], d: Callable[..., int] = distance) -> list[float]:
+            return [-float(sum(row)) for row in _to_others(options, d)]
+
+        def farthest(options: Sequence[Perm], d: Callable[..., int] = distance) -> list[float]:
+            return [float(sum(row)) for row in _to_others(options, d)]
+
+        def centre(options: Sequence[Perm], d: Callable[..., int] = distance) -> list[float]:
+            return [-float(max(row)) for row in _to_others(options, d)]
+
+        def eccentric(options: Sequence[Perm], d: Callable[..., int] = distance) -> list[float]:
+            return [float(max(row)) for row in _to_others(options, d)]
+
+        def isolated(options: Sequence[Perm], d: Callable[..., int] = distance) -> list[float]:
+            return [float(min(row)) for row in _to_others(options, d)]
+
+        solvers[f"{name} medoid"] = medoid
+        solvers[f"{name} farthest"] = farthest
+        solvers[f"{name} centre (least max distance)"] = centre
+        solvers[f"{name} most eccentric"] = eccentric
+        solvers[f"{name} most isolated (largest nearest distance)"] = isolated
+    return solvers
+
+
+def _mean_positions(options: Sequence[Perm]) -> dict[int, float]:
     n = len(options[0])
-    mean = {step: sum(o.index(step) for o in options) / len(options) for step in range(n)}
-    ordered = sorted(range(n), key=lambda step: mean[step])
+    return {step: sum(o.index(step) for o in options) / len(options) for step in range(n)}
+
+
+def borda_order(options: Sequence[Perm]) -> Perm | None:
+    """The order by mean position over the options; None when two steps tie."""
+    mean = _mean_positions(options)
+    ordered = sorted(mean, key=lambda step: mean[step])
     values = [mean[s] for s in ordered]
-    if any(abs(a - b) < 1e-9 for a, b in itertools.pairwise(values)):
+    if any(abs(a - b) < EPS for a, b in itertools.pairwise(values)):
         return None
     return tuple(ordered)
 
 
-def shortcuts(correct: Perm, distractors: Sequence[Perm]) -> list[str]:
-    """How a text-only solver recovers `correct` from the option set alone (empty: it cannot)."""
+def _borda(options: Sequence[Perm]) -> list[float]:
+    order = borda_order(options)
+    return [1.0 if o == order else 0.0 for o in options]
+
+
+def _nearest_to_mean_positions(options: Sequence[Perm]) -> list[float]:
+    mean = _mean_positions(options)
+    return [-sum(abs(o.index(step) - mean[step]) for step in mean) for o in options]
+
+
+@cache
+def _all_orders(n: int) -> tuple[Perm, ...]:
+    return tuple(itertools.permutations(range(n)))
+
+
+def _kemeny(options: Sequence[Perm]) -> list[float]:
+    """Closeness to the Kemeny consensus (the orders nearest to all options together); n <= 7."""
+    n = len(options[0])
+    if n > 7:
+        return [0.0] * len(options)
+    totals = {p: sum(kendall(p, o) for o in options) for p in _all_orders(n)}
+    best = min(totals.values())
+    consensus = [p for p, total in totals.items() if total == best]
+    return [-float(min(kendall(o, c) for c in consensus)) for o in options]
+
+
+def _condorcet(options: Sequence[Perm]) -> list[float]:
+    """Pairs of steps an option orders as most options do (a tie in the vote counts half)."""
+    n = len(options[0])
+    positions = [_positions(o) for o in options]
+    scores = [0.0] * len(options)
+    for a, b in itertools.combinations(range(n), 2):
+        before = sum(1 for p in positions if p[a] < p[b])
+        after = len(options) - before
+        for i, p in enumerate(positions):
+            agrees = before if p[a] < p[b] else after
+            other = after if p[a] < p[b] else before
+            scores[i] += 1.0 if agrees > other else (0.5 if agrees == other else 0.0)
+    return scores
+
+
+def _position_plurality(options: Sequence[Perm]) -> list[float]:
+    """How many other options put the same step at each position."""
+    n = len(options[0])
+    counts = [Counter(o[k] for o in options) for k in range(n)]
+    return [float(sum(counts[k][o[k]] - 1 for k in range(n))) for o in options]
+
+
+def _shared_neighbours(options: Sequence[Perm]) -> list[float]:
+    """Adjacent step pairs an option shares with the other options."""
+    pairs = [set(itertools.pairwise(o)) for o in options]
+    return [
+        float(sum(len(pairs[i] & pairs[j]) for j in range(len(options)) if j != i))
+        for i in range(len(options))
+    ]
+
+
+def _unique_profile(options: Sequence[Perm]) -> list[float]:
+    """The one option whose sorted Kendall distances to the others no other option has."""
+    profiles = [tuple(sorted(row)) for row in _to_others(options, kendall)]
+    counts = Counter(profiles)
+    return [1.0 if counts[p] == 1 and len(counts) > 1 else 0.0 for p in profiles]
+
+
+SOLVERS: dict[str, Solver] = {
+    **_distance_solvers(),
+    "borda (mean position) order": _borda,
+    "nearest to the mean positions": _nearest_to_mean_positions,
+    "nearest to the kemeny consensus": _kemeny,
+    "condorcet (pairwise majority)": _condorcet,
+    "position plurality": _position_plurality,
+    "shared neighbouring pairs": _shared_neighbours,
+    "unique distance profile": _unique_profile,
+}
+
+
+def chosen(options: Sequence[Perm], solver: Solver) -> set[int]:
+    """The options a solver ties on as best (it guesses among them)."""
+    scores = solver(options)
+    best = max(scores)
+    return {i for i, score in enumerate(scores) if score >= best - EPS}
+
+
+def solver_accuracy(correct: Perm, distractors: Sequence[Perm]) -> dict[str, float]:
+    """Each solver's expected accuracy on this option set (a tie is a uniform guess among the tied)."""
     options = [correct, *distractors]
-    totals = [sum(kendall(o, other) for other in options) for o in options]
-    found = []
-    if totals[0] < min(totals[1:]):
-        found.append(
-            f"the correct order is the options' Kendall medoid (total distance {totals[0]} vs "
-            f"{min(totals[1:])} for the nearest distractor)"
-        )
-    if _borda(options) == correct:
-        found.append("the mean position of each step over the options is the correct order")
-    return found
+    accuracy = {}
+    for name, solver in SOLVERS.items():
+        picked = chosen(options, solver)
+        accuracy[name] = 1.0 / len(picked) if 0 in picked else 0.0
+    return accuracy
+
+
+def shortcuts(correct: Perm, distractors: Sequence[Perm]) -> list[str]:
+    """The solvers that beat chance on this option set, with their expected accuracy (empty: none)."""
+    chance = 1.0 / (len(distractors) + 1)
+    return [
+        f"{name} ({accuracy:.2f} vs chance {chance:.2f})"
+        for name, accuracy in solver_accuracy(correct, distractors).items()
+        if accuracy > chance + EPS
+    ]
 
 
 def symmetric(correct: Perm, distractors: Sequence[Perm]) -> bool:
-    """A distractor has the same sorted distances to the other options as the correct order."""
+    """Every option has the same sorted distances to the others, under every distance."""
     options = [correct, *distractors]
-
-    def profile(o: Perm) -> list[int]:
-        return sorted(kendall(o, other) for other in options if other is not o)
-
-    target = profile(correct)
-    return any(profile(d) == target for d in distractors)
+    for distance in DISTANCES.values():
+        profiles = {tuple(sorted(row)) for row in _to_others(options, distance)}
+        if len(profiles) != 1:
+            return False
+    return True
 
 
 def _swap(order: Perm, position: int) -> Perm:
@@ -74,28 +284,28 @@ def _swap(order: Perm, position: int) -> Perm:
     return tuple(items)
 
 
-def _path(correct: Perm, first: Perm, rng: random.Random) -> list[Perm] | None:
-    """C -> first -> D2 -> D3, each a swap that moves one step further from C."""
-    path = [first]
-    while len(path) < 3:
-        current = path[-1]
-        rank = {step: i for i, step in enumerate(correct)}
-        forward = [p for p in range(len(current) - 1) if rank[current[p]] < rank[current[p + 1]]]
-        if not forward:
-            return None
-        path.append(_swap(current, rng.choice(forward)))
-    return path
+def _swapped_at(correct: Perm, other: Perm) -> int | None:
+    """The position p when `other` is `correct` with steps p and p+1 swapped."""
+    for p in range(len(correct) - 1):
+        if _swap(correct, p) == tuple(other):
+            return p
+    return None
 
 
 def rebuild(correct: Perm, llm_distractors: Sequence[Perm], rng: random.Random) -> list[Perm] | None:
-    """Three distractors without a shortcut (see the module docstring); None for fewer than 3 steps."""
+    """Three distractors forming a symmetric set with `correct` (module docstring); None below 3 steps."""
     n = len(correct)
     if n < 3:
         return None
-    singles = [d for d in llm_distractors if kendall(correct, d) == 1]
-    firsts = singles or [_swap(correct, p) for p in range(n - 1)]
-    for _ in range(32):
-        path = _path(correct, rng.choice(firsts), rng)
-        if path is not None and len(set(path)) == 3 and not shortcuts(correct, path):
-            return path
-    return None
+    llm_swaps = [p for p in (_swapped_at(correct, d) for d in llm_distractors) if p is not None]
+    if n == 3:
+        first = llm_swaps[0] if llm_swaps else rng.randrange(2)
+        swapped = _swap(correct, first)
+        return [swapped, tuple(reversed(correct)), tuple(reversed(swapped))]
+    pairs = [
+        (a, b) for a in range(n - 1) for b in range(n - 1) if b >= a + 2 or a >= b + 2
+    ]  # disjoint adjacent swaps
+    preferred = [(a, b) for a, b in pairs if a in llm_swaps]
+    a, b = rng.choice(preferred or pairs)
+    one = _swap(correct, a)
+    return [one, _swap(correct, b), _swap(one, b)]

@@ -37,20 +37,22 @@ from expvid.construction.audits import (
 from expvid.construction.config import BuildConfig
 from expvid.construction.context import BuildContext, LoadedExperiment, link_or_copy
 from expvid.construction.curation import CurationReport, curation_markdown, decide, score_transcript
+from expvid.construction.digests import DigestCache
+from expvid.construction.domain import DomainVocabulary
 from expvid.construction.drafts import ClipSpec, Problem, StageOutput
 from expvid.construction.estimate import record_usage
 from expvid.construction.level1 import run_level1
 from expvid.construction.level2 import run_level2
 from expvid.construction.level3 import run_level3
 from expvid.construction.llm import LLMClient
+from expvid.construction.preflight import check_context
 from expvid.construction.progress import NO_PROGRESS, ProgressSink
 from expvid.construction.report import flags_section, items_section, markdown_report, phases_section
-from expvid.construction.retries import RetryBook
+from expvid.construction.retries import CURRENT_EXPERIMENT, RetryBook
 from expvid.construction.review import CSV_NAME, read_reviews, write_review_csv
 from expvid.construction.sources import SourceExperiment, discover_sources
 from expvid.construction.state import STATE_DIR, BuildState, write_atomic
-from expvid.construction.words import content_lemmas
-from expvid.construction.writer import finalize, write_candidates
+from expvid.construction.writer import finalize, finalize_item, write_candidates
 from expvid.media.errors import MediaError
 from expvid.media.sampler import probe
 from expvid.media.transcripts import TranscriptError, read_transcript
@@ -72,8 +74,10 @@ def _check_out(out: Path) -> None:
         )
 
 
-def _load(source: SourceExperiment) -> LoadedExperiment:
+def _load(source: SourceExperiment, digests: DigestCache | None = None) -> LoadedExperiment:
     experiment = LoadedExperiment(source=source, problems=list(source.problems))
+    if digests is not None:
+        experiment.load_digests(digests, video=False)
     if source.transcript is not None:
         try:
             experiment.transcript = read_transcript(source.transcript)
@@ -137,6 +141,7 @@ async def build_candidates(
     retries.redo(list(config.redo))
     state.epochs = retries.epochs
     ledger = Ledger(prices=effective_prices(config))
+    digests = DigestCache(state.root)
     backends = _backends(config, state)
 
     def client(backend: ModelBackend, role: str) -> LLMClient:
@@ -159,25 +164,27 @@ async def build_candidates(
     if config.redo:
         say(f"redo: {', '.join(config.redo)} drafted again with fresh requests")
     try:
-        return await _run(context, sources, say, started)
+        return await _run(context, sources, say, started, digests)
     finally:
+        digests.save()
         context.close()
         for backend in backends.values():
             await backend.aclose()
 
 
 async def _run(
-    context: BuildContext, sources: list[SourceExperiment], say: Log, started: float
+    context: BuildContext, sources: list[SourceExperiment], say: Log, started: float, digests: DigestCache
 ) -> dict[str, Any]:
     config, out = context.config, context.out
-    experiments = list(await asyncio.gather(*(asyncio.to_thread(_load, s) for s in sources)))
+    experiments = list(await asyncio.gather(*(asyncio.to_thread(_load, s, digests) for s in sources)))
     say(f"{len(experiments)} experiment(s) found in {config.sources}")
     usable = [e for e in experiments if not e.problems]
+    check_context(config, usable)  # before the first call: a window too small is a usage error
     context.progress.add("curation", len(usable))
     scored = dict(
         zip(
             [e.video_id for e in usable],
-            await asyncio.gather(*(score_transcript(context, e) for e in usable)),
+            await asyncio.gather(*(_score(context, e) for e in usable)),
             strict=True,
         )
     )
@@ -197,14 +204,21 @@ async def _run(
         return _stopped_after_curation(context, curation, scored, started, review_path)
     if kept:
         context.start_pool(len(kept))
+    await asyncio.gather(*(asyncio.to_thread(e.load_digests, digests) for e in kept))
     for experiment in kept:
         assert experiment.source.video is not None
         await asyncio.to_thread(
             link_or_copy_if_missing, experiment.source.video, out / experiment.source_video_path
         )
-    outputs = await asyncio.gather(*(_experiment(context, e, say) for e in kept))
+    audit = AuditResult()
+    outputs = await asyncio.gather(*(_experiment(context, e, say, audit) for e in kept))
     stage_outputs = [o for per in outputs for o in per]
-    return await _finish(context, experiments, kept, curation, scored, stage_outputs, started)
+    return await _finish(context, experiments, kept, curation, scored, stage_outputs, audit, started)
+
+
+async def _score(context: BuildContext, experiment: LoadedExperiment) -> StageOutput:
+    CURRENT_EXPERIMENT.set(experiment.video_id)  # this task's calls are this experiment's (`--redo X:ID`)
+    return await score_transcript(context, experiment)
 
 
 def _stopped_after_curation(
@@ -276,37 +290,41 @@ def link_or_copy_if_missing(source: Path, target: Path) -> None:
 def _domain_audit(
     experiments: list[LoadedExperiment], outputs: list[StageOutput], items: list[Any], audit: AuditResult
 ) -> None:
-    """The collection's vocabulary: every transcript (kept or not), paper, title and correct answer."""
-    domain: set[str] = set()
-    for experiment in experiments:
-        texts = [experiment.source.title, experiment.source.discipline]
-        if experiment.transcript is not None:
-            texts += [cue.text for cue in experiment.transcript.cues]
-        domain |= content_lemmas(" ".join(texts), generic=True)
-    for output in outputs:
-        domain |= content_lemmas(output.paper_markdown or "", generic=True)
+    """Each experiment's vocabulary (transcript, title, paper, its items' correct answers), for judging
+    its distractors against it and its discipline (`domain.py`)."""
+    vocabulary = DomainVocabulary()
+    papers = {o.video_id: o.paper_markdown or "" for o in outputs if o.paper_markdown}
+    answers: dict[str, list[str]] = {}
     for item in items:
         if item.options and item.answer_type.value == "choice":
-            domain |= content_lemmas(item.options[str(item.answer)], generic=True)
-    implausible_distractors(items, audit, domain, everyday_words())
+            answers.setdefault(str(item.meta.get("video_id")), []).append(item.options[str(item.answer)])
+    for experiment in experiments:
+        source = experiment.source
+        texts = [source.title, source.discipline, papers.get(source.video_id, "")]
+        if experiment.transcript is not None:
+            texts += [cue.text for cue in experiment.transcript.cues]
+        vocabulary.add(source.video_id, source.discipline, [*texts, *answers.get(source.video_id, [])])
+    implausible_distractors(items, audit, vocabulary, everyday_words())
 
 
 def clips_section(context: BuildContext) -> dict[str, Any]:
-    """Clip cutting: worker processes, one decode pass per video, and the speed-up they gave.
+    """Clip cutting: worker processes and threads, one decode pass per video, seconds spent.
 
-    The speed-up is measured in this run: the seconds the workers spent cutting (what one process
-    would have needed, one video after the other) over the wall time of the cutting phase.
+    No speed-up is claimed here: summed worker seconds over wall time is not one (workers sharing
+    too few cores each take longer). The wall-time ratio of `--jobs N` against `--jobs 1` is measured
+    by benchmarks/build_clips.py, which ran the set-ups the defaults were chosen from.
     """
     stats = context.cut_stats
     wall = context.clock.seconds().get("clips", 0.0)
     return {
         "jobs": stats.jobs,
+        "encoder_threads": stats.threads,
+        "decoder_threads": context.decode_threads,
         "videos": stats.videos,
         "clips_cut": stats.clips_cut,
         "clips_reused": stats.clips_reused,
         "worker_seconds": round(stats.worker_seconds, 3),
         "wall_seconds": wall,
-        "speedup": round(stats.worker_seconds / wall, 2) if wall > 0 and stats.videos else None,
         "decoded_frames": stats.decoded_frames,
         "video_frames": stats.video_frames,
         "decode_passes": round(stats.decoded_frames / stats.video_frames, 3) if stats.video_frames else None,
@@ -330,17 +348,30 @@ def clip_specs(outputs: list[StageOutput]) -> set[ClipSpec]:
     return specs
 
 
-async def _experiment(context: BuildContext, experiment: LoadedExperiment, say: Log) -> list[StageOutput]:
+async def _experiment(
+    context: BuildContext, experiment: LoadedExperiment, say: Log, audit: AuditResult
+) -> list[StageOutput]:
+    """One experiment's stages, each stage's blind audit as soon as its items exist (while the other
+    stages and experiments are drafted), then its clips from one decode pass."""
+    CURRENT_EXPERIMENT.set(experiment.video_id)  # this task's calls are this experiment's (`--redo X:ID`)
     levels = context.config.levels
+    blind: list[asyncio.Task[None]] = []
+
+    async def stage(name: str, run: Awaitable[StageOutput]) -> StageOutput:
+        output = await _guard(name, experiment, run)
+        if output.items:
+            blind.append(asyncio.create_task(_blind(context, output, audit)))
+        return output
+
     first: list[Awaitable[StageOutput]] = []
     if 1 in levels:
-        first.append(_guard("level1", experiment, run_level1(context, experiment)))
+        first.append(stage("level1", run_level1(context, experiment)))
     if 2 in levels:
-        first.append(_guard("level2", experiment, run_level2(context, experiment)))
+        first.append(stage("level2", run_level2(context, experiment)))
     outputs = list(await asyncio.gather(*first))
     if 3 in levels:
         level2 = next((o for o in outputs if o.stage == "level2"), None)
-        outputs.append(await _guard("level3", experiment, run_level3(context, experiment, level2)))
+        outputs.append(await stage("level3", run_level3(context, experiment, level2)))
     problem = await context.cut_experiment(experiment, clip_specs(outputs))
     if problem is not None:
         # The drafts are kept (their stages are saved); items whose clip is missing are left out of
@@ -348,9 +379,20 @@ async def _experiment(context: BuildContext, experiment: LoadedExperiment, say: 
         clips = StageOutput(video_id=experiment.video_id, stage="clips")
         clips.problem(problem, failed=True)
         outputs.append(clips)
+    await asyncio.gather(*blind)
     counts = Counter(item.task for o in outputs for item in o.items)
     say(f"{experiment.video_id}: {sum(counts.values())} draft item(s)")
     return outputs
+
+
+async def _blind(context: BuildContext, output: StageOutput, audit: AuditResult) -> None:
+    """The blind audit of one stage's items, finalized on their own (ids and letters do not depend on
+    any other item, so these are the very prompts the written items will have)."""
+    finals: dict[str, Any] = {}
+    for draft in output.items:
+        final = finalize_item(draft, context.config.seed)
+        finals.setdefault(final.key, final)
+    await blind_audit(context, [f.item for f in finals.values()], audit)
 
 
 async def _finish(
@@ -360,21 +402,23 @@ async def _finish(
     curation: CurationReport,
     scored: dict[str, StageOutput],
     outputs: list[StageOutput],
+    audit: AuditResult,
     started: float,
 ) -> dict[str, Any]:
     config, out = context.config, context.out
     present = {spec.path for spec in clip_specs(outputs) if (out / spec.path).is_file()}
     drafts = [item for o in outputs for item in o.items if item.clip.path in present]
-    finals = finalize(drafts, [e.video_id for e in kept], config.seed)
+    duplicates: dict[str, dict[str, int]] = {}
+    finals = finalize(drafts, [e.video_id for e in kept], config.seed, duplicates)
     items = [f.item for f in finals]
-    audit = AuditResult()
     text_checks(items, audit)
     balance = balance_report(items)
-    position_flags(items, balance, audit)
+    position_flags(items, balance, audit, drawn=frozenset(f.draft.task for f in finals if f.draft.balanced))
     ordering_shortcuts(items, audit)
     if config.asr_audit:
         asr_leakage(items, audit)
-    await blind_audit(context, items, audit)
+    written = {f.key for f in finals}
+    audit.flags = {key: flags for key, flags in audit.flags.items() if key in written}
     if config.domain_audit and any(i.task in PHRASE_TASKS for i in items):
         await asyncio.to_thread(_domain_audit, experiments, outputs, items, audit)
 
@@ -408,7 +452,7 @@ async def _finish(
         papers=papers,
         source_videos={vid: e.source_video_path for vid, e in by_id.items()},
     )
-    dropped: dict[str, dict[str, int]] = {}
+    dropped: dict[str, dict[str, int]] = {task: dict(reasons) for task, reasons in duplicates.items()}
     for output in outputs:
         for task, reasons in output.dropped.items():
             for reason, count in reasons.items():
@@ -451,6 +495,7 @@ async def _finish(
             for o in outputs
             if any(o.notes.get(k) for k in NOTE_KEYS)
         },
+        "ordering_solvers": audit.ordering_solvers,
         "audit_notes": audit.notes,
     }
     _add_run(context.state, report)

@@ -42,6 +42,7 @@ class PhaseClock:
     """Wall time per phase: from the first unit started to the last one finished."""
 
     def __init__(self) -> None:
+        self.origin = time.monotonic()
         self.first: dict[str, float] = {}
         self.last: dict[str, float] = {}
 
@@ -58,6 +59,14 @@ class PhaseClock:
             yield
         finally:
             self.stop(phase)
+
+    def spans(self) -> dict[str, tuple[float, float]]:
+        """Per phase: (first start, last end) in seconds since the clock was made (the run's start):
+        shows which phases overlap, e.g. the blind audit running while other stages still draft."""
+        return {
+            phase: (round(start - self.origin, 3), round(self.last.get(phase, start) - self.origin, 3))
+            for phase, start in self.first.items()
+        }
 
     def seconds(self) -> dict[str, float]:
         return {

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 def phases_section(context: BuildContext) -> dict[str, dict[str, Any]]:
     """Per build phase: wall time (first start to last end), model calls and tokens (all roles)."""
     seconds = context.clock.seconds()
+    spans = context.clock.spans()
     names = [p for p in PHASES if p in seconds or p in context.ledger.phases]
     names += sorted(set(seconds) | set(context.ledger.phases) - set(names))
     section: dict[str, dict[str, Any]] = {}
@@ -29,6 +30,8 @@ def phases_section(context: BuildContext) -> dict[str, dict[str, Any]]:
         counts = asdict(context.ledger.phases[name]) if name in context.ledger.phases else {}
         section[name] = {
             "wall_seconds": seconds.get(name),
+            "starts_at_s": spans[name][0] if name in spans else None,
+            "ends_at_s": spans[name][1] if name in spans else None,
             "calls_sent": counts.get("requests", 0),
             "cache_hits": counts.get("cache_hits", 0),
             "prompt_tokens": counts.get("prompt_tokens", 0),
@@ -128,6 +131,17 @@ def markdown_report(report: dict[str, Any]) -> str:
                 f"mean length ratio {entry['mean_length_ratio']}"
             )
         lines.append(f"- {task} (n={entry['n']}): " + "; ".join(parts))
+    solvers = report.get("ordering_solvers") or {}
+    if solvers:
+        lines += [
+            "",
+            "## Step ordering: solvers that see only the options",
+            "",
+            f"{len(solvers['accuracy'])} solvers (no video, no step text) on {solvers['items']} item(s): best "
+            f"expected accuracy {solvers['best']:.2f} (chance {solvers['chance']:.2f}) by "
+            + ", ".join(solvers["best_solvers"][:5])
+            + ("" if len(solvers["best_solvers"]) <= 5 else f" and {len(solvers['best_solvers']) - 5} more"),
+        ]
     lines += [
         "",
         "## Stages",
@@ -144,14 +158,14 @@ def markdown_report(report: dict[str, Any]) -> str:
         )
     clips = report.get("clips")
     if clips:
-        speedup = "-" if clips["speedup"] is None else f"{clips['speedup']:.2f}x"
         passes = "-" if clips["decode_passes"] is None else f"{clips['decode_passes']:.2f}"
+        threads = "automatic" if clips.get("encoder_threads") == 0 else clips.get("encoder_threads", 1)
         lines += [
             "",
             f"- clips: {clips['clips_cut']} cut from {clips['videos']} video(s) with {clips['jobs']} worker "
-            f"process(es), one decode pass per video ({passes} frames decoded per frame of video); "
-            f"{clips['worker_seconds']:.1f} s of cutting in {clips['wall_seconds']:.1f} s of wall time: "
-            f"speed-up {speedup}",
+            f"process(es), {threads} encoder thread(s) per clip, one decode pass per video ({passes} frames "
+            f"decoded per frame of video); {clips['worker_seconds']:.1f} s in the workers, "
+            f"{clips['wall_seconds']:.1f} s of wall time (wall-time ratios of --jobs: benchmarks/build_clips.py)",
         ]
     stages = report["stages"]
     lines.append(

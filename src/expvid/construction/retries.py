@@ -11,6 +11,9 @@ runs, so its answer is replayed from the cache like any other.
 
 `--redo STAGE` starts a new *epoch* of a stage (`.build/redo.json`): every call of that stage gets a
 new round, so the stage is drafted again from scratch, and failures are counted afresh in the epoch.
+`--redo STAGE:EXPERIMENT` does the same for one experiment's stage only (a campaign re-drafts one
+experiment without touching the others); the pipeline names the experiment whose calls are being
+made in `CURRENT_EXPERIMENT` (a context variable, so it follows each experiment's tasks).
 The round sent is `epoch * 1000 + failures of the unit in this epoch`; 0 (the plain cache key) when
 both are 0, so a build that never failed shares its cache entries with any other user of the cache.
 """
@@ -19,13 +22,26 @@ from __future__ import annotations
 
 import json
 import threading
+from contextvars import ContextVar
 from pathlib import Path
 
-from expvid.construction.state import write_atomic
+from expvid.construction.state import epoch_of, write_atomic
 
 #: Build stages whose calls can be redone; the names `--redo` accepts.
 REDO_STAGES = ("curation", "level1", "level2", "level3", "blind_audit")
 ROUNDS_PER_EPOCH = 1000
+#: The experiment whose model calls the current task makes (None: not one experiment's call).
+CURRENT_EXPERIMENT: ContextVar[str | None] = ContextVar("expvid_build_experiment", default=None)
+
+
+def redo_problem(entry: str) -> str | None:
+    """Why `entry` (`STAGE` or `STAGE:EXPERIMENT_ID`) is not a valid `--redo` value, else None."""
+    stage, _, experiment = entry.partition(":")
+    if stage not in REDO_STAGES:
+        return f"unknown stage {stage!r} for --redo; stages: {', '.join(REDO_STAGES)}"
+    if ":" in entry and not experiment.strip():
+        return f"--redo {entry!r}: give an experiment id after the colon, e.g. {stage}:61842"
+    return None
 
 
 class RetryBook:
@@ -58,14 +74,15 @@ class RetryBook:
     def redo(self, stages: list[str]) -> None:
         """Start a new epoch of each stage (written at once: a killed redo is not redone twice)."""
         for stage in stages:
-            if stage not in REDO_STAGES:
-                raise ValueError(f"unknown stage {stage!r} for --redo; stages: {', '.join(REDO_STAGES)}")
+            problem = redo_problem(stage)
+            if problem is not None:
+                raise ValueError(problem)
             self.epochs[stage] = self.epochs.get(stage, 0) + 1
         if stages:
             write_atomic(self._epochs_path, json.dumps(self.epochs, sort_keys=True) + "\n")
 
     def epoch(self, stage: str) -> int:
-        return self.epochs.get(stage, 0)
+        return epoch_of(self.epochs, stage, CURRENT_EXPERIMENT.get())
 
     def unit_key(self, stage: str, request_key: str) -> str:
         return f"{stage}:{self.epoch(stage)}:{request_key}"

@@ -29,6 +29,15 @@ def write_atomic(path: Path, text: str) -> None:
     os.replace(partial, path)
 
 
+def epoch_of(epochs: dict[str, int], stage: str, experiment: str | None) -> int:
+    """The `--redo` epoch of a stage for one experiment: redos of the whole stage (`level1`) plus redos
+    of that experiment's stage alone (`level1:61842`)."""
+    total = epochs.get(stage, 0)
+    if experiment:
+        total += epochs.get(f"{stage}:{experiment}", 0)
+    return total
+
+
 class BuildState:
     def __init__(self, out: Path) -> None:
         self.root = out / STATE_DIR
@@ -38,8 +47,8 @@ class BuildState:
         #: `--redo` epochs per stage (`retries.RetryBook`): a stage saved in an earlier epoch is redone.
         self.epochs: dict[str, int] = {}
 
-    def _stamp(self, stage: str, fingerprint: str) -> str:
-        epoch = self.epochs.get(stage, 0)
+    def _stamp(self, stage: str, fingerprint: str, video_id: str) -> str:
+        epoch = epoch_of(self.epochs, stage, video_id)
         if not epoch or not fingerprint or fingerprint.endswith(f"@{epoch}"):
             return fingerprint
         return f"{fingerprint}@{epoch}"
@@ -59,7 +68,7 @@ class BuildState:
             output = StageOutput.model_validate_json(path.read_text(encoding="utf-8"))
         except (OSError, ValidationError, ValueError):
             return None
-        if output.fingerprint != self._stamp(stage, fingerprint) or output.video_id != video_id:
+        if output.fingerprint != self._stamp(stage, fingerprint, video_id) or output.video_id != video_id:
             return None
         self.reused += 1
         return output
@@ -67,7 +76,9 @@ class BuildState:
     def save(self, output: StageOutput) -> None:
         if not output.complete:
             return
-        output.fingerprint = self._stamp(output.stage, output.fingerprint)  # later stages hash this one
+        output.fingerprint = self._stamp(
+            output.stage, output.fingerprint, output.video_id
+        )  # later stages hash this one
         write_atomic(self._path(output.video_id, output.stage), output.model_dump_json())
         self.saved += 1
 

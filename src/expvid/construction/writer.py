@@ -1,14 +1,18 @@
-"""From stage outputs to the candidate directory (candidates_format.md), and nothing else.
+"""From stage outputs to the candidate directory, and nothing else.
 
-Order of work: balanced letters per task (`assign_letters`), ids per task file (experiment order, then
-time in the video), release records, then the files. Every file is written whole through a temporary
-name and a rename, so a crash never leaves a half-written JSONL that the platform or `expvid eval`
-would read. Clip files no record refers to any more (from an earlier run with other settings) are
-removed, so the directory holds exactly what the records name.
+Every item is finalized on its own (`finalize_item`): its id (`<experiment_id>-<hash of its draft
+key>`), its answer letter and option order (drawn from a hash of the seed, the experiment id and the
+draft key) and its content hash depend on the item alone, never on its position among other items,
+so adding, excluding or re-drafting one experiment leaves every other item exactly as it was (docs/
+build.md, "Item identity"). Records are written in experiment then time order. Every file is written
+whole through a temporary name and a rename, so a crash never leaves a half-written JSONL that the
+platform or `expvid eval` would read. Clip files no record refers to any more (from an earlier run
+with other settings) are removed, so the directory holds exactly what the records name.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 from dataclasses import dataclass
@@ -20,35 +24,65 @@ from expvid.construction.state import write_atomic
 from expvid.schema import AnswerType, Item
 from expvid.suites.expvid_suite import EXPVID_TASKS, TASKS
 
+#: Hex digits of the draft key's sha256 in an item id (48 bits: no collision within an experiment).
+ID_HEX = 12
+
 
 @dataclass
 class FinalItem:
-    key: str  # "<task>/<id>"
+    key: str  # "<task>/<id>": the item's uid, stable across builds
     record: dict[str, Any]
     draft: DraftItem
     item: Item  # the same item as the evaluator loads it (for the audits)
+    content_sha256: str = ""
+
+    @property
+    def uid(self) -> str:
+        return self.key
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def item_id(video_id: str, draft_key: str) -> str:
+    """The release id: `<experiment_id>-<first 12 hex of sha256(draft_key)>`."""
+    if not draft_key:
+        raise ValueError(f"{video_id}: an item draft without a draft key")
+    return f"{video_id}-{_sha256(draft_key)[:ID_HEX]}"
+
+
+def with_own_letters(draft: DraftItem, seed: int) -> DraftItem:
+    """Options A-D for a four-option draft: the correct position and the distractor order are drawn
+    from `sha256("<seed>|<experiment_id>|<draft_key>|letters")`, so each item's letter is its own
+    (uniform over A-D across items; the report gives the per-task counts and a chi-square test)."""
+    if not draft.balanced:
+        return draft
+    digest = _sha256(f"{seed}|{draft.video_id}|{draft.draft_key}|letters")
+    slots = len(draft.distractors or []) + 1
+    position = int(digest[:8], 16) % slots
+    order = list(range(slots - 1))
+    random.Random(digest).shuffle(order)
+    return draft.with_letters(position, order)
 
 
 def assign_letters(drafts: list[DraftItem], seed: int) -> list[DraftItem]:
-    """Options A-D for balanced MCQs: per task, the correct positions are an equal share of A, B, C, D
-    (as equal as the count allows) in a seeded random order; distractor order is shuffled too."""
-    by_task: dict[str, list[int]] = {}
-    for index, draft in enumerate(drafts):
-        if draft.balanced:
-            by_task.setdefault(draft.task, []).append(index)
-    result = list(drafts)
-    for task, indices in sorted(by_task.items()):
-        rng = random.Random(f"{seed}:{task}:letters")
-        positions = [k % 4 for k in range(len(indices))]
-        rng.shuffle(positions)
-        for index, position in zip(indices, positions, strict=True):
-            order = [0, 1, 2]
-            rng.shuffle(order)
-            result[index] = drafts[index].with_letters(position, order)
-    return result
+    """Letters for each draft on its own (`with_own_letters`); kept for callers of the old name."""
+    return [with_own_letters(draft, seed) for draft in drafts]
 
 
-def release_record(record_id: int, draft: DraftItem) -> dict[str, Any]:
+def content_sha256(record: dict[str, Any], clip_key: str) -> str:
+    """sha256 of what a reviewer sees: question, options, answer and the clip's content address."""
+    payload = {
+        "question": record["question"],
+        "options": record.get("options"),
+        "answer": record["answer"],
+        "clip": clip_key,
+    }
+    return _sha256(json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":")))
+
+
+def release_record(record_id: str, draft: DraftItem) -> dict[str, Any]:
     """The ExpVid release fields, in the release's order."""
     record: dict[str, Any] = {"id": record_id, "video_path": draft.clip.path, "question": draft.question}
     if draft.options is not None:
@@ -83,19 +117,44 @@ def as_item(key: str, record: dict[str, Any], task: str) -> Item:
     )
 
 
-def finalize(drafts: list[DraftItem], experiment_order: list[str], seed: int) -> list[FinalItem]:
+def finalize_item(draft: DraftItem, seed: int) -> FinalItem:
+    """One draft as a release record with its id, letters and content hash (functions of the draft alone)."""
+    lettered = with_own_letters(draft, seed)
+    record_id = item_id(draft.video_id, draft.draft_key)
+    record = release_record(record_id, lettered)
+    key = f"{draft.task}/{record_id}"
+    return FinalItem(
+        key, record, lettered, as_item(key, record, draft.task), content_sha256(record, draft.clip.key)
+    )
+
+
+def finalize(
+    drafts: list[DraftItem],
+    experiment_order: list[str],
+    seed: int,
+    dropped: dict[str, dict[str, int]] | None = None,
+) -> list[FinalItem]:
+    """Every draft finalized on its own, in task, experiment and time order; a second draft with the
+    same uid (the same draft key twice in one experiment) is dropped and counted in `dropped`."""
     rank = {video_id: i for i, video_id in enumerate(experiment_order)}
-    lettered = assign_letters(drafts, seed)
     finals: list[FinalItem] = []
+    seen: set[str] = set()
     for spec in EXPVID_TASKS:
         task_drafts = sorted(
-            (d for d in lettered if d.task == spec.name),
-            key=lambda d: (rank.get(d.video_id, 1 << 30), d.order),
+            (d for d in drafts if d.task == spec.name),
+            key=lambda d: (rank.get(d.video_id, 1 << 30), d.video_id, d.order),
         )
-        for record_id, draft in enumerate(task_drafts):
-            record = release_record(record_id, draft)
-            key = f"{spec.name}/{record_id}"
-            finals.append(FinalItem(key, record, draft, as_item(key, record, spec.name)))
+        for draft in task_drafts:
+            final = finalize_item(draft, seed)
+            if final.key in seen:
+                if dropped is not None:
+                    reasons = dropped.setdefault(spec.name, {})
+                    reasons["same draft key as another item of the experiment"] = (
+                        reasons.get("same draft key as another item of the experiment", 0) + 1
+                    )
+                continue
+            seen.add(final.key)
+            finals.append(final)
     return finals
 
 
@@ -123,6 +182,10 @@ def write_candidates(
         draft = final.draft
         line: dict[str, Any] = {
             "item": final.key,
+            "uid": final.key,
+            "experiment_id": draft.video_id,
+            "draft_key": draft.draft_key,
+            "content_sha256": final.content_sha256,
             "task": draft.task,
             "video_id": draft.video_id,
             "source": draft.clip.source_record(source_videos[draft.video_id]),

@@ -178,10 +178,13 @@ def cut_clips(
     preset: str = "veryfast",
     threads: int = 1,
     seek_gap: float = DEFAULT_SEEK_GAP,
+    decode_threads: int = 0,
 ) -> tuple[list[ClipResult], PassStats]:
     """Write every clip of `jobs` (results in the same order) from one ordered decode of `source`.
 
-    Each clip is written under a temporary name and renamed when complete, as `cut_clip` does. A clip
+    `threads` are the encoder's threads per clip and `decode_threads` the decoder's (0: FFmpeg's
+    automatic count). Each clip is written under a temporary name and renamed when complete, as
+    `cut_clip` does. A clip
     with no frame raises `EmptyMediaError` after the others are finished; a decode error raises
     `CorruptMediaError` naming the source, and no partial file is left behind.
     """
@@ -195,6 +198,8 @@ def cut_clips(
         return [], stats
     with open_video(source_path) as (container, stream):
         stream.thread_type = "AUTO"
+        if decode_threads:  # several cutting processes share the cores (0: FFmpeg's count, all cores)
+            stream.codec_context.thread_count = decode_threads
         time_base = stream.time_base
         if time_base is None:
             raise MediaError(source_path, "video stream has no time base")

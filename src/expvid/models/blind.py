@@ -20,6 +20,10 @@ class BlindBackend:
     async def generate(self, request: GenerateRequest) -> GenerateResponse:
         return await self.inner.generate(request.without_images())
 
+    async def cached_response(self, request: GenerateRequest) -> GenerateResponse | None:
+        peek = getattr(self.inner, "cached_response", None)
+        return await peek(request.without_images()) if callable(peek) else None
+
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "kind": "blind", "inner": self.inner.describe()}
 

@@ -4,6 +4,8 @@ Specs:
     openai:MODEL                    base URL from option base_url, env OPENAI_BASE_URL, or api.openai.com
     openai:MODEL@http://host:port/v1
     openai:MODEL@http://a:8000/v1,http://b:8000/v1   several servers of one model (or option base_urls)
+                                    (option api: "chat" or "responses"; default: responses for the
+                                    models OpenAI serves only there, gpt-5-pro, o3-pro, ...)
     vllm:PATH                       starts `vllm serve PATH` (tensor_parallel_size, port, vllm_args, ...)
     hf:PATH                         runs the checkpoint here with transformers (needs the 'hf' extra)
     anthropic:MODEL                 needs the 'anthropic' extra
@@ -38,6 +40,10 @@ def create_backend(spec: str, **options: Any) -> ModelBackend:
     parsed = parse_options(options)
     spec = spec.strip()
     kind, sep, rest = spec.partition(":")
+    if parsed.api is not None and kind not in ("openai", "blind"):
+        raise BackendConfigError(
+            f"model spec {spec!r}: option api={parsed.api!r} applies to openai: models only"
+        )
     if kind == "blind":
         if not rest:
             raise BackendConfigError(
@@ -90,6 +96,10 @@ def _remote(kind: str, rest: str, spec: str, options: BackendOptions) -> ModelBa
             from expvid.models.openai_compat import DEFAULT_KEY_ENV
 
             key = read_api_key(options.api_key_env, default_env=DEFAULT_KEY_ENV, required=False, backend=spec)
+            if _api(model, options) == "responses":
+                from expvid.models.responses_backend import MultiEndpointResponsesBackend
+
+                return MultiEndpointResponsesBackend(model, base_urls=urls, api_key=key, options=options)
             return MultiEndpointBackend(model, base_urls=urls, api_key=key, options=options)
         url_in_spec = urls[0] if urls else None
     if url_in_spec is not None and options.base_url is not None and url_in_spec != options.base_url:
@@ -102,6 +112,10 @@ def _remote(kind: str, rest: str, spec: str, options: BackendOptions) -> ModelBa
 
         key = read_api_key(options.api_key_env, default_env=DEFAULT_KEY_ENV, required=False, backend=spec)
         base_url = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
+        if _api(model, options) == "responses":
+            from expvid.models.responses_backend import OpenAIResponsesBackend
+
+            return OpenAIResponsesBackend(model, base_url=base_url, api_key=key, options=options)
         return OpenAICompatBackend(model, base_url=base_url, api_key=key, options=options)
     if kind == "anthropic":
         from expvid.models.anthropic_backend import DEFAULT_KEY_ENV as ANTHROPIC_KEY_ENV
@@ -116,6 +130,14 @@ def _remote(kind: str, rest: str, spec: str, options: BackendOptions) -> ModelBa
     key = read_api_key(options.api_key_env, default_env=GEMINI_KEY_ENV, required=True, backend=spec)
     assert key is not None
     return GeminiBackend(model, base_url=base_url, api_key=key, options=options)
+
+
+def _api(model: str, options: BackendOptions) -> str:
+    """Which OpenAI API serves `model`: the option's, else the Responses API for the models served
+    only there (gpt-5-pro, o3-pro, ...), else chat completions."""
+    from expvid.models.responses_backend import resolved_api
+
+    return resolved_api(model, options.api)
 
 
 def _openai_urls(spec: str, url_in_spec: str | None, options: BackendOptions) -> list[str]:

@@ -12,8 +12,10 @@ Provider rules (`loopback_rules`: OpenAI reasoning models, OpenAI chat, Anthropi
 parameters the way those APIs do, with their 400 bodies; without rules it accepts what vLLM accepts
 (frames as `image_url` parts or one `video_url` frame sequence).
 
-Routes: POST /v1/chat/completions, GET /v1/models (OpenAI); POST /v1/messages (Anthropic);
-POST /{version}/models/{model}:generateContent (Gemini). uvicorn + Starlette run in a daemon thread
+Routes: POST /v1/chat/completions, POST /v1/responses, GET /v1/models (OpenAI); POST /v1/messages
+(Anthropic); POST /{version}/models/{model}:generateContent (Gemini); and the providers' batch
+endpoints (`loopback_batch`: OpenAI Files + Batches, Anthropic Message Batches), whose requests are
+answered by the same validation, rules and responder as online ones. uvicorn + Starlette run in a daemon thread
 on port 0 (the OS picks a free port), so parallel test runs never collide.
 """
 
@@ -36,6 +38,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
+from expvid.models.loopback_batch import BatchEndpoints, BatchPlan
 from expvid.models.loopback_render import error_body, success_body
 from expvid.models.loopback_replies import Reply, Responder, Script, as_reply, echo, fixed, script
 from expvid.models.loopback_requests import (
@@ -44,26 +47,32 @@ from expvid.models.loopback_requests import (
     parse_anthropic,
     parse_gemini,
     parse_openai,
+    parse_responses,
 )
 from expvid.models.loopback_rules import (
     AnthropicRules,
     GeminiThinkingRules,
     OpenAIChatRules,
     OpenAIReasoningRules,
+    OpenAIResponsesRules,
     Rejection,
+    ResponsesOnlyModels,
     Rule,
 )
 
 __all__ = [
     "AnthropicRules",
+    "BatchPlan",
     "GeminiThinkingRules",
     "LoopbackServer",
     "OpenAIChatRules",
     "OpenAIReasoningRules",
+    "OpenAIResponsesRules",
     "RecordedRequest",
     "Rejection",
     "Reply",
     "Responder",
+    "ResponsesOnlyModels",
     "Rule",
     "Script",
     "echo",
@@ -72,6 +81,12 @@ __all__ = [
 ]
 
 Parser = Callable[[dict[str, Any], RecordedRequest], None]
+#: The request parser of each protocol (batch endpoints process their lines with the same ones).
+PARSERS: dict[str, Parser] = {
+    "openai": parse_openai,
+    "openai-responses": parse_responses,
+    "anthropic": parse_anthropic,
+}
 
 
 class DeliberateDrop(Exception):
@@ -129,6 +144,8 @@ class LoopbackServer:
         self._max_in_flight = 0
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
+        #: The providers' batch endpoints (files, batches, message batches) and how they behave.
+        self.batches = BatchEndpoints(self)
 
     # -- configuration and inspection (called from the test's thread) ---------------------------
 
@@ -144,6 +161,7 @@ class LoopbackServer:
         """Forget recorded requests and counters; optionally install a new responder; set the rules
         (none by default, so a shared server never carries one test's provider rules into the next)."""
         self.rules = list(rules)
+        self.batches.clear()
         with self._lock:
             self._requests.clear()
             self._rejections.clear()
@@ -257,6 +275,9 @@ class LoopbackServer:
         async def chat_completions(request: Request) -> Response:
             return await self._serve("openai", request, parse_openai)
 
+        async def responses(request: Request) -> Response:
+            return await self._serve("openai-responses", request, parse_responses)
+
         async def list_models(_request: Request) -> Response:
             data = [{"id": m, "object": "model", "created": 0, "owned_by": "loopback"} for m in self.models]
             return JSONResponse({"object": "list", "data": data})
@@ -273,11 +294,65 @@ class LoopbackServer:
 
         routes = [
             Route("/v1/chat/completions", chat_completions, methods=["POST"]),
+            Route("/v1/responses", responses, methods=["POST"]),
+            *self.batches.routes(),
             Route("/v1/models", list_models, methods=["GET"]),
             Route("/v1/messages", messages, methods=["POST"]),
             Route("/{version}/models/{model_action}", generate_content, methods=["POST"]),
         ]
         return Starlette(routes=routes)
+
+    def answer_now(
+        self,
+        protocol: str,
+        path: str,
+        body: Any,
+        *,
+        via: str = "online",
+        headers: dict[str, str] | None = None,
+    ) -> tuple[int, dict[str, Any]]:
+        """Validate, apply the rules and answer one request at once: (status, JSON body).
+
+        The batch endpoints answer each line of a batch through this, so a batched request meets
+        exactly what an online one meets (shape checks, provider rules, the responder); delays are
+        skipped and a dropped connection or a broken body becomes a 500 for that line.
+        """
+        record = RecordedRequest(
+            protocol=protocol, path=path, headers=headers or {}, body={}, model="", via=via
+        )
+        try:
+            if not isinstance(body, dict):
+                raise RequestShapeError("body must be a JSON object")
+            record.body = body
+            PARSERS[protocol](body, record)
+        except RequestShapeError as error:
+            with self._lock:
+                self._rejections.append(str(error))
+            return 400, error_body(protocol, 400, str(error))
+        for rule in list(self.rules):
+            rejection = rule(record)
+            if rejection is not None:
+                with self._lock:
+                    self._refused.append(record)
+                    self._rejections.append(json.dumps(rejection.body))
+                return rejection.status, rejection.body
+        with self._lock:
+            record.index = len(self._requests)
+            record.received_at = time.monotonic()
+            self._requests.append(record)
+        try:
+            reply = as_reply(self._responder(record))
+        except Exception as error:
+            with self._lock:
+                self._responder_errors.append(f"{type(error).__name__}: {error}")
+            reply = Reply.error(500, f"loopback responder failed: {error}")
+        if reply.drop_connection or reply.raw_body is not None:
+            return 500, error_body(protocol, 500, "loopback: the answer could not be produced")
+        if reply.status != 200:
+            return reply.status, error_body(
+                protocol, reply.status, reply.error_message or f"error {reply.status}"
+            )
+        return 200, success_body(protocol, reply, record.model)
 
     def _reject(self, protocol: str, status: int, message: str) -> Response:
         with self._lock:

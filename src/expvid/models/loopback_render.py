@@ -54,6 +54,53 @@ def openai_completion(reply: Reply, model: str) -> dict[str, Any]:
     }
 
 
+def openai_response(reply: Reply, model: str) -> dict[str, Any]:
+    """A Response object of `/v1/responses` (reasoning summary item, message item, usage)."""
+    usage = usage_for(reply)
+    output: list[dict[str, Any]] = []
+    if reply.reasoning is not None:
+        output.append(
+            {
+                "id": f"rs_{uuid.uuid4().hex[:24]}",
+                "type": "reasoning",
+                "summary": [{"type": "summary_text", "text": reply.reasoning}],
+            }
+        )
+    content: list[dict[str, Any]] = []
+    if reply.refusal is not None:
+        content.append({"type": "refusal", "refusal": reply.refusal})
+    elif reply.text is not None:
+        content.append({"type": "output_text", "text": reply.text, "annotations": [], "logprobs": []})
+    if content:
+        output.append(
+            {
+                "id": f"msg_{uuid.uuid4().hex[:24]}",
+                "type": "message",
+                "status": "incomplete" if reply.finish_reason == "length" else "completed",
+                "role": "assistant",
+                "content": content,
+            }
+        )
+    cut = reply.finish_reason == "length"
+    return {
+        "id": f"resp_{uuid.uuid4().hex[:24]}",
+        "object": "response",
+        "created_at": int(time.time()),
+        "status": "incomplete" if cut else "completed",
+        "error": None,
+        "incomplete_details": {"reason": "max_output_tokens"} if cut else None,
+        "model": model,
+        "output": output,
+        "usage": {
+            "input_tokens": usage["prompt"],
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": usage["completion"],
+            "output_tokens_details": {"reasoning_tokens": usage["reasoning"] or 0},
+            "total_tokens": usage["prompt"] + usage["completion"],
+        },
+    }
+
+
 def anthropic_message(reply: Reply, model: str) -> dict[str, Any]:
     usage = usage_for(reply)
     content: list[dict[str, Any]] = []
@@ -114,6 +161,9 @@ def error_body(protocol: str, status: int, message: str) -> dict[str, Any]:
     if protocol == "gemini":
         return {"error": {"code": status, "message": message, "status": GEMINI_STATUS.get(status, "UNKNOWN")}}
     kind = "invalid_request_error" if 400 <= status < 500 else "server_error"
+    if protocol == "openai-responses":
+        code = "server_error" if status >= 500 else ("rate_limit_exceeded" if status == 429 else None)
+        return {"error": {"message": message, "type": kind, "param": None, "code": code}}
     return {"error": {"message": message, "type": kind, "code": status}}
 
 
@@ -122,4 +172,6 @@ def success_body(protocol: str, reply: Reply, model: str) -> dict[str, Any]:
         return anthropic_message(reply, model)
     if protocol == "gemini":
         return gemini_response(reply, model)
+    if protocol == "openai-responses":
+        return openai_response(reply, model)
     return openai_completion(reply, model)

@@ -23,7 +23,7 @@ class RequestShapeError(ValueError):
 
 @dataclass
 class RecordedRequest:
-    protocol: str  # "openai" | "anthropic" | "gemini"
+    protocol: str  # "openai" | "openai-responses" | "anthropic" | "gemini"
     path: str
     headers: dict[str, str]  # lower-cased names
     body: dict[str, Any]
@@ -40,6 +40,8 @@ class RecordedRequest:
     roles: list[str] = field(default_factory=list)
     index: int = 0
     received_at: float = 0.0
+    #: "online", or the batch id whose line this request was ("batch_..." / "msgbatch_...").
+    via: str = "online"
 
     @property
     def n_images(self) -> int:
@@ -146,6 +148,88 @@ def _parse_video_url(part: dict[str, Any], where: str, record: RecordedRequest) 
         decode_image(frame, "image/jpeg", f"{where} frame {k}") for k, frame in enumerate(data.split(","))
     ]
     record.videos.append(frames)
+
+
+RESPONSES_ROLES = frozenset({"user", "assistant", "system", "developer"})
+IMAGE_DETAILS = frozenset({"low", "high", "auto"})
+
+
+def parse_responses(body: dict[str, Any], record: RecordedRequest) -> None:
+    """POST /v1/responses: model, input (a string or a list of messages with input_text /
+    input_image parts), optional instructions, max_output_tokens >= 16, reasoning {effort, summary}."""
+    record.model = _string(body.get("model"), "model")
+    if "instructions" in body and body["instructions"] is not None:
+        record.roles.append("system")
+        record.texts.append(_string(body["instructions"], "instructions"))
+    items = body.get("input")
+    if isinstance(items, str):
+        record.roles.append("user")
+        record.texts.append(items)
+        items = []
+    elif not isinstance(items, list) or not items:
+        raise RequestShapeError("input must be a string or a non-empty list")
+    for i, item in enumerate(items):
+        where = f"input[{i}]"
+        _require(isinstance(item, dict), f"{where} must be an object")
+        _require(
+            item.get("type", "message") == "message", f"{where}.type {item.get('type')!r} is not 'message'"
+        )
+        role = item.get("role")
+        _require(role in RESPONSES_ROLES, f"{where}.role {role!r} is not valid")
+        record.roles.append(role)
+        content = item.get("content")
+        if isinstance(content, str):
+            record.texts.append(content)
+            continue
+        _require(
+            isinstance(content, list) and bool(content),
+            f"{where}.content must be a string or a list of parts",
+        )
+        for j, part in enumerate(content):
+            _parse_responses_part(part, f"{where}.content[{j}]", record)
+    limit = body.get("max_output_tokens")
+    if limit is not None:
+        _require(
+            isinstance(limit, int) and not isinstance(limit, bool), "max_output_tokens must be an integer"
+        )
+        _require(
+            limit >= 16,
+            f"Invalid 'max_output_tokens': integer below minimum value. Expected a value >= 16, but got {limit} instead.",
+        )
+    if "temperature" in body:
+        _require(isinstance(body["temperature"], int | float), "temperature must be a number")
+    reasoning = body.get("reasoning")
+    if reasoning is not None:
+        _require(isinstance(reasoning, dict), "reasoning must be an object")
+        effort = reasoning.get("effort")
+        _require(
+            effort in (None, "none", "minimal", "low", "medium", "high", "xhigh"),
+            f"Invalid value: {effort!r}. Supported values are: 'minimal', 'low', 'medium', and 'high'.",
+        )
+        summary = reasoning.get("summary")
+        _require(
+            summary in (None, "auto", "concise", "detailed"), f"reasoning.summary {summary!r} is not valid"
+        )
+
+
+def _parse_responses_part(part: Any, where: str, record: RecordedRequest) -> None:
+    _require(isinstance(part, dict), f"{where} must be an object")
+    kind = part.get("type")
+    if kind == "input_text":
+        record.texts.append(_string(part.get("text"), f"{where}.text"))
+        return
+    _require(kind == "input_image", f"{where}.type {kind!r} is not 'input_text' or 'input_image'")
+    detail = part.get("detail")
+    _require(detail in IMAGE_DETAILS, f"{where}.detail {detail!r} is not 'low', 'high' or 'auto'")
+    url = _string(part.get("image_url"), f"{where}.image_url")
+    header, sep, data = url.partition(",")
+    _require(
+        bool(sep) and header.startswith("data:") and header.endswith(";base64"),
+        f"{where}: only base64 data URLs are accepted",
+    )
+    mime = header[len("data:") : -len(";base64")]
+    record.images.append(decode_image(data, mime, where))
+    record.image_mimes.append(mime)
 
 
 def _parse_anthropic_blocks(content: Any, where: str, record: RecordedRequest) -> None:

@@ -15,6 +15,9 @@ reasoning model's endpoint, so a backend is tested against the exact error it wi
 - `GeminiThinkingRules()`: a Gemini thinking model's budget rules (2.5 Pro by default: 128-32768
   or -1, never 0): budget 0 -> 400 INVALID_ARGUMENT "Budget 0 is invalid. This model only works in
   thinking mode.", a budget out of range -> "The thinking budget (N) is invalid." (the API's words).
+- `OpenAIResponsesRules()`: the same for `/v1/responses` (temperature, `reasoning.effort` values,
+  reasoning summaries for unverified organisations, unknown fields), and `ResponsesOnlyModels`:
+  chat completions answering 404 for models served only on the Responses API.
 - `AnthropicRules()`: at most 100 images per request ("Too much media: 0 document pages + 101
   images > 100"), temperature within 0..1 and only 1 while extended thinking is on.
 """
@@ -171,6 +174,103 @@ def _no_video(record: RecordedRequest) -> Rejection | None:
                     code="invalid_value",
                 )
     return None
+
+
+#: Request fields the Responses API knows (others: 400 "Unknown parameter: 'x'.", code unknown_parameter).
+RESPONSES_FIELDS = frozenset(
+    {
+        "model", "input", "instructions", "max_output_tokens", "temperature", "top_p", "reasoning",
+        "store", "metadata", "stream", "stream_options", "tools", "tool_choice", "parallel_tool_calls",
+        "previous_response_id", "conversation", "include", "text", "truncation", "user", "service_tier",
+        "background", "prompt", "prompt_cache_key", "safety_identifier", "max_tool_calls", "top_logprobs",
+    }
+)  # fmt: skip
+
+
+class OpenAIResponsesRules:
+    """The Responses API's parameter rules for one kind of model.
+
+    Reasoning models (`reasoning=True`: o-series, gpt-5 family): `temperature` / `top_p` ->
+    400 unsupported_parameter; `reasoning.effort` outside `efforts` -> unsupported_value listing
+    them; `reasoning.summary` while the organisation is not verified (`verified=False`) -> the 400
+    OpenAI sends ("Your organization must be verified to generate reasoning summaries ...").
+    Other models: any `reasoning` -> unsupported_parameter `reasoning.effort`. Everyone: unknown
+    fields (`max_tokens`, `seed`) -> 400 unknown_parameter.
+    """
+
+    def __init__(
+        self,
+        *,
+        models: Collection[str] | None = None,
+        reasoning: bool = True,
+        efforts: tuple[str, ...] = ("minimal", "low", "medium", "high"),
+        verified: bool = True,
+    ) -> None:
+        self.models = None if models is None else frozenset(models)
+        self.reasoning = reasoning
+        self.efforts = efforts
+        self.verified = verified
+
+    def __call__(self, record: RecordedRequest) -> Rejection | None:
+        if not _applies(record, "openai-responses", self.models):
+            return None
+        body = record.body
+        unknown = sorted(set(body) - RESPONSES_FIELDS)
+        if unknown:
+            return Rejection(
+                400,
+                {"error": {"message": f"Unknown parameter: '{unknown[0]}'.", "type": "invalid_request_error",
+                           "param": unknown[0], "code": "unknown_parameter"}},
+            )  # fmt: skip
+        reasoning = body.get("reasoning") if isinstance(body.get("reasoning"), dict) else None
+        if not self.reasoning:
+            if reasoning:
+                return openai_error(
+                    "Unsupported parameter: 'reasoning.effort' is not supported with this model.",
+                    param="reasoning.effort",
+                    code="unsupported_parameter",
+                )
+            return None
+        for name in ("temperature", "top_p"):
+            if name in body:
+                return openai_error(
+                    f"Unsupported parameter: '{name}' is not supported with this model.",
+                    param=name,
+                    code="unsupported_parameter",
+                )
+        effort = (reasoning or {}).get("effort")
+        if effort is not None and effort not in self.efforts:
+            return openai_error(
+                f"Unsupported value: 'reasoning.effort' does not support '{effort}' with this model. "
+                f"Supported values are: {_listing(self.efforts)}.",
+                param="reasoning.effort",
+                code="unsupported_value",
+            )
+        if (reasoning or {}).get("summary") is not None and not self.verified:
+            return openai_error(
+                "Your organization must be verified to generate reasoning summaries. Please go to: "
+                "https://platform.openai.com/settings/organization/general and click on Verify Organization. "
+                "If you just verified, it can take up to 15 minutes for access to propagate.",
+                param="reasoning.summary",
+                code="unsupported_value",
+            )
+        return None
+
+
+class ResponsesOnlyModels:
+    """Chat completions refusing the models OpenAI serves only on /v1/responses (HTTP 404)."""
+
+    def __init__(self, models: Collection[str]) -> None:
+        self.models = frozenset(models)
+
+    def __call__(self, record: RecordedRequest) -> Rejection | None:
+        if record.protocol != "openai" or record.model not in self.models:
+            return None
+        return Rejection(
+            404,
+            {"error": {"message": "This model is only supported in v1/responses and not in v1/chat/completions.",
+                       "type": "invalid_request_error", "param": "model", "code": None}},
+        )  # fmt: skip
 
 
 class AnthropicRules:

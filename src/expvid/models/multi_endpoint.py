@@ -278,7 +278,7 @@ class MultiEndpointBackend(OpenAICompatBackend):
             started = time.monotonic()
             try:
                 response = await self._post_chat(
-                    f"{endpoint.url}/chat/completions", payload, endpoint=endpoint.url
+                    f"{endpoint.url}{self.api_path}", payload, endpoint=endpoint.url
                 )
             except AttemptFailure as failure:
                 error = failure

@@ -41,8 +41,20 @@ class PreparedChat:
     messages: list[dict[str, Any]]
 
 
+def body_value(body: dict[str, Any], param: str) -> tuple[bool, Any]:
+    """Whether a request body holds `param` (dotted for nested fields: "reasoning.effort"), and its value."""
+    node: Any = body
+    for part in param.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return False, None
+        node = node[part]
+    return True, node
+
+
 class OpenAICompatBackend(RemoteBackend):
     kind = "openai"
+    #: The API path under the base URL (the Responses backend posts to "/responses").
+    api_path = "/chat/completions"
 
     def __init__(self, model: str, *, base_url: str, api_key: str | None, options: BackendOptions) -> None:
         super().__init__(model, base_url=base_url.rstrip("/"), options=options)
@@ -96,13 +108,14 @@ class OpenAICompatBackend(RemoteBackend):
     def reasoning_model(self) -> bool:
         return self.rules.reasons_by_default
 
-    def _prepare(self, request: GenerateRequest) -> PreparedChat:
+    def _prepare(self, request: GenerateRequest) -> Any:
+        """The request with its messages encoded once (`PreparedChat`; the Responses backend's own)."""
         return PreparedChat(request=request, messages=encode_messages(request))
 
     async def _send_once(self, payload: PreparedChat) -> GenerateResponse:
-        return await self._post_chat("/chat/completions", payload, endpoint=self.base_url or "")
+        return await self._post_chat(self.api_path, payload, endpoint=self.base_url or "")
 
-    def _compose(self, prepared: PreparedChat, endpoint: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    def _compose(self, prepared: Any, endpoint: str) -> tuple[dict[str, Any], dict[str, Any]]:
         return compose_body(
             prepared.request,
             prepared.messages,
@@ -134,7 +147,7 @@ class OpenAICompatBackend(RemoteBackend):
             except httpx2.TransportError as error:
                 raise AttemptFailure.network(f"{type(error).__name__}: {error}", sent=sent) from None
             if response.status_code == 200:
-                parsed = parse_chat_completion(response.content, model=self.model)
+                parsed = self._parse_body(response.content)
                 return parsed.model_copy(update={"sent": sent})
             failure = failure_for_status(response.status_code, response.headers, response.text)
             failure.sent = sent
@@ -147,16 +160,21 @@ class OpenAICompatBackend(RemoteBackend):
                 continue
             raise failure
 
+    def _parse_body(self, raw: bytes) -> GenerateResponse:
+        """A 200 body as a response (AttemptFailure.malformed when it is not one)."""
+        return parse_chat_completion(raw, model=self.model)
+
     def _learn_from(self, text: str, body: dict[str, Any], endpoint: str, adjusted: set[str]) -> bool:
         """Learn what a 400 says is unsupported; True when the request should go out again."""
         unsupported = unsupported_from_error(text)
         if unsupported is None or unsupported.param in adjusted:
             return False
-        if unsupported.param in (self.options.extra_body or {}):
+        if unsupported.param.split(".")[0] in (self.options.extra_body or {}):
             return False  # the user asked for it explicitly: their 400, not ours to drop
-        if unsupported.param not in body:
+        present, value = body_value(body, unsupported.param)
+        if not present:
             return False
-        adjustment = adjustment_for(unsupported, body.get(unsupported.param))
+        adjustment = adjustment_for(unsupported, value)
         if adjustment is None:
             return False
         adjusted.add(unsupported.param)

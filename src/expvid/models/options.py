@@ -60,6 +60,10 @@ class BackendOptions(BaseModel):
     #: that did not): backends that cannot take frames as a video refuse "video" when they are
     #: built, and a managed vLLM server is started to accept one video per prompt.
     input_mode: InputMode | None = None
+    #: OpenAI-compatible servers: "chat" (`/chat/completions`) or "responses" (`/responses`, OpenAI's
+    #: Responses API); None chooses by model: "responses" for the models served only there
+    #: (gpt-5-pro, o3-pro, ...; `responses_backend.RESPONSES_ONLY`), "chat" otherwise.
+    api: Literal["chat", "responses"] | None = None
 
     # -- several OpenAI-compatible endpoints serving one model (openai:MODEL@URL1,URL2) ---------
     #: Spread requests over these servers (vLLM on several nodes, Ray Serve replicas, ...).

@@ -40,6 +40,9 @@ ADAPTABLE = frozenset(
         "reasoning_effort",
         "chat_template_kwargs",
         "media_io_kwargs",
+        # Responses API (`/v1/responses`): nested reasoning settings
+        "reasoning.effort",
+        "reasoning.summary",
     }
 )
 TOKEN_FIELDS = ("max_tokens", "max_completion_tokens")
@@ -141,7 +144,11 @@ def adjustment_for(unsupported: Unsupported, sent_value: Any) -> Adjustment | No
         other = TOKEN_FIELDS[1] if param == TOKEN_FIELDS[0] else TOKEN_FIELDS[0]
         target = unsupported.replacement if unsupported.replacement in TOKEN_FIELDS else other
         return Adjustment(param, "rename", target, reason)
-    if param == "reasoning_effort" and unsupported.kind == "value" and unsupported.supported_values:
+    if (
+        param in ("reasoning_effort", "reasoning.effort")
+        and unsupported.kind == "value"
+        and unsupported.supported_values
+    ):
         value = nearest_effort(str(sent_value), unsupported.supported_values)
         return Adjustment(param, "value", value, reason)
     return Adjustment(param, "omit", None, reason)

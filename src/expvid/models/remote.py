@@ -143,6 +143,12 @@ class RemoteBackend(ABC):
             scope=self.options.cache_scope,
         )
 
+    async def cached_response(self, request: GenerateRequest) -> GenerateResponse | None:
+        """The cached answer to `request`, without sending anything (None: not cached, or no cache)."""
+        if self.cache is None:
+            return None
+        return await self.cache.aget(self.request_hash(request))
+
     async def generate(self, request: GenerateRequest) -> GenerateResponse:
         check_image_cap(request, self.max_images, self.name)
         key = self.request_hash(request)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from expvid.run.cost import RunCost
 from expvid.run.rundir import RunDir
 from expvid.run.scoring_phase import RunScores, RunSummary, read_item_scores, read_scores
 from expvid.schema import DataError, ItemScore
@@ -36,6 +37,8 @@ class Comparison:
     results: dict[str, PairedResult]
     counts: list[TaskCounts]
     notes: list[str] = field(default_factory=list)
+    #: What each run directory cost (None: its scores predate cost accounting).
+    costs: tuple[RunCost | None, RunCost | None] = (None, None)
 
 
 def _annotations(run: RunSummary) -> str | None:
@@ -88,7 +91,9 @@ def compare_runs(run_a: Path, run_b: Path, *, n_boot: int = 2000, seed: int = 0)
     left_out = sum(max(c.scored_a, c.scored_b) - c.compared for c in counts)
     if left_out:
         notes.append(f"{left_out} item(s) scored by only one run are left out of the comparison")
-    return Comparison(results=results, counts=counts, notes=notes)
+    return Comparison(
+        results=results, counts=counts, notes=notes, costs=(scores_a.run.cost, scores_b.run.cost)
+    )
 
 
 def _task_counts(
@@ -137,6 +142,21 @@ def format_comparison(comparison: Comparison | dict[str, PairedResult]) -> str:
             a = f"{c.scored_a} of {'–' if c.records_a is None else c.records_a}"
             b = f"{c.scored_b} of {'–' if c.records_b is None else c.records_b}"
             lines.append(f"| {c.task} | {a} | {b} | {c.compared} |")
+    if any(cost is not None for cost in comparison.costs):
+        lines += [
+            "",
+            "| run | cost (USD) | requests | tokens in | tokens out | price |",
+            "|---|---:|---:|---:|---:|---|",
+        ]
+        for name, cost in zip(("A", "B"), comparison.costs, strict=True):
+            if cost is None:
+                lines.append(f"| {name} | not recorded | – | – | – | – |")
+                continue
+            usd = "unknown" if cost.usd is None else f"{cost.usd:.4f}"
+            price = "none known" if cost.price is None else f"{cost.price.label()} ({cost.price.source})"
+            lines.append(
+                f"| {name} | {usd} | {cost.requests} | {cost.prompt_tokens} | {cost.completion_tokens} | {price} |"
+            )
     if comparison.notes:
         lines.append("")
         lines += [f"- {note}" for note in comparison.notes]

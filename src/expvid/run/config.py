@@ -18,7 +18,9 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from expvid.models.pricing import Price
 from expvid.models.types import InputMode, ThinkingConfig
+from expvid.run.batch_settings import BatchSettings
 from expvid.suites.defaults import DEFAULT_SUITE
 from expvid.suites.protocol import FrameOptions
 
@@ -68,6 +70,32 @@ def json_key_values(entries: list[str], *, flag: str) -> dict[str, Any]:
             options[key.strip()] = json.loads(value)
         except json.JSONDecodeError:
             options[key.strip()] = value
+    return options
+
+
+def endpoint_options(
+    base_url: list[str],
+    api_key_env: str | None,
+    timeout: float | None,
+    max_retries: int | None,
+    backend_option: list[str],
+) -> dict[str, Any]:
+    """The backend settings of the endpoint options `expvid eval` and `expvid build` share: one or
+    several base URLs (several: one backend over all of them, `expvid.models.multi_endpoint`), the key's
+    environment variable, the timeout, HTTP retries and `--backend-option KEY=VALUE` pairs.
+    `ValueError` (its message names `--backend-option`) for a pair without `=`."""
+    options = json_key_values(backend_option, flag="--backend-option")
+    urls = list(dict.fromkeys(base_url))
+    if len(urls) == 1:
+        options["base_url"] = urls[0]
+    elif urls:
+        options["base_urls"] = urls
+    if api_key_env:
+        options["api_key_env"] = api_key_env
+    if timeout:
+        options["timeout_s"] = timeout
+    if max_retries is not None:
+        options["max_retries"] = max_retries
     return options
 
 
@@ -136,6 +164,14 @@ class EvalConfig(BaseModel):
     #: Stop the run after this many requests in a row failed with the same non-transient error
     #: (a 4xx other than 408/409/429, same message): it cannot succeed. 0 or None never stops.
     stop_after_errors: int | None = Field(default=10, ge=0)
+    #: USD per 1M tokens by model name ("" = the evaluated model), over the price table (`--price`).
+    prices: dict[str, Price] = Field(default_factory=dict)
+    #: Stop sending once the run directory's spend would pass this many USD (`--max-cost`), or
+    #: this many tokens (`--max-tokens-total`), from the usage the API reports (`run.budget`).
+    max_cost: float | None = Field(default=None, gt=0)
+    max_tokens_total: int | None = Field(default=None, gt=0)
+    #: Send the requests through the provider's batch API (`--batch`; `run.batch_phase`); None: online.
+    batch: BatchSettings | None = None
 
     @model_validator(mode="before")
     @classmethod

@@ -14,10 +14,19 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from expvid.models.pricing import Price, parse_price_override
 from expvid.models.types import ThinkingConfig
-from expvid.run.config import EvalConfig, json_key_values, parse_frame_counts, spec_url_problem, url_problem
+from expvid.run.batch_settings import BatchSettings
+from expvid.run.config import (
+    EvalConfig,
+    endpoint_options,
+    json_key_values,
+    parse_frame_counts,
+    spec_url_problem,
+    url_problem,
+)
 from expvid.suites.protocol import FrameOptions
 from expvid.suites.registry import DEFAULT_SUITE
 from expvid.suites.settings import SettingsError, parse_pairs
@@ -58,6 +67,7 @@ class EvalOptions(BaseModel):
     base_url: list[str] = Field(default_factory=list)
     api_key_env: str | None = None
     timeout: float | None = None
+    max_retries: int | None = None
     thinking: bool | None = None
     thinking_budget: int | None = None
     tensor_parallel_size: int | None = None
@@ -71,6 +81,13 @@ class EvalOptions(BaseModel):
     seed: int = 0
     samples: int = 1
     suite_option: list[str] = Field(default_factory=list)
+    # -- what a run may cost, and how it reaches an API (`docs/api-campaigns.md`) ---------------
+    price: list[str] = Field(default_factory=list)
+    max_cost: float | None = None
+    max_tokens_total: int | None = None
+    api: str | None = None
+    batch: bool = False
+    batch_option: list[str] = Field(default_factory=list)
 
     def check_urls(self) -> None:
         """Servers without an http(s) scheme would fail request after request: refuse them now."""
@@ -112,23 +129,47 @@ class EvalOptions(BaseModel):
         )
 
     def backend_options(self) -> dict[str, Any]:
-        try:
-            options = json_key_values(self.backend_option, flag="--backend-option")
+        try:  # the endpoint options are `expvid build`'s too: one implementation (`run.config`)
+            options = endpoint_options(
+                self.base_url, self.api_key_env, self.timeout, self.max_retries, self.backend_option
+            )
         except ValueError as error:
             raise OptionError("--backend-option", str(error)) from None
-        if len(self.base_url) == 1:
-            options["base_url"] = self.base_url[0]
-        elif self.base_url:
-            options["base_urls"] = list(self.base_url)
         if self.tensor_parallel_size is not None:
             options["tensor_parallel_size"] = self.tensor_parallel_size
         if self.vllm_args:
             options["vllm_args"] = shlex.split(self.vllm_args)
-        if self.api_key_env:
-            options["api_key_env"] = self.api_key_env
-        if self.timeout:
-            options["timeout_s"] = self.timeout
+        if self.api is not None:
+            if self.api not in ("chat", "responses"):
+                raise OptionError("--api", f"expected 'chat' or 'responses', got {self.api!r}")
+            options["api"] = self.api
         return options
+
+    def prices(self) -> dict[str, Price]:
+        """`--price [MODEL=]IN,OUT` by model name ("" for the evaluated model)."""
+        prices: dict[str, Price] = {}
+        for entry in self.price:
+            try:
+                model, value = parse_price_override(entry)
+            except ValueError as error:
+                raise OptionError("--price", str(error)) from None
+            prices[model or ""] = value
+        return prices
+
+    def batch_settings(self) -> BatchSettings | None:
+        """`--batch` with its `--batch-option KEY=VALUE` settings (validated by `BatchSettings`)."""
+        if not self.batch:
+            if self.batch_option:
+                raise OptionError("--batch-option", "--batch-option needs --batch")
+            return None
+        try:
+            values = json_key_values(self.batch_option, flag="--batch-option")
+            return BatchSettings(**values)
+        except ValidationError as error:
+            problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors())
+            raise OptionError("--batch-option", problems) from None
+        except ValueError as error:
+            raise OptionError("--batch-option", str(error)) from None
 
     def thinking_config(self) -> ThinkingConfig | None:
         if self.thinking is None and self.thinking_budget is None:
@@ -171,6 +212,10 @@ class EvalOptions(BaseModel):
             suite_settings=settings,
             thinking=self.thinking_config(),
             input_mode=self.input_mode,
+            prices=self.prices(),
+            max_cost=self.max_cost or None,
+            max_tokens_total=self.max_tokens_total,
+            batch=self.batch_settings(),
         )
 
     def resolve_data(

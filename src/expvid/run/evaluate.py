@@ -25,7 +25,9 @@ from rich.markup import escape
 
 from expvid.media.cache import FrameCache
 from expvid.models.factory import create_backend
+from expvid.run.batch_phase import BatchOutcome, BatchPhase, run_uid
 from expvid.run.config import EvalConfig
+from expvid.run.cost import run_extras
 from expvid.run.error_streak import RunStopped
 from expvid.run.generate import GenerationPhase
 from expvid.run.identity import identity_defaults, resolved_identity, stored_identity
@@ -42,6 +44,7 @@ from expvid.run.request_settings import (
 from expvid.run.rundir import AppendLog, RunDir
 from expvid.run.scoring_phase import DatasetPrint, RunScores, ScoringInputs, judge_and_score
 from expvid.run.selection import Selection, select_items, select_records, suite_task_names
+from expvid.run.spending import RunPricing, batch_adapter_for, record_spending
 from expvid.run.terminal import message_console
 from expvid.schema import DataError, Item, SamplerSettings
 from expvid.suites.base import Dataset
@@ -58,6 +61,12 @@ class EvalResult:
     generated: int
     resumed: int
     failed: int
+    #: Requests not sent because the run reached its budget (`--max-cost`, `--max-tokens-total`).
+    not_sent: int = 0
+    #: Why generation stopped early (the budget), or None.
+    stopped: str | None = None
+    #: Requests still waiting in provider batches (`--batch` without waiting).
+    pending: int = 0
 
     @property
     def n_problems(self) -> int:
@@ -204,6 +213,17 @@ def load_for_run(suite: EvalSuite, config: EvalConfig) -> Dataset:
     return suite.load(config.data, tasks=tasks, strict=config.strict)
 
 
+def _asr_notes(config: EvalConfig, suite: EvalSuite, items: Sequence[Item]) -> list[str]:
+    """`--with-asr` on a benchmark built by `expvid build`: how much a word-overlap solver gets from the
+    narration alone (`expvid.suites.expvid_asr`), for the console and the report."""
+    if suite.name != "expvid" or not getattr(getattr(suite, "settings", None), "with_asr", False):
+        return []
+    from expvid.suites.expvid_asr import asr_shortcut_note
+
+    note = asr_shortcut_note(config.data, items)
+    return [note] if note else []
+
+
 def dataset_state(dataset: Dataset) -> DatasetState:
     return DatasetState(dataset.suite, dict(dataset.file_hashes), dataset.media_sizes())
 
@@ -226,6 +246,9 @@ async def evaluate(
     if not items and not selection.invalid:
         raise DataError(f"{config.data}: no items to evaluate for tasks {config.tasks or 'all'}")
     announce_data_problems(console, dataset, selection)
+    asr_notes = _asr_notes(config, suite, items)
+    for note in asr_notes:
+        console.print(f"[yellow]note[/]: {escape(note)}")
     rundir = RunDir(config.out)
     state = dataset_state(dataset)
     frame_cache, response_dir = _cache_dirs(config)
@@ -257,7 +280,10 @@ async def evaluate(
         for note in resumption.notes:
             console.print(f"[yellow]note[/]: {escape(note)}")
 
+    pricing = RunPricing.of(config, backend_options)
+    budget = pricing.gate(config, rundir)  # refuses --max-cost without a price before any work
     backend = create_backend(config.model, **backend_options)
+    adapter = batch_adapter_for(backend) if config.batch is not None else None
     frames, image_limit = apply_image_limit(config.frames, backend)  # e.g. Claude: 100 images a request
     check_input_mode(config.input_mode, backend, frames)
     needs_judge = any(item.answer_type.value in ("blanks", "free_text") for item in items)
@@ -284,6 +310,8 @@ async def evaluate(
     )
     if previous is not None:
         manifest = manifest.model_copy(update={"created_at": previous.created_at})
+    manifest.config["price"] = None if pricing.price is None else pricing.price.model_dump(mode="json")
+    manifest.config["budget"] = {"max_cost": config.max_cost, "max_tokens_total": config.max_tokens_total}
     rundir.write_manifest(manifest)
 
     done = rundir.predictions()
@@ -295,8 +323,9 @@ async def evaluate(
     ]
     resumed = len(items) * config.samples - len(todo)
     stopped: RunStopped | None = None
+    outcome: BatchOutcome | None = None
     with run_progress(console, show_progress) as progress:
-        bar = progress.phase(f"generate ({backend.name})", len(todo))
+        bar = progress.phase(f"{'batch' if adapter else 'generate'} ({backend.name})", len(todo))
         try:
             with AppendLog(rundir.predictions_path) as log:
                 phase = GenerationPhase(
@@ -312,12 +341,29 @@ async def evaluate(
                     thinking=config.thinking,
                     on_done=lambda p: bar.advance(failed=not p.ok, cached=p.cached),
                     input_mode=config.input_mode,
+                    budget=budget,
+                    expect=pricing.expect,
                     stop_after_errors=config.stop_after_errors,
                 )
-                try:
-                    await phase.run(todo)
-                except RunStopped as stop:
-                    stopped = stop
+                if adapter is not None and config.batch is not None:
+                    outcome = await BatchPhase(
+                        generation=phase,
+                        adapter=adapter,
+                        rundir=rundir,
+                        log=log,
+                        settings=config.batch,
+                        run_uid=run_uid(str(config.out.resolve()), manifest.created_at.isoformat()),
+                        items=items,
+                        budget=budget,
+                        expect=pricing.expect,
+                        console=console,
+                        on_done=lambda p: bar.advance(failed=not p.ok, cached=p.cached),
+                    ).run(todo)
+                else:
+                    try:
+                        await phase.run(todo)
+                    except RunStopped as streak:
+                        stopped = streak
         finally:
             await backend.aclose()
         # What was really sent (after provider rules and 400 fallbacks), over the whole run.
@@ -328,6 +374,8 @@ async def evaluate(
             generation["temperature"] = temperature_as_sent(
                 manifest.config["sent"], generation.get("temperature")
             )
+        not_sent = outcome.not_sent if outcome is not None else phase.not_sent
+        stop = record_spending(manifest.config, budget, outcome, not_sent, console)
         rundir.write_manifest(manifest)
         if stopped is not None:  # nothing to score yet: the rest of the items were never asked
             raise stopped
@@ -340,6 +388,7 @@ async def evaluate(
                 samples=config.samples,
                 invalid=selection.invalid,
                 partial=selection.partial,
+                notes=asr_notes,
             ),
             judge=judge,
             judge_concurrency=config.judge_concurrency,
@@ -349,9 +398,17 @@ async def evaluate(
             seed=config.seed or 0,
             progress=progress,
             human_judgments=getattr(suite, "human_judgments", None),
+            extras=run_extras(rundir.root, manifest.config),
         )
     return EvalResult(
-        scores=scores, rundir=rundir, generated=len(todo), resumed=resumed, failed=bar.counter.failed
+        scores=scores,
+        rundir=rundir,
+        generated=len(todo) - not_sent - (outcome.pending if outcome is not None else 0),
+        resumed=resumed,
+        failed=bar.counter.failed,
+        not_sent=not_sent,
+        stopped=None if stop is None else stop.describe(),
+        pending=outcome.pending if outcome is not None else 0,
     )
 
 

@@ -14,6 +14,12 @@ so it can come from the response cache.
 Each prediction records what was sent (`Prediction.sent`): the backend's own record (temperature
 or none, token-limit field, reasoning effort, what a provider refused) plus the input mode and the
 frame size, and a provider's refusal as an answer (`Prediction.refusal`, an empty response).
+
+With a budget (`--max-cost`, `--max-tokens-total`) each request that is not in the response cache
+asks `budget.BudgetGate` for room first; once there is none, nothing more is sent and the items not
+asked get no line, so a resume with a larger budget asks them. `prepare` / `answered` / `failed`
+are the same steps a batch run (`batch_phase`) uses, so a batched answer is recorded exactly as an
+online one.
 """
 
 from __future__ import annotations
@@ -22,14 +28,26 @@ import asyncio
 import hashlib
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, Field
 
 from expvid.media.errors import MediaError
 from expvid.models.hf import FRAME_TIMES_KEY
-from expvid.models.types import BackendError, GenerateRequest, InputMode, ModelBackend, ThinkingConfig
+from expvid.models.types import (
+    BackendError,
+    GenerateRequest,
+    GenerateResponse,
+    InputMode,
+    ModelBackend,
+    ThinkingConfig,
+)
+from expvid.run.budget import BudgetExhausted, BudgetGate, Expectation
 from expvid.run.error_streak import DEFAULT_STOP_AFTER, ErrorStreak, RunStopped
 from expvid.run.media_inputs import MediaPreparer
 from expvid.run.rundir import AppendLog
-from expvid.schema import ErrorKind, Item, Prediction, SamplerSettings
+from expvid.schema import ErrorKind, FrameRef, Item, Prediction, SamplerSettings
 from expvid.suites.protocol import EvalSuite, FrameOptions
 
 #: How per-item seeds are derived (recorded in the manifest).
@@ -58,6 +76,89 @@ def frames_sent(settings: SamplerSettings | None) -> dict[str, object]:
     return {"size": settings.size, "max_side": settings.max_side, "image_format": settings.image_format}
 
 
+class PredictionDraft(BaseModel):
+    """Everything a prediction records besides the answer: which item, what was shown, the prompt.
+
+    One shape for online and batched answers (a batch run stores drafts in its run directory and
+    completes them when the provider's results arrive, possibly in another process)."""
+
+    item_id: str
+    task: str
+    model: str
+    sample: int = 0
+    frames: list[FrameRef] = Field(default_factory=list)
+    n_images: int = 0
+    mode: str = "images"
+    frame_record: dict[str, Any] = Field(default_factory=dict)
+    meta: dict[str, Any] = Field(default_factory=dict)
+    frames_from_cache: bool = False
+
+    def _base(self) -> dict[str, Any]:
+        return {"item_id": self.item_id, "task": self.task, "model": self.model, "sample": self.sample}
+
+    def answer(self, response: GenerateResponse, *, batch: dict[str, Any] | None = None) -> Prediction:
+        """The prediction of an answer. The raw text is kept as the model wrote it (any <think> block
+        included); extraction strips reasoning before reading the answer. A separate reasoning
+        channel (a reasoning summary) is kept beside it, never in the answer. `batch` ({"provider",
+        "id"}) marks an answer that came through a provider's batch API (priced at its discount)."""
+        sent = {"input_mode": self.mode, **response.sent, **self.frame_record}
+        meta = self.meta | {
+            "finish_reason": response.finish_reason,
+            "frames_from_cache": self.frames_from_cache,
+        }
+        if batch is not None:
+            sent["batch"] = batch
+            meta["batch_id"] = batch.get("id")
+        return Prediction(
+            **self._base(),
+            response=response.text,
+            reasoning=response.reasoning,
+            refusal=response.refusal,
+            finish_reason=response.finish_reason,
+            sent=sent,
+            frames=self.frames,
+            n_images=self.n_images,
+            latency_s=response.latency_s if batch is None else None,
+            usage=response.usage,
+            cached=response.cached,
+            request_hash=response.request_hash,
+            # finish_reason also stays in meta, where run directories made before the field keep it.
+            meta=meta,
+        )
+
+    def failure(
+        self,
+        message: str,
+        kind: ErrorKind,
+        *,
+        sent: dict[str, Any] | None = None,
+        status: int | None = None,
+        latency_s: float | None = None,
+        extra_meta: dict[str, Any] | None = None,
+    ) -> Prediction:
+        """The prediction of a request that failed for good (with what its last attempt sent)."""
+        return Prediction(
+            **self._base(),
+            error=message,
+            error_kind=kind,
+            frames=self.frames,
+            n_images=self.n_images,
+            latency_s=latency_s,
+            sent={"input_mode": self.mode, **sent, **self.frame_record} if sent else {},
+            meta=self.meta | {"status": status} | (extra_meta or {}),
+        )
+
+
+@dataclass
+class PreparedItem:
+    """One (item, sample) ready to send: the request and the draft of its prediction."""
+
+    item: Item
+    sample: int
+    request: GenerateRequest
+    draft: PredictionDraft
+
+
 class GenerationPhase:
     def __init__(
         self,
@@ -74,6 +175,8 @@ class GenerationPhase:
         thinking: ThinkingConfig | None = None,
         on_done: Callable[[Prediction], None] | None = None,
         input_mode: InputMode = "images",
+        budget: BudgetGate | None = None,
+        expect: Callable[[GenerateRequest], Expectation] | None = None,
         stop_after_errors: int | None = DEFAULT_STOP_AFTER,
     ) -> None:
         self.suite = suite
@@ -93,6 +196,11 @@ class GenerationPhase:
         #: Why the run stopped early (see `error_streak`), or None.
         self.stopped: str | None = None
         self._tasks: list[asyncio.Task[None]] = []
+        #: `--max-cost` / `--max-tokens-total`: asked before each request that is not in the cache.
+        self.budget = budget
+        self.expect = expect
+        #: (item, sample) pairs not asked because the budget was reached (left for a resume).
+        self.not_sent = 0
 
     async def run(self, work: Sequence[Item | tuple[Item, int]]) -> None:
         """Run items (sample 0) or (item, sample) pairs; `RunStopped` when a run of identical
@@ -114,7 +222,14 @@ class GenerationPhase:
         async with self._open:
             if self.stopped is not None:
                 return
-            prediction = await self._predict(item, sample)
+            if self.budget is not None and self.budget.stopped:
+                self.not_sent += 1
+                return  # no frames decoded for a request that will not be sent
+            try:
+                prediction = await self._predict(item, sample)
+            except BudgetExhausted:
+                self.not_sent += 1
+                return
             self.log.append(prediction)
             stop = self.streak.record(prediction)
         if self.on_done is not None:
@@ -126,10 +241,11 @@ class GenerationPhase:
                 if task is not current:
                     task.cancel()
 
-    async def _predict(self, item: Item, sample: int = 0) -> Prediction:
+    async def prepare(self, item: Item, sample: int = 0) -> PreparedItem | Prediction:
+        """Frames sampled and the request built; a media failure comes back as its Prediction."""
         base = {"item_id": item.id, "task": item.task, "model": self.backend.name, "sample": sample}
         prompt_text = self.suite.prompt_text(item)
-        meta = {"prompt": prompt_text, "prompt_sha256": prompt_sha256(prompt_text)}
+        meta: dict[str, Any] = {"prompt": prompt_text, "prompt_sha256": prompt_sha256(prompt_text)}
         settings = self.suite.sampler(item, self.frames)
         try:
             media = await self.preparer.prepare(item, settings)
@@ -153,36 +269,46 @@ class GenerationPhase:
                 **({FRAME_TIMES_KEY: [frame.time for frame in media.frames]} if media.frames else {}),
             },
         )
-        frame_record = frames_sent(settings)
-        started = time.perf_counter()
-        try:
-            response = await self.backend.generate(request)
-        except BackendError as error:
-            return Prediction(
-                **base,
-                error=str(error),
-                error_kind=error.kind,
-                frames=media.frames,
-                n_images=request.n_images,
-                latency_s=time.perf_counter() - started,
-                sent={"input_mode": mode, **error.sent, **frame_record} if error.sent else {},
-                meta=meta | {"status": error.status},
-            )
-        # The raw text is kept as the model wrote it (any <think> block included); extraction strips
-        # reasoning before reading the answer. A separate reasoning channel is kept beside it.
-        return Prediction(
+        draft = PredictionDraft(
             **base,
-            response=response.text,
-            reasoning=response.reasoning,
-            refusal=response.refusal,
-            finish_reason=response.finish_reason,
-            sent={"input_mode": mode, **response.sent, **frame_record},
             frames=media.frames,
             n_images=request.n_images,
-            latency_s=response.latency_s,
-            usage=response.usage,
-            cached=response.cached,
-            request_hash=response.request_hash,
-            # finish_reason also stays in meta, where run directories made before the field keep it.
-            meta=meta | {"finish_reason": response.finish_reason, "frames_from_cache": media.from_cache},
+            mode=mode,
+            frame_record=frames_sent(settings),
+            meta=meta,
+            frames_from_cache=media.from_cache,
         )
+        return PreparedItem(item, sample, request, draft)
+
+    async def _predict(self, item: Item, sample: int = 0) -> Prediction:
+        prepared = await self.prepare(item, sample)
+        if isinstance(prepared, Prediction):
+            return prepared
+        reserved = None
+        if self.budget is not None and not await in_cache(self.backend, prepared.request):
+            fallback = self.expect(prepared.request) if self.expect is not None else Expectation(None, 0)
+            reserved = await self.budget.reserve(fallback)
+        started = time.perf_counter()
+        try:
+            response = await self.backend.generate(prepared.request)
+        except BackendError as error:
+            if reserved is not None and self.budget is not None:
+                await self.budget.release(reserved)
+            return prepared.draft.failure(
+                str(error),
+                error.kind,
+                sent=error.sent,
+                status=error.status,
+                latency_s=time.perf_counter() - started,
+            )
+        if reserved is not None and self.budget is not None:
+            await self.budget.settle_usage(reserved, response.usage, cached=response.cached)
+        return prepared.draft.answer(response)
+
+
+async def in_cache(backend: ModelBackend, request: GenerateRequest) -> bool:
+    """Whether the backend's response cache already holds the answer (it costs nothing then)."""
+    peek = getattr(backend, "cached_response", None)
+    if not callable(peek):
+        return False
+    return await peek(request) is not None

@@ -68,6 +68,10 @@ OPERATIONAL_SETTINGS = frozenset(
         "n_bootstrap",
         "decode_workers",
         "stop_after_errors",  # when to give up on a run that cannot succeed
+        "prices",  # what answers cost, not what they are
+        "max_cost",
+        "max_tokens_total",
+        "batch",  # the same request through the batch API gets the same answer (at half the price)
     }
 )
 
@@ -185,9 +189,23 @@ def resolved_identity(
         identity["backend"] = backend_identity(
             backend_options, spec=config.model, thinking_enabled=_thinking_enabled(config.thinking)
         )
+        _resolve_api(identity["backend"], config.model)
         if identity["backend"]["phrasing"].get("temperature_sent") is False:
             identity["temperature"] = None  # never sent: any value asked for is the same run
     return dict(sorted(identity.items()))
+
+
+def _resolve_api(backend: dict[str, Any], spec: str) -> None:
+    """The OpenAI API option by its effect: the model's own default (chat, or responses for the
+    models served only there) is the same as not choosing; for other backends it means nothing."""
+    from expvid.models.responses_backend import default_api
+
+    api = backend.get("api")
+    inner = spec.removeprefix("blind:")
+    if api is None:
+        return
+    if not inner.startswith("openai:") or api == default_api(model_name(inner).removeprefix("openai:")):
+        backend["api"] = None
 
 
 def suite_settings_identity(suite: EvalSuite) -> dict[str, Any]:
@@ -252,6 +270,7 @@ def _resolved_phrasing(identity: dict[str, Any], manifest: RunManifest) -> dict[
             spec=str(identity.get("model")),
             thinking_enabled=_thinking_enabled(identity.get("thinking")),
         )
+        _resolve_api(upgraded["backend"], str(identity.get("model")))
         if upgraded["backend"]["phrasing"].get("temperature_sent") is False:
             upgraded["temperature"] = None
     return upgraded

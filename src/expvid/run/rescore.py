@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from expvid.run.config import EvalConfig
+from expvid.run.cost import run_extras
 from expvid.run.evaluate import judge_spec, make_suite_named, refuse_uncountable, suite_settings_record
 from expvid.run.manifest import new_manifest
 from expvid.run.progress import run_progress
@@ -134,6 +135,7 @@ async def rescore_run(
             seed=config.seed or 0,
             progress=progress,
             human_judgments=getattr(suite, "human_judgments", None),
+            extras=run_extras(rundir.root, manifest.config),
         )
 
 

@@ -27,6 +27,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, FiniteFloat, ValidationError
 
+from expvid.run.cost import RunCost, RunExtras
 from expvid.run.judging import JudgeTask, JudgingPhase, judge_identity, load_judgments
 from expvid.run.progress import RunProgress
 from expvid.run.rundir import ITEM_SCORES, AppendLog, RunDir, write_atomic
@@ -87,6 +88,12 @@ class RunSummary(BaseModel):
     n_truncated: int = 0
     #: Why the run leaves records of the dataset out (--limit, --tasks); None for a full run.
     partial: str | None = None
+    #: Tokens and USD of the run directory's requests (`run.cost`); None in older scores.
+    cost: RunCost | None = None
+    #: Set when generation stopped at `--max-cost` / `--max-tokens-total` (what and where).
+    budget_stop: str | None = None
+    #: Requests still waiting in a provider's batches (`--batch` without waiting).
+    pending_batch_requests: int = 0
 
     @property
     def n_problems(self) -> int:
@@ -127,6 +134,8 @@ class ScoringInputs:
     invalid: Sequence[InvalidRecord] = ()
     #: Why the run leaves records out (--limit, --tasks), or None.
     partial: str | None = None
+    #: Caveats the report must show with the scores (e.g. `--with-asr` on a built benchmark).
+    notes: Sequence[str] = ()
 
 
 @dataclass(frozen=True)
@@ -238,6 +247,7 @@ async def judge_and_score(
     seed: int,
     progress: RunProgress,
     human_judgments: Path | None = None,
+    extras: RunExtras | None = None,
 ) -> RunScores:
     items = list(inputs.items)
     by_id = {item.id: item for item in items}
@@ -259,7 +269,7 @@ async def judge_and_score(
         if suite.needs_judge(item, extractions[(item.id, pred.sample)])
     ]
     judgments: dict[Key, Judgment] = {}
-    notes: list[str] = []
+    notes: list[str] = list(inputs.notes)
     if to_judge:
         if judge is None:
             raise ValueError("some items need a judge but no judge was configured")
@@ -347,6 +357,11 @@ async def judge_and_score(
     n_missing = len(items) - len(headline)
     if n_missing:
         notes.append(f"{n_missing} selected item(s) have no prediction yet; the run is incomplete")
+    if extras is not None and extras.pending_batch_requests:
+        notes.append(
+            f"{extras.pending_batch_requests} request(s) are waiting in the provider's batches; "
+            "re-run the same command to collect them"
+        )
     unknown_task = [record for record in inputs.invalid if record.task is None]
     if invalid and (callable(groups_of) or report.disciplines):
         notes.append(
@@ -375,6 +390,7 @@ async def judge_and_score(
         n_judge_failed=sum(task.n_judge_failed for task in report.tasks.values()),
         n_truncated=sum(p.truncated for p in headline_predictions),
         partial=inputs.partial,
+        **(extras.model_dump() if extras is not None else {}),
     )
     result = RunScores(**report.model_dump(), run=summary, **result_extras)
     write_atomic(rundir.scores_path, result.model_dump_json(indent=2) + "\n")

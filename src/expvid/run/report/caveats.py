@@ -28,6 +28,8 @@ def partial_label(scores: RunScores) -> str | None:
         labels.append("partial")
     if not scores.run.complete:
         labels.append("incomplete")
+    if scores.run.budget_stop:
+        labels.append("stopped at budget")
     return ", ".join(labels) or None
 
 
@@ -38,6 +40,10 @@ def run_caveats(label: str, scores: RunScores) -> list[str]:
     if run.partial:
         lines.append(
             f"{label}: PARTIAL run ({run.partial}); not comparable with full runs or with a paper's rows"
+        )
+    if run.budget_stop:
+        lines.append(
+            f"{label}: {run.budget_stop}; {run.n_missing} item(s) not asked are missing from the scores"
         )
     n_failed, where = _per_task(tasks, lambda t: t.n_failed)
     if n_failed:

@@ -78,6 +78,9 @@ class Row:
     caveats: list[str] = field(default_factory=list)
     #: The run's dataset fingerprint (annotations and media), None for published rows.
     dataset: str | None = None
+    #: USD the run directory spent (None: unknown or not recorded) and its one-line summary.
+    cost_usd: float | None = None
+    cost: str | None = None
 
 
 @dataclass
@@ -199,6 +202,12 @@ def run_rows(run: LoadedRun, groups: Sequence[ColumnGroup]) -> list[Row]:
     row.partial = scores.run.partial
     row.caveats = run_caveats(label, scores)
     row.dataset = scores.run.dataset_fingerprint
+    cost = scores.run.cost
+    if cost is not None:
+        row.cost_usd = cost.usd
+        row.cost = cost.summary()
+        if cost.requests or cost.cached or (cost.requests_without_usage and cost.usd is None):
+            row.notes.append(f"{label}: cost {row.cost}")
     rows = [row]
     for name, mode in data.get("extraction_modes", {}).items():
         extra = _row(f"{label} [{name} extraction]", mode, groups)

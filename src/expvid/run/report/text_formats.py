@@ -51,7 +51,7 @@ def run_notes(table: Table) -> list[str]:
 def to_csv(table: Table) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer)
-    header = ["model", "reference", "partial"]
+    header = ["model", "reference", "partial", "cost_usd"]
     for group in table.groups:
         for column in group.columns:
             name = f"{group.name}/{column.label}"
@@ -60,7 +60,8 @@ def to_csv(table: Table) -> str:
     table_notes = " | ".join(table.notes)
     writer.writerow(header)
     for row in table.rows:
-        cells: list[object] = [row.label, int(row.reference), row.partial or ""]
+        cost = "" if row.cost_usd is None else f"{row.cost_usd:.6f}"
+        cells: list[object] = [row.label, int(row.reference), row.partial or "", cost]
         for column in table.columns:
             value = row.values.get(column.key)
             ci = row.ci.get(column.key)

@@ -1,0 +1,152 @@
+"""`--dry-run`, `--max-cost` / `--max-tokens-total`, and the cost a run records, reports and compares."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from expvid.cli.main import app
+from expvid.models.loopback import LoopbackServer, Reply
+from expvid.models.pricing import Price
+from expvid.run.budget import BudgetExhausted, BudgetGate, Expectation
+from expvid.run.compare import compare_runs, format_comparison
+from expvid.run.config import EvalConfig
+from expvid.run.cost import RunCost
+from expvid.run.estimate import estimate_run
+from expvid.run.evaluate import EvalResult, evaluate
+from expvid.run.report import build_table, load_runs, to_csv, to_markdown
+from expvid.run.rescore import JudgeChoice, rescore_run
+from expvid.suites.protocol import FrameOptions
+from expvid.suites.registry import get_suite
+
+runner = CliRunner()
+
+
+def test_dry_run_counts_and_prices_and_sends_and_writes_nothing(sample_dir, tmp_path):
+    with LoopbackServer("\\boxed{A}") as server:
+        out, cache = tmp_path / "run", tmp_path / "cache"
+        result = runner.invoke(
+            app,
+            [
+                "eval", "--data", str(sample_dir), "--model", f"openai:gpt-4o@{server.openai_base_url}",
+                "--out", str(out), "--tasks", "tools,sequence_generation", "--limit", "2",
+                "--cache-dir", str(cache), "--price", "2.5,10", "--dry-run",
+            ],
+        )  # fmt: skip
+        assert result.exit_code == 0, result.output
+        assert server.requests == [] and not out.exists() and not cache.exists()
+    lines = {line.split("|")[1].strip(): line for line in result.output.splitlines() if line.startswith("| ")}
+    # tools: 2 items x 8 frames at 224x224, 255 tokens each (gpt-4o tiles); sequence generation 32 frames
+    assert "| 2 | 2 | 16 | 4080 |" in lines["tools"]
+    assert "| 2 | 2 | 64 | 16320 |" in lines["sequence_generation"]
+    assert "85 + 170 x 1 tile(s): 255 tokens per 224x224 frame" in result.output
+    assert "2.5/10 USD per 1M tokens" in result.output and "**total** | 4 | 4 | 80 | 20400" in result.output
+
+
+def test_dry_run_without_a_key_or_a_server_and_with_the_batch_discount(sample_dir, tmp_path, monkeypatch):
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    config = EvalConfig(
+        data=sample_dir,
+        model="anthropic:claude-sonnet-4-20250514",
+        out=tmp_path / "run",
+        tasks=["tools"],
+        limit=3,
+    )
+    online = estimate_run(config)
+    assert online.price is not None and online.total.images == 24
+    assert online.total.image_tokens == 24 * 67  # 224 x 224 / 750, rounded up
+    from expvid.run.batch_settings import BatchSettings
+
+    batched = estimate_run(config.model_copy(update={"batch": BatchSettings()}))
+    assert batched.total.usd == pytest.approx(online.total.usd / 2)  # type: ignore[operator]
+    # fps sampling and an aspect-kept size need the videos' length and size: read, never decoded
+    by_fps = estimate_run(
+        config.model_copy(update={"frames": FrameOptions(fps=0.5, max_side=128), "limit": 1})
+    )
+    from expvid.media.sampler import probe
+
+    video = get_suite("expvid").load(sample_dir, tasks=["tools"]).items[0].media
+    info = probe(video.path)  # type: ignore[union-attr]
+    assert info.width > info.height  # a landscape clip: 128 px wide after the resize
+    assert by_fps.total.images == math.floor((info.duration - 0.001) * 0.5) + 1  # a frame every 2 s
+    assert by_fps.total.frame_sizes == {f"128x{round(info.height * 128 / info.width)}": by_fps.total.images}
+    unknown = estimate_run(config.model_copy(update={"model": "openai:my-vlm@http://gpu:8000/v1"}))
+    assert unknown.price is None and unknown.total.usd is None and unknown.total.image_tokens is None
+    assert any("--price" in note for note in unknown.notes)
+
+
+def _run(sample_dir: Path, server: LoopbackServer, out: Path, cache: Path, **fields: Any) -> EvalResult:
+    config = EvalConfig(
+        data=sample_dir,
+        model=f"openai:gpt-4o@{server.openai_base_url}",
+        out=out,
+        tasks=["tools", "materials"],
+        limit=2,
+        concurrency=1,
+        cache_dir=cache,
+        n_bootstrap=20,
+        prices={"": Price(input_per_m=1.0, output_per_m=1.0, source="--price 1,1")},
+        **fields,
+    )
+    return asyncio.run(evaluate(config, command=["test"], show_progress=False))
+
+
+def test_budget_stops_cleanly_reports_it_and_a_larger_budget_continues(sample_dir, tmp_path, frame_cache_dir):
+    # Every answer reports a million prompt tokens: $1 at the run's price of $1 per 1M tokens.
+    with LoopbackServer(Reply.ok("\\boxed{A}", prompt_tokens=1_000_000, completion_tokens=0)) as server:
+        out = tmp_path / "run"
+        stopped = _run(sample_dir, server, out, frame_cache_dir, max_cost=2.5)
+        assert len(server.requests) == 2 and stopped.not_sent == 2
+        assert stopped.stopped is not None and "--max-cost $2.5" in stopped.stopped
+        scores = json.loads((out / "scores.json").read_text())
+        assert scores["run"]["budget_stop"].startswith(
+            "stopped at the budget --max-cost $2.5 (spent $2.0000)"
+        )
+        assert scores["run"]["cost"]["usd"] == pytest.approx(2.0) and scores["run"]["n_missing"] == 2
+        table = to_markdown(build_table(get_suite("expvid"), load_runs([out]), references=[]))
+        assert "incomplete, stopped at budget)" in table and "2 request(s) not sent" in table
+        assert "2 item(s) not asked are missing from the scores" in table
+        manifest = json.loads((out / "manifest.json").read_text())
+        assert manifest["config"]["budget_stop"]["limit"] == "max_cost"
+        assert manifest["config"]["price"]["source"] == "--price 1,1"
+
+        again = _run(sample_dir, server, out, frame_cache_dir, max_cost=2.5)  # same budget: nothing more
+        assert again.not_sent == 2 and len(server.requests) == 2
+
+        done = _run(sample_dir, server, out, frame_cache_dir, max_cost=10)
+        assert done.stopped is None and len(server.requests) == 4
+    scores = json.loads((out / "scores.json").read_text())
+    assert scores["run"]["complete"] and scores["run"]["budget_stop"] is None
+    assert scores["run"]["cost"]["usd"] == pytest.approx(4.0) and scores["run"]["cost"]["requests"] == 4
+    runs = load_runs([out])
+    assert "cost $4.0000 for 4 request(s)" in to_markdown(
+        build_table(get_suite("expvid"), runs, references=[])
+    )
+    csv_row = to_csv(build_table(get_suite("expvid"), runs, references=[])).splitlines()[1]
+    assert ",4.000000," in csv_row
+    rescored = asyncio.run(rescore_run(out, judge=JudgeChoice(), show_progress=False))  # `expvid score RUN`
+    assert rescored.run.cost is not None and rescored.run.cost.usd == pytest.approx(4.0)
+    compared = format_comparison(compare_runs(out, out, n_boot=10))
+    assert "| A | 4.0000 | 4 | 4000000 | 0 | 1/1 USD per 1M tokens in/out (--price 1,1) |" in compared
+
+
+def test_budget_gate_on_tokens_and_a_price_it_needs():
+    async def scenario() -> tuple[int, str]:
+        gate = BudgetGate(max_cost=None, max_tokens=1000, price=None, spent_tokens=600)
+        first = await gate.reserve(Expectation(None, 300))
+        await gate.settle(first, None, 350)
+        with pytest.raises(BudgetExhausted):
+            await gate.reserve(Expectation(None, 100))  # 950 + 350 expected > 1000
+        assert gate.stop is not None
+        return gate.refused, gate.stop.describe()
+
+    refused, text = asyncio.run(scenario())
+    assert refused == 1 and "--max-tokens-total 1000 (used 950 tokens)" in text
+    with pytest.raises(ValueError, match="--price"):
+        BudgetGate.for_run(max_cost=5, max_tokens=None, price=None, spent=RunCost())
