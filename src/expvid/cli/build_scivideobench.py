@@ -2,8 +2,9 @@
 
 The shared build flags (--llm, --blind-llm, --blind-samples, --blind-margin, --price, --concurrency,
 --base-url, --api-key-env, --timeout, --max-retries, --max-attempts, --temperature, --max-tokens,
---redo-failed/--keep-failed, --dry-run, --quiet) mean what they mean for the ExpVid recipe; this
-recipe's own settings come as `-R KEY=VALUE`:
+--redo-failed/--keep-failed, --redo, --dry-run, --quiet) mean what they mean for the ExpVid recipe
+(`--redo` stages: transcription, generator, evaluator, comparer, refiner, blind); this recipe's own
+settings come as `-R KEY=VALUE`:
 
     stt=faster-whisper:MODEL|openai:MODEL@URL   speech-to-text for videos without a transcript
     stt_price=USD_PER_MINUTE   stt_language=en   stt_api_key_env=VAR   stt_beam_size=5
@@ -32,7 +33,6 @@ EXPVID_ONLY = {
     "levels": "1,2,3",
     "trim_slides": False,
     "review": False,
-    "redo": None,
     "min_duration": None,
     "max_duration": None,
     "no_ordering_repair": False,
@@ -86,6 +86,14 @@ def config_from(values: dict[str, Any]) -> Any:
     if values.get("max_retries") is not None:
         backend_options["max_retries"] = values["max_retries"]
     stt = stt_settings(options)
+    from expvid.construction.recipes.scivideobench.config import REDO_STAGES
+    from expvid.construction.retries import redo_problem
+
+    redo = tuple(part.strip() for part in (values.get("redo") or "").split(",") if part.strip())
+    for entry in redo:
+        problem = redo_problem(entry, REDO_STAGES)
+        if problem is not None:
+            raise typer.BadParameter(problem, param_hint="--redo")
     try:
         extra: dict[str, Any] = {}
         for key in ("frames", "frame_max_side", "paper_chars"):
@@ -113,6 +121,7 @@ def config_from(values: dict[str, Any]) -> Any:
             max_attempts=values["max_attempts"],
             concurrency=values["concurrency"],
             retry_failed=values["redo_failed"],
+            redo=redo,
             **extra,
         )
     except (ValidationError, ValueError) as error:

@@ -48,9 +48,11 @@ def redo_problem(entry: str, stages: tuple[str, ...] = REDO_STAGES) -> str | Non
 class RetryBook:
     """Failure rounds per unit and redo epochs per stage, persisted in the build state directory."""
 
-    def __init__(self, root: Path, *, retry_failed: bool = True) -> None:
+    def __init__(self, root: Path, *, retry_failed: bool = True, read_only: bool = False) -> None:
         self.root = root
         self.retry_failed = retry_failed
+        #: `--dry-run`: failures are not written down (a dry run writes nothing).
+        self.read_only = read_only
         self._failures_path = root / "failed_calls.jsonl"
         self._epochs_path = root / "redo.json"
         self._lock = threading.Lock()
@@ -75,7 +77,7 @@ class RetryBook:
     def redo(self, stages: list[str], *, allowed: tuple[str, ...] = REDO_STAGES) -> None:
         """Start a new epoch of each stage (written at once: a killed redo is not redone twice)."""
         self.plan_redo(stages, allowed=allowed)
-        if stages:
+        if stages and not self.read_only:
             write_atomic(self._epochs_path, json.dumps(self.epochs, sort_keys=True) + "\n")
 
     def plan_redo(self, stages: list[str], *, allowed: tuple[str, ...] = REDO_STAGES) -> None:
@@ -106,6 +108,8 @@ class RetryBook:
         return self.epoch(stage) * ROUNDS_PER_EPOCH + within
 
     def record_failure(self, stage: str, request_key: str, round_: int) -> None:
+        if self.read_only:
+            return
         key = self.unit_key(stage, request_key)
         within = round_ % ROUNDS_PER_EPOCH
         with self._lock:
