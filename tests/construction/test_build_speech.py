@@ -124,7 +124,9 @@ def test_without_an_engine_the_experiment_is_rejected_saying_how_to_transcribe_i
     assert "-R stt=" in " ".join(rejected[VIDEO_ID])
 
 
-def test_an_experiment_without_a_transcript_is_transcribed_curated_and_drafted(transcribed: Transcribed) -> None:
+def test_an_experiment_without_a_transcript_is_transcribed_curated_and_drafted(
+    transcribed: Transcribed,
+) -> None:
     assert SAMPLE_BOUNDS.min_duration == 60  # the bounds the arguments of `build` repeat
     out, report, stt, lab = transcribed.out, transcribed.report, transcribed.stt, transcribed.lab
     video = transcribed.sources / VIDEO_ID / "video.mp4"
@@ -241,3 +243,35 @@ def test_a_failed_transcription_is_a_failed_unit_asked_again(narrated: Path, tmp
         assert str(narrated / VIDEO_ID / "video.mp4") in failed["message"]
         assert "speech-to-text failed" in " ".join(report["curation"]["rejected"][VIDEO_ID])
         assert not lab.requests  # nothing was asked about an experiment without its narration
+
+
+def test_sample_make_names_both_recipes_that_transcribe(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["sample", "make", str(tmp_path / "x"), "--recipe", "promqa"])
+    assert result.exit_code == 2
+    assert "recipes with sample inputs: expvid, scivideobench" in " ".join(result.output.split())
+
+
+def test_a_video_without_sound_is_rejected_not_retried(narrated: Path, tmp_path: Path) -> None:
+    import av
+
+    folder = tmp_path / "sources" / VIDEO_ID
+    folder.mkdir(parents=True)
+    for name in ("paper.md", "meta.json"):
+        shutil.copy(narrated / VIDEO_ID / name, folder / name)
+    with (
+        av.open(str(narrated / VIDEO_ID / "video.mp4")) as reader,
+        av.open(str(folder / "video.mp4"), "w") as writer,
+    ):
+        stream = writer.add_stream_from_template(reader.streams.video[0])
+        for packet in reader.demux(reader.streams.video[0]):
+            if packet.dts is not None:
+                packet.stream = stream
+                writer.mux(packet)
+    with LoopbackServer(ScriptedLab()) as lab, TranscriptionServer() as stt:
+        result = build(tmp_path / "sources", tmp_path / "out", lab, stt)
+        assert result.exit_code == 0, result.output  # nothing a re-run could change: not a failed unit
+        assert not stt.transcriptions
+    reasons = json.loads((tmp_path / "out" / "build_report.json").read_text())["curation"]["rejected"][
+        VIDEO_ID
+    ]
+    assert "no audio stream for speech-to-text to hear" in " ".join(reasons)

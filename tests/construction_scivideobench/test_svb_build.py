@@ -135,7 +135,9 @@ def _dry(args: list[str], *extra: str) -> str:
     return result.output
 
 
-def test_dry_run_counts_cached_replies_as_free_and_forecasts_a_redo_exactly(svb_build: SvbBuild, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_dry_run_counts_cached_replies_as_free_and_forecasts_a_redo_exactly(
+    svb_build: SvbBuild, tmp_path
+) -> None:  # type: ignore[no-untyped-def]
     import shutil
 
     out = tmp_path / "copy"
@@ -151,9 +153,7 @@ def test_dry_run_counts_cached_replies_as_free_and_forecasts_a_redo_exactly(svb_
     # Which replies a redo would ask again: the refiner's of one experiment, exactly; the blind audit
     # of its questions at most (their text may change).
     first = sorted(p.name for p in svb_build.sources.iterdir())[0]
-    kept = sum(
-        1 for row in _jsonl(out / "scivideobench_1k.jsonl") if row["video_id"] == first
-    )
+    kept = sum(1 for row in _jsonl(out / "scivideobench_1k.jsonl") if row["video_id"] == first)
     forecast = _dry(args, "--redo", f"refiner:{first}")
     assert f"| svb_refine | {kept} |" in forecast and f"| blind_audit | {kept} |" in forecast, forecast
     assert "| svb_evaluate | 0 |" in forecast and "| svb_compare | 0 |" in forecast

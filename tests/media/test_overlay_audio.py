@@ -8,6 +8,7 @@ run on without a gap, it lasts as long as the pictures, and the tone is still wh
 
 from __future__ import annotations
 
+import itertools
 import os
 from pathlib import Path
 
@@ -59,7 +60,7 @@ def _video_seconds(path: Path) -> float:
 
 
 def _assert_continuous(packets: list[tuple[int, int, bytes]]) -> None:
-    for (pts, duration, _), (following, _, _) in zip(packets, packets[1:], strict=False):
+    for (pts, duration, _), (following, _, _) in itertools.pairwise(packets):
         assert duration > 0 and pts + duration == following, (pts, duration, following)
 
 

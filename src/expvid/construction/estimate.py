@@ -354,7 +354,9 @@ async def _blind_requests(config: BuildConfig, drafts: list[DraftItem]) -> tuple
         except Exception as error:  # a backend that cannot be made here is the real run's problem
             note = f"cache not read: {error}"
     retries = RetryBook(state, retry_failed=config.retry_failed)
-    retries.plan_redo(list(config.redo))  # the epochs the run will start (not written: a dry run writes nothing)
+    retries.plan_redo(
+        list(config.redo)
+    )  # the epochs the run will start (not written: a dry run writes nothing)
     lookup = getattr(backend, "request_hash", None)
     cache = getattr(backend, "cache", None)
 

@@ -525,7 +525,9 @@ async def _finish(
         papers=papers,
         source_videos={vid: e.source_video_path for vid, e in by_id.items()},
         transcripts={vid: e.transcript_provenance for vid, e in by_id.items()},
-        transcribed={vid: e.source.transcript for vid, e in by_id.items() if e.transcribed and e.source.transcript},
+        transcribed={
+            vid: e.source.transcript for vid, e in by_id.items() if e.transcribed and e.source.transcript
+        },
     )
     dropped: dict[str, dict[str, int]] = {task: dict(reasons) for task, reasons in duplicates.items()}
     for output in outputs:

@@ -85,7 +85,7 @@ def burn_text(
                     audio.mux(packet)
                     continue
                 for frame in packet.decode():
-                    if frame.pts is None or stream.time_base is None:
+                    if not isinstance(frame, av.VideoFrame) or frame.pts is None or stream.time_base is None:
                         continue
                     seconds = float(frame.pts * stream.time_base)
                     active = [o for o in overlays if o.start <= seconds < o.end]
@@ -138,8 +138,9 @@ class _AudioTrack:
             self.writer.mux(packet)
             return
         for frame in packet.decode():
-            for encoded in self.out.encode(frame):
-                self.writer.mux(encoded)
+            if isinstance(frame, av.AudioFrame):
+                for encoded in self.out.encode(frame):
+                    self.writer.mux(encoded)
 
     def flush(self) -> None:
         if self.out is not None and not self.copy:

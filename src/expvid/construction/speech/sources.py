@@ -13,7 +13,8 @@ bounds how many tracks are in flight), and returns:
   and the reviewers' pages;
 - the failures, one line per experiment naming its video. A failed experiment keeps no transcript
   and gets the failure as its problem: curation rejects it with that reason, the build report lists
-  it as a failed unit (exit 1), and the next run asks again; the others go on.
+  it as a failed unit (exit 1), and the next run asks again; the others go on. A video with no audio
+  stream is not a failure (nothing would change on a re-run): it is rejected with that reason.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from expvid.construction.speech.result import SpeechResult
 from expvid.construction.speech.settings import SpeechSettings
 from expvid.construction.speech.stage import SpeechStage
 from expvid.construction.state import epoch_of
+from expvid.media.audio import has_audio
 from expvid.media.errors import MediaError
 from expvid.schema import DataError
 
@@ -87,6 +89,13 @@ async def fill_transcripts(
         source = sources[index]
         assert source.video is not None
         epoch = transcription_epoch(epochs or {}, source.video_id)
+        if not await asyncio.to_thread(has_audio, source.video):  # nothing to hear: rejected, not retried
+            if done is not None:
+                done()
+            filled.sources[index] = source.with_problem(
+                f"{source.video}: no transcript, and no audio stream for speech-to-text to hear"
+            )
+            return
         try:
             path = await stage.transcript_for(source.video, epoch)
             result = await asyncio.to_thread(SpeechResult.read, path)

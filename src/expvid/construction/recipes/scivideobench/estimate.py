@@ -76,7 +76,9 @@ class Rows:
     calls: dict[str, dict[str, int]] = field(default_factory=dict)
 
     def row(self, stage: str) -> dict[str, int]:
-        return self.calls.setdefault(stage, {"calls": 0, "cached": 0, "prompt_tokens": 0, "completion_tokens": 0})
+        return self.calls.setdefault(
+            stage, {"calls": 0, "cached": 0, "prompt_tokens": 0, "completion_tokens": 0}
+        )
 
     def add(self, stage: str, calls: int, prompt: int, completion: int) -> None:
         row = self.row(stage)
@@ -119,7 +121,11 @@ class UpperBound:
     """The per-role upper bounds of one experiment, from the sizes of its texts."""
 
     def __init__(
-        self, config: SvbBuildConfig, exemplars: dict[str, list[dict[str, str]]], transcript_chars: int, paper_chars: int
+        self,
+        config: SvbBuildConfig,
+        exemplars: dict[str, list[dict[str, str]]],
+        transcript_chars: int,
+        paper_chars: int,
     ) -> None:
         self.config = config
         self.exemplars = exemplars
@@ -128,7 +134,12 @@ class UpperBound:
 
     def analysis(self, rows: Rows) -> None:
         prompt = recipe_prompts.load("svb_analysis", self.config.prompts)
-        rows.add("svb_generate", 1, _tokens(prompt.user) + self.context // CHARS_PER_TOKEN, OUTPUT_TOKENS["svb_analysis"])
+        rows.add(
+            "svb_generate",
+            1,
+            _tokens(prompt.user) + self.context // CHARS_PER_TOKEN,
+            OUTPUT_TOKENS["svb_analysis"],
+        )
 
     def generate(self, rows: Rows) -> None:
         prompt = recipe_prompts.load("svb_generate", self.config.prompts)
@@ -166,7 +177,11 @@ class Replay:
     """The recipe's roles run against the response cache only (see the module docstring)."""
 
     def __init__(
-        self, config: SvbBuildConfig, exemplars: dict[str, list[dict[str, str]]], state: Path, retries: RetryBook
+        self,
+        config: SvbBuildConfig,
+        exemplars: dict[str, list[dict[str, str]]],
+        state: Path,
+        retries: RetryBook,
     ) -> None:
         self.config = config
         self.exemplars = exemplars
@@ -179,7 +194,11 @@ class Replay:
 
     @classmethod
     async def open(
-        cls, config: SvbBuildConfig, exemplars: dict[str, list[dict[str, str]]], state: Path, retries: RetryBook
+        cls,
+        config: SvbBuildConfig,
+        exemplars: dict[str, list[dict[str, str]]],
+        state: Path,
+        retries: RetryBook,
     ) -> Replay | None:
         from expvid.models import create_backend
         from expvid.models.cache import CACHE_FILE_NAME
@@ -206,7 +225,7 @@ class Replay:
     def _client(self, backend: CacheOnly, role: str) -> LLMClient:
         config = self.config
         return LLMClient(
-            backend,  # type: ignore[arg-type]
+            backend,
             role=role,
             ledger=self.ledger,
             max_attempts=config.max_attempts,
@@ -285,7 +304,9 @@ async def estimate(
                 skipped[source.video_id] = "no video"
                 continue
             if source.transcript is None and source.video_id not in speech.pending:
-                skipped[source.video_id] = speech.unreadable.get(source.video_id, "no transcript and no -R stt=...")
+                skipped[source.video_id] = speech.unreadable.get(
+                    source.video_id, "no transcript and no -R stt=..."
+                )
                 continue
             paper = source.paper.stat().st_size if source.paper else 0
             if source.transcript is None:
@@ -363,7 +384,9 @@ async def estimate(
             "cached_minutes": round(speech.cached_minutes, 2),
             "cost": speech_cost,
         },
-        "total_cost": None if any(c is None for c in costs) else round(sum(c for c in costs if c is not None), 6),
+        "total_cost": None
+        if any(c is None for c in costs)
+        else round(sum(c for c in costs if c is not None), 6),
         "notes": notes,
     }
 

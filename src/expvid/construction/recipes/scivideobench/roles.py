@@ -178,7 +178,11 @@ class Roles:
     ) -> RoleOutput:
         prompt_id = f"svb_{role}"
         fingerprint = self.config.fingerprint(
-            role, previous.fingerprint, self.prompt_hashes(prompt_id), self.llm.model, *self.redo_epoch(prompt_id)
+            role,
+            previous.fingerprint,
+            self.prompt_hashes(prompt_id),
+            self.llm.model,
+            *self.redo_epoch(prompt_id),
         )
 
         async def compute(output: RoleOutput) -> None:
