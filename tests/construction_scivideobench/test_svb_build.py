@@ -155,7 +155,8 @@ def test_dry_run_counts_cached_replies_as_free_and_forecasts_a_redo_exactly(
     first = sorted(p.name for p in svb_build.sources.iterdir())[0]
     kept = sum(1 for row in _jsonl(out / "scivideobench_1k.jsonl") if row["video_id"] == first)
     forecast = _dry(args, "--redo", f"refiner:{first}")
-    assert f"| svb_refine | {kept} |" in forecast and f"| blind_audit | {kept} |" in forecast, forecast
+    assert f"| svb_refine | {kept} | 0 |" in forecast, forecast  # built exactly, none a bound
+    assert f"| blind_audit | {kept} | {kept} |" in forecast, forecast
     assert "| svb_evaluate | 0 |" in forecast and "| svb_compare | 0 |" in forecast
     sent_stt = len(svb_build.stt.transcriptions)
     result = runner.invoke(app, [*args, "--redo", f"refiner:{first}"])

@@ -92,7 +92,8 @@ def _make_recipe_inputs(recipe: str, directory: Path, seed: int, force: bool) ->
     speech-to-text (`-R stt=...`) is for."""
     if recipe not in ("expvid", "scivideobench"):
         raise typer.BadParameter(
-            f"unknown recipe {recipe!r}; recipes with sample inputs: expvid, scivideobench", param_hint="--recipe"
+            f"unknown recipe {recipe!r}; recipes with sample inputs: expvid, scivideobench",
+            param_hint="--recipe",
         )
     from expvid.suites.sample.narration import NarrationError
     from expvid.suites.sample.speech_sources import SpeechSourcesError, make_speech_sources

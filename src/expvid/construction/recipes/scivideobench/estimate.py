@@ -77,12 +77,15 @@ class Rows:
 
     def row(self, stage: str) -> dict[str, int]:
         return self.calls.setdefault(
-            stage, {"calls": 0, "cached": 0, "prompt_tokens": 0, "completion_tokens": 0}
+            stage, {"calls": 0, "upper_bound": 0, "cached": 0, "prompt_tokens": 0, "completion_tokens": 0}
         )
 
-    def add(self, stage: str, calls: int, prompt: int, completion: int) -> None:
+    def add(self, stage: str, calls: int, prompt: int, completion: int, *, bound: bool = True) -> None:
+        """`calls` more to send; `bound`: counted at their upper bound (not a request built exactly)."""
         row = self.row(stage)
         row["calls"] += calls
+        if bound:
+            row["upper_bound"] += calls
         row["prompt_tokens"] += calls * prompt
         row["completion_tokens"] += calls * completion
 
@@ -271,7 +274,7 @@ class Replay:
         for request in [*llm.misses, *blind_backend.misses]:
             prompt_id = str(request.metadata.get("stage"))
             completion = OUTPUT_TOKENS.get(prompt_id, OUTPUT_TOKENS["blind"])
-            rows.add(ROW_OF.get(prompt_id, prompt_id), 1, _request_tokens(request), completion)
+            rows.add(ROW_OF.get(prompt_id, prompt_id), 1, _request_tokens(request), completion, bound=False)
 
 
 def _cached_replies(ledger: Ledger, rows: Rows) -> int:
@@ -398,19 +401,20 @@ def estimate_markdown(estimate: dict[str, Any]) -> str:
     lines = [
         f"# Estimate: SciVideoBench recipe, {estimate['experiments']} experiment(s)",
         "",
-        "| stage | calls | found cached (free) | input tokens | output tokens | cost |",
-        "| --- | ---: | ---: | ---: | ---: | ---: |",
+        "| stage | calls | of them at most | found cached (free) | input tokens | output tokens | cost |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for stage, row in estimate["stages"].items():
         lines.append(
-            f"| {stage} | {row['calls']} | {row['cached']} | {row['prompt_tokens']} | {row['completion_tokens']} "
+            f"| {stage} | {row['calls']} | {row['upper_bound']} | {row['cached']} | {row['prompt_tokens']} "
+            f"| {row['completion_tokens']} "
             f"| {money(row['cost'])} |"
         )
     speech = estimate["speech"]
     if speech["engine"]:
         lines.append(
             f"| speech-to-text ({speech['engine']['engine']}) | {speech['videos']} video(s), {speech['minutes']} min "
-            f"| {speech['cached_minutes']} min | | | {money(speech['cost'])} |"
+            f"| | {speech['cached_minutes']} min | | | {money(speech['cost'])} |"
         )
     lines += ["", f"Total: {money(estimate['total_cost'])}", ""]
     lines += [f"- {note}" for note in estimate["notes"]]
