@@ -63,6 +63,8 @@ def _per_type(text: str) -> dict[str, int]:
 def config_from(values: dict[str, Any]) -> Any:
     from expvid.construction import parse_price
     from expvid.construction.recipes.scivideobench import SvbBuildConfig
+    from expvid.construction.recipes.scivideobench.config import REDO_STAGES
+    from expvid.construction.retries import redo_problem
 
     for name, default in EXPVID_ONLY.items():
         if values.get(name) != default:
@@ -86,9 +88,6 @@ def config_from(values: dict[str, Any]) -> Any:
     if values.get("max_retries") is not None:
         backend_options["max_retries"] = values["max_retries"]
     stt = stt_settings(options)
-    from expvid.construction.recipes.scivideobench.config import REDO_STAGES
-    from expvid.construction.retries import redo_problem
-
     redo = tuple(part.strip() for part in (values.get("redo") or "").split(",") if part.strip())
     for entry in redo:
         problem = redo_problem(entry, REDO_STAGES)
