@@ -54,7 +54,7 @@ def test_review_with_overlay_export_and_eval(svb_build: SvbBuild, tmp_path: Path
     imported = import_candidates(database, svb_build.out)
     assert imported.total_imported == 6 and not imported.problems
     with database.read() as db:
-        items = list(db.scalars(select(Item).order_by(Item.key)))
+        items = list(db.scalars(select(Item).order_by(Item.release_key)))
     quantitative = next(i for i in items if i.task == "quantitative")
     assert quantitative.provenance["uid"].endswith("/quantitative")
     settings = PlatformSettings(database_url=url, passwords=FAST_PASSWORDS)

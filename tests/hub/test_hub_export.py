@@ -50,7 +50,7 @@ def _verified_platform(sample_dir: Path, tmp_path: Path) -> str:
                 ids[name] = user.id
         import_candidates(database, sample_dir)
         with database.read() as db:
-            items = {i.key: (i.id, i.version) for i in db.scalars(select(Item))}
+            items = {i.release_key: (i.id, i.version) for i in db.scalars(select(Item))}
         plan = {
             "tools/0": "approve",
             "tools/1": "approve",

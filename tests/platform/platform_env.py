@@ -11,7 +11,7 @@ from sqlalchemy import select
 from expvid.platform import PlatformSettings
 from expvid.platform.config import PasswordPolicy
 from expvid.platform.db.engine import Database
-from expvid.platform.db.models import Decision, Item
+from expvid.platform.db.models import Decision, Item, User
 from expvid.platform.security.passwords import Passwords
 from expvid.platform.services.content import Content
 from expvid.platform.services.errors import SYSTEM, Actor
@@ -56,18 +56,20 @@ class Env:
     users: dict[str, int] = field(default_factory=dict)
 
     def actor(self, username: str) -> Actor:
-        role, disciplines = USERS[username]
-        return Actor(id=self.users[username], name=username, role=role, disciplines=tuple(disciplines))
+        with self.database.read() as db:
+            user = db.scalar(select(User).where(User.username == username))
+        assert user is not None, username
+        return Actor(id=user.id, name=username, role=user.role, disciplines=tuple(user.disciplines or []))
 
     def item_id(self, key: str) -> int:
         with self.database.read() as db:
-            found = db.scalar(select(Item.id).where(Item.key == key))
+            found = db.scalar(select(Item.id).where(Item.release_key == key))
         assert found is not None, key
         return int(found)
 
     def item(self, key: str) -> Item:
         with self.database.read() as db:
-            found = db.scalar(select(Item).where(Item.key == key))
+            found = db.scalar(select(Item).where(Item.release_key == key))
         assert found is not None, key
         return found
 

@@ -47,8 +47,13 @@ def test_users_import_status_and_export(db_url: str, candidates: Path, tmp_path:
     assert code == 0, out
     assert "11 new item(s)" in out and "2 experiment(s), 2 segment(s)" in out
     assert "lack two eligible annotators" in out  # Chemistry has no annotator at all
-    code, out = invoke("import", str(candidates), "--db", db_url)
-    assert code == 0 and "0 new item(s), 11 already present" in out
+    report = tmp_path / "import-2.json"
+    code, out = invoke("import", str(candidates), "--db", db_url, "--report", str(report))
+    assert code == 0 and "0 new item(s), 11 already present" in out and "identity: directory" in out
+    data = json.loads(report.read_text())
+    assert data["counts"]["unchanged"] == 11 and data["exit_code"] == 0 and len(data["items"]) == 11
+    code, out = invoke("import", str(candidates), "--db", db_url, "--json")
+    assert code == 0 and json.loads(out)["counts"]["unchanged"] == 11
 
     code, out = invoke("status", "--db", db_url)
     assert code == 0 and "items left: 11" in out and "Biology" in out
@@ -94,3 +99,59 @@ def test_import_reports_bad_lines_and_imports_nothing(db_url: str, candidates: P
     assert "items left: 0" in out
     code, out = invoke("import", str(broken), "--db", db_url, "--skip-bad")
     assert code == 0 and "10 new item(s)" in out and "skipped:" in out
+
+
+def test_people_commands(db_url: str, candidates: Path) -> None:
+    for name, role, discipline in (("ann", "annotator", "Biology"), ("ben", "annotator", "Biology"),
+                                   ("cat", "annotator", "Biology"), ("boss", "admin", "")):  # fmt: skip
+        extra = ["--discipline", discipline] if discipline else []
+        code, out = invoke("user", "add", name, "--role", role, *extra, "--password-stdin", "--db", db_url,
+                           stdin="a long password\n")  # fmt: skip
+        assert code == 0, out
+    assert invoke("import", str(candidates), "--db", db_url)[0] == 0
+    code, out = invoke("user", "deactivate", "ben", "--db", db_url)
+    assert code == 0 and "deactivated ben:" in out and "returned to the pool" in out and "reassigned" in out
+    code, out = invoke("user", "reassign", "cat", "--reason", "on leave", "--db", db_url)
+    assert code == 0 and "returned to the pool" in out and "still short of annotators" in out
+    code, out = invoke("user", "activate", "ben", "--db", db_url)
+    assert code == 0 and "activated ben" in out
+    code, out = invoke("user", "edit", "ann", "--role", "adjudicator", "--db", db_url)
+    assert code == 0 and "updated ann" in out
+    code, out = invoke("user", "edit", "boss", "--role", "annotator", "--db", db_url)
+    assert code == 1 and "last active admin" in out
+    code, out = invoke("user", "edit", "cat", "--any-discipline", "--db", db_url)
+    assert code == 0
+    code, out = invoke("user", "list", "--db", db_url)
+    assert "adjudicator" in out and "any" in out
+    code, out = invoke("user", "passwd", "ben", "--password-stdin", "--db", db_url, stdin="short\n")
+    assert code == 1 and "at least 8 characters" in out
+    code, out = invoke(
+        "user", "passwd", "ben", "--password-stdin", "--db", db_url, stdin="another long one\n"
+    )
+    assert code == 0 and "new password set for ben" in out
+    code, out = invoke(
+        "user", "passwd", "nobody", "--password-stdin", "--db", db_url, stdin="another long one\n"
+    )
+    assert code == 1 and "no user 'nobody'" in out
+
+
+def test_import_exits_3_when_items_are_left_unapplied(db_url: str, candidates: Path, tmp_path: Path) -> None:
+    from platform_batches import next_batch, redraft, with_uids
+
+    first = with_uids(candidates, tmp_path / "batch1")
+    assert invoke("import", str(first), "--db", db_url)[0] == 0
+    second = next_batch(first, tmp_path / "batch2")
+    redraft(
+        second, "tools/E1-tool1", video_id="E2", category="Chemistry"
+    )  # the uid now names another experiment
+    code, out = invoke("import", str(second), "--db", db_url, "--json")
+    assert code == 3
+    data = json.loads(out)
+    conflict = next(i for i in data["items"] if i["outcome"] == "conflict")
+    assert (
+        conflict["release_key"] == "tools/E1-tool1"
+        and "of experiment E1 on the platform" in conflict["reason"]
+    )
+    assert data["counts"]["conflict"] == 1 and data["counts"]["unchanged"] == 10
+    code, out = invoke("import", str(second), "--db", db_url)
+    assert code == 3 and "conflict:" in out and "not applied" in out

@@ -196,7 +196,14 @@ def test_progress_and_agreement_figures(env: Env) -> None:
             db.scalars(select(Decision.seconds_spent).where(Decision.user_id == env.users["alice"]))
         )
     assert all(s is not None and 590 < s < 700 for s in seconds)
-    assert report.totals == {"pending": 1, "in_review": 8, "conflict": 1, "verified": 1, "rejected": 0}
+    assert report.totals == {
+        "pending": 1,
+        "in_review": 8,
+        "conflict": 1,
+        "verified": 1,
+        "rejected": 0,
+        "removed": 0,
+    }
     assert report.items_left == 10
     tools = next(row for row in report.by_group if row["task"] == "tools" and row["discipline"] == "Biology")
     assert (tools["verified"], tools["conflict"], tools["total"]) == (1, 1, 2)
@@ -208,4 +215,4 @@ def test_progress_and_agreement_figures(env: Env) -> None:
     assert figures.by_pair[("alice", "bob")].n == 2
     assert "materials" not in figures.by_task  # one judgement only: no pair yet
     with env.database.read() as db:
-        assert db.scalar(select(Item.state).where(Item.key == "tools/1")) == "conflict"
+        assert db.scalar(select(Item.state).where(Item.release_key == "tools/1")) == "conflict"

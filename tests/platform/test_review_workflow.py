@@ -28,12 +28,14 @@ from expvid.platform.services.settlement import reopen_for_review, segment_steps
 def test_each_item_has_two_annotators_of_its_discipline(env: Env) -> None:
     with env.database.read() as db:
         rows = db.execute(
-            select(Item.key, Item.state, func.count(Assignment.id)).outerjoin(Assignment).group_by(Item.id)
+            select(Item.release_key, Item.state, func.count(Assignment.id))
+            .outerjoin(Assignment)
+            .group_by(Item.id)
         ).all()
         owners = {
             (key, user)
             for key, user in db.execute(
-                select(Item.key, Assignment.user_id).join(Assignment, Assignment.item_id == Item.id)
+                select(Item.release_key, Assignment.user_id).join(Assignment, Assignment.item_id == Item.id)
             )
         }
     by_key = {key: (state, n) for key, state, n in rows}
@@ -189,7 +191,7 @@ def test_admin_reopens_a_settled_item_and_decisions_become_stale(env: Env) -> No
     decide(env, "alice", "materials/0", "approve")
     decide(env, "bob", "materials/0", "approve")
     with env.database.write() as db:
-        item = db.scalar(select(Item).where(Item.key == "materials/0"))
+        item = db.scalar(select(Item).where(Item.release_key == "materials/0"))
         assert item is not None
         assert reopen_for_review(db, env.actor("root"), item, reason="distractor B is wrong") == 2
     item = env.item("materials/0")
@@ -282,9 +284,10 @@ def test_new_level3_question_never_goes_to_its_author(env: Env) -> None:
             question="Imaging at ____ °C keeps cells alive for ____ hours.", answers=["37", "12"],
             justification="Results section, stage temperature",
         )  # fmt: skip
-        key = item.key
+        key, identity = item.release_key, item.key
     created = env.item(key)
     assert key == "scientific_discovery/1" and created.creator == "alice" and created.state == "in_review"
+    assert identity == "platform:scientific_discovery/1"  # never "removed upstream" by an import
     with env.database.read() as db:
         owners = set(db.scalars(select(Assignment.user_id).where(Assignment.item_id == created.id)))
     assert owners == {env.users["bob"], env.users["erin"]}

@@ -76,8 +76,9 @@ def test_every_write_route_is_covered(server: LiveServer) -> None:
     routes = {path for path, _ in write_routes(server)}
     assert {"/items/{item_id}/decision", "/api/items/{item_id}/decision", "/adjudicate/{item_id}", "/admin/users",
             "/login", "/logout", "/account/tokens", "/account/tokens/{token_id}/revoke",
-            "/admin/items/{item_id}/annotators", "/admin/short-items/annotators"} <= routes  # fmt: skip
-    assert len(routes) >= 16
+            "/admin/items/{item_id}/annotators", "/admin/short-items/annotators", "/admin/users/{username}/reassign",
+            "/admin/users/{username}/edit", "/admin/users/{username}/password", "/account/password"} <= routes  # fmt: skip
+    assert len(routes) >= 20
 
 
 def test_writes_without_a_session_are_refused(env: Env, server: LiveServer) -> None:
@@ -140,6 +141,12 @@ def test_writes_with_the_wrong_role_are_refused(env: Env, clients: dict[str, Bro
         alice.form_post(f"/admin/items/{env.item_id('tools/2')}/annotators", {"username": "alice"}),
         carol.form_post("/admin/short-items/annotators", {"username": "carol", "discipline": "Chemistry"}),
         alice.form_post("/admin/users/bob/tokens/revoke", {}),
+        alice.form_post("/admin/users/bob/reassign", {"reason": "I want his items"}),
+        carol.form_post("/admin/users/bob/reassign", {}),
+        alice.form_post("/admin/users/alice/edit", {"role": "admin", "disciplines": ""}),
+        carol.form_post("/admin/users/carol/edit", {"role": "admin", "disciplines": ""}),
+        alice.form_post("/admin/users/bob/password", {"password": "taken over by alice"}),
+        dave.form_post("/admin/users/root/password", {"password": "taken over by dave"}),
     ]  # fmt: skip
     for response in refused:
         assert response.status_code in (403, 404), (response.request.url, response.status_code)

@@ -186,7 +186,7 @@ def test_searching_and_filtering_items(env: Env, server: LiveServer) -> None:
         with env.database.read() as db:
             items, total = search_items(db, ItemFilters(**filters), offset=0, limit=100)
         assert total == len(items)
-        return sorted(i.key for i in items)
+        return sorted(i.release_key for i in items)
 
     assert keys(q="glassware") == ["tools/2"]
     assert keys(q="TOOLS/") == ["tools/0", "tools/1", "tools/2"]  # case-insensitive, item keys too

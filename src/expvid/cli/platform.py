@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
@@ -16,6 +16,11 @@ from rich.table import Column, Table
 
 from expvid.platform.config import DATABASE_ENV, default_database_url
 from expvid.run.terminal import message_console, print_table
+
+if TYPE_CHECKING:
+    from expvid.platform.security.hashing import HashPool
+    from expvid.platform.services.import_report import ImportReport
+    from expvid.platform.services.users import Reassignment
 
 platform_app = typer.Typer(
     no_args_is_help=True, help="Expert verification platform (web review of candidates)."
@@ -72,6 +77,24 @@ def serve(
         list[str] | None,
         typer.Option(help="Address or CIDR range of the reverse proxy (repeatable; default: this machine)."),
     ] = None,
+    hash_slots: Annotated[
+        int,
+        typer.Option(
+            min=1, max=64, help="Password hashes computed at once (each takes 64 MiB); more wait their turn."
+        ),
+    ] = 1,
+    hash_nice: Annotated[
+        int,
+        typer.Option(
+            min=0, max=19, help="CPU priority of password hashing (Linux nice): 19 lets saves go first."
+        ),
+    ] = 19,
+    hash_share: Annotated[
+        float,
+        typer.Option(
+            min=0.05, max=1.0, help="Largest share of its time a hashing slot computes (rests in between)."
+        ),
+    ] = 0.5,
 ) -> None:
     """Run the web app (uvicorn)."""
     import os
@@ -79,8 +102,16 @@ def serve(
     import uvicorn
 
     from expvid.platform import PlatformSettings, create_app, open_database
+    from expvid.platform.config import PasswordPolicy
     from expvid.platform.security.client import parse_networks
-    from expvid.platform.web.app import PROXY_HEADER_ENV, SECURE_COOKIES_ENV, TRUSTED_PROXIES_ENV
+    from expvid.platform.web.app import (
+        HASH_NICE_ENV,
+        HASH_SHARE_ENV,
+        HASH_SLOTS_ENV,
+        PROXY_HEADER_ENV,
+        SECURE_COOKIES_ENV,
+        TRUSTED_PROXIES_ENV,
+    )
 
     extra: dict[str, object] = {}
     if trusted_proxy:
@@ -89,8 +120,9 @@ def serve(
         except ValueError as error:
             raise _fail(f"--trusted-proxy: {error}") from None
     settings = PlatformSettings(
-        database_url=db, secure_cookies=secure_cookies, proxy_header=proxy_header, **extra
-    )
+        database_url=db, secure_cookies=secure_cookies, proxy_header=proxy_header,
+        passwords=PasswordPolicy(hash_slots=hash_slots, hash_nice=hash_nice, hash_share=hash_share), **extra,
+    )  # fmt: skip
     database = open_database(db)
     console.print(f"serving on http://{host}:{port}  (database {database.engine.url.render_as_string()})")
     if proxy_header:
@@ -107,6 +139,8 @@ def serve(
     os.environ[SECURE_COOKIES_ENV] = "1" if secure_cookies else "0"
     os.environ[PROXY_HEADER_ENV] = proxy_header or ""
     os.environ[TRUSTED_PROXIES_ENV] = ",".join(settings.trusted_proxies)
+    os.environ[HASH_SLOTS_ENV], os.environ[HASH_NICE_ENV] = str(hash_slots), str(hash_nice)
+    os.environ[HASH_SHARE_ENV] = str(hash_share)
     uvicorn.run(
         "expvid.platform.web.app:app_from_env",
         factory=True,
@@ -124,8 +158,23 @@ def import_dir(
     db: DbOption,
     skip_bad: Annotated[bool, typer.Option(help="Import the good records and report the bad lines.")] = False,
     assign: Annotated[bool, typer.Option(help="Assign new items to annotators right away.")] = True,
+    report_file: Annotated[
+        Path | None,
+        typer.Option("--report", help="Also write the report (every item's outcome) to this JSON file."),
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the report as JSON (and nothing else) on standard output.")
+    ] = False,
 ) -> None:
-    """Import candidate items (and provenance, segments, papers) into the platform."""
+    """Import a batch of candidate items (and provenance, segments, papers) into the platform.
+
+    Items are matched by their stable identity (`uid` in provenance.jsonl; per directory without
+    one). Each is reported as added, unchanged, changed (a new version, back to review), restored,
+    removed upstream (flagged, never deleted) or conflict (not applied). Exit status: 0; 1 when
+    nothing was imported (bad lines, listed); 3 when conflicts were left unapplied.
+    """
+    import json
+
     from expvid.platform import open_database
     from expvid.platform.services.importer import import_candidates
     from expvid.schema import DataError
@@ -137,16 +186,41 @@ def import_dir(
         raise _fail(str(error)) from None
     finally:
         database.dispose()
-    table = Table("task", "imported")
-    for task, n in sorted(report.imported.items()):
-        table.add_row(task, str(n))
-    print_table(console, table)
+    data = report.as_dict()
+    if report_file is not None:
+        report_file.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    if as_json:
+        print(json.dumps(data, ensure_ascii=False))
+        raise typer.Exit(code=report.exit_code)
+    _print_import(report)
+    raise typer.Exit(code=report.exit_code)
+
+
+def _print_import(report: ImportReport) -> None:
+    from expvid.platform.services.import_report import OUTCOMES
+
+    by_task = report.as_dict()["by_task"]
+    if by_task:
+        table = Table("task", *OUTCOMES)
+        for task, counts in by_task.items():
+            table.add_row(task, *(str(counts.get(o, 0)) for o in OUTCOMES))
+        print_table(console, table)
+    counts = report.counts
     console.print(
-        f"{report.total_imported} new item(s), {report.unchanged} already present, "
-        f"{report.experiments} experiment(s), {report.segments} segment(s)"
+        f"{counts['added']} new item(s), {counts['unchanged']} already present, {counts['changed']} changed "
+        f"upstream (back to review), {counts['restored']} restored, {counts['removed']} removed upstream, "
+        f"{counts['conflict']} conflict(s); {report.experiments} experiment(s), {report.segments} segment(s) "
+        f"added (identity: {report.identity})",
+        highlight=False,
     )
-    for key in report.changed_upstream:
-        console.print(f"[yellow]changed upstream, kept the platform's version:[/yellow] {key}")
+    styles = {"changed": "cyan", "restored": "cyan", "removed": "yellow", "conflict": "red"}
+    for outcome in ("changed", "restored", "removed", "conflict"):
+        for item in report.of(outcome):
+            console.print(
+                f"[{styles[outcome]}]{outcome}:[/{styles[outcome]}] {escape(item.release_key)} "
+                f"({escape(item.video_id)}): {escape(item.reason)}",
+                soft_wrap=True,
+            )
     for problem in report.problems:
         console.print(f"[yellow]skipped:[/yellow] {escape(str(problem))}")
     for warning in report.warnings:
@@ -155,6 +229,11 @@ def import_dir(
         console.print(f"{report.assignment.assignments_created} assignment(s) made")
         for discipline, n in sorted(report.assignment.short_of_annotators.items()):
             console.print(f"[yellow]{n} item(s) in {discipline} lack two eligible annotators[/yellow]")
+    if report.conflicts:
+        console.print(
+            f"[red]{len(report.conflicts)} item(s) not applied (conflicts, listed above); they are flagged "
+            "upstream_conflict on the platform[/red]"
+        )
 
 
 @platform_app.command("export")
@@ -277,6 +356,50 @@ def _export_promqa(
     )
 
 
+@platform_app.command("backup")
+def backup_db(
+    file: Annotated[
+        Path,
+        typer.Argument(help="New backup file (gzip'd JSON lines), e.g. review-2027-01-12.expvid-backup.gz."),
+    ],
+    db: DbOption,
+) -> None:
+    """Back up the whole review database (SQLite or PostgreSQL) into one portable file, while it runs.
+
+    Restore with `expvid platform restore FILE --db URL` into a new, empty database of either kind.
+    The file holds password hashes and token digests: keep it as safe as the database.
+    """
+    from expvid.platform.db.backup import BackupError, backup
+
+    try:
+        report = backup(db, file)
+    except BackupError as error:
+        raise _fail(str(error)) from None
+    console.print(
+        f"backed up {report.rows} row(s) of {len(report.counts)} table(s) at schema revision {report.revision} "
+        f"to {report.path}",
+        markup=False,
+        soft_wrap=True,
+    )
+
+
+@platform_app.command("restore")
+def restore_db(
+    file: Annotated[Path, typer.Argument(help="A file written by `expvid platform backup`.")],
+    db: DbOption,
+) -> None:
+    """Restore a backup into a new, empty database (SQLite file or PostgreSQL), then migrate it to the
+    newest schema. All or nothing; everyone signs in again afterwards."""
+    from expvid.platform.db.backup import BackupError, restore
+
+    try:
+        report = restore(file, db)
+    except BackupError as error:
+        raise _fail(str(error)) from None
+    counts = ", ".join(f"{n} {t}" for t, n in report.counts.items() if n)
+    console.print(f"restored {report.rows} row(s) ({counts}) from {file}", markup=False, soft_wrap=True)
+
+
 @platform_app.command("assign")
 def assign(db: DbOption) -> None:
     """Assign pending items to two annotators each (by discipline and load)."""
@@ -328,6 +451,20 @@ def status(db: DbOption) -> None:
     print_table(console, figures)
 
 
+def _hash_pool(db: str) -> HashPool:
+    from expvid.platform import PlatformSettings
+    from expvid.platform.security.hashing import HashPool
+    from expvid.platform.security.passwords import Passwords
+
+    return HashPool(Passwords(PlatformSettings(database_url=db).passwords), slots=1, nice=0)
+
+
+def _read_password(password_stdin: bool) -> str:
+    if password_stdin:
+        return sys.stdin.readline().rstrip("\n")
+    return str(typer.prompt("password", hide_input=True, confirmation_prompt=True))
+
+
 @user_app.command("add")
 def user_add(
     name: Annotated[str, typer.Argument(help="User name.")],
@@ -339,33 +476,116 @@ def user_add(
     password_stdin: Annotated[bool, typer.Option(help="Read the password from standard input.")] = False,
 ) -> None:
     """Create an account (the password is prompted for, or read from stdin)."""
-    from expvid.platform import PlatformSettings, open_database
-    from expvid.platform.security.passwords import Passwords
+    from expvid.platform import open_database
     from expvid.platform.services.errors import SYSTEM, InvalidInput
-    from expvid.platform.services.users import add_user
+    from expvid.platform.services.users import create_account
 
-    if password_stdin:
-        password = sys.stdin.readline().rstrip("\n")
-    else:
-        password = typer.prompt("password", hide_input=True, confirmation_prompt=True)
+    password = _read_password(password_stdin)
     database = open_database(db)
+    pool = _hash_pool(db)
     try:
-        with database.write() as session:
-            user = add_user(
-                session,
-                Passwords(PlatformSettings(database_url=db).passwords),
-                username=name,
-                password=password,
-                role=role,
-                disciplines=discipline or [],
-                actor=SYSTEM,
-            )
-            disciplines = ", ".join(user.disciplines) or "any discipline"
+        user = create_account(
+            database,
+            pool,
+            username=name,
+            password=password,
+            role=role,
+            disciplines=discipline or [],
+            actor=SYSTEM,
+        )
+        disciplines = ", ".join(user.disciplines) or "any discipline"
     except InvalidInput as error:
         raise _fail("; ".join(error.problems)) from None
     finally:
+        pool.close()
         database.dispose()
     console.print(f"created {role} {name} ({disciplines})")
+
+
+@user_app.command("passwd")
+def user_passwd(
+    name: Annotated[str, typer.Argument(help="User name.")],
+    db: DbOption,
+    password_stdin: Annotated[bool, typer.Option(help="Read the new password from standard input.")] = False,
+) -> None:
+    """Set a new password for an account (an admin's reset); its sessions end."""
+    from expvid.platform import open_database
+    from expvid.platform.services.errors import SYSTEM, InvalidInput, NotFound
+    from expvid.platform.services.users import reset_password
+
+    password = _read_password(password_stdin)
+    database = open_database(db)
+    pool = _hash_pool(db)
+    try:
+        reset_password(database, pool, username=name, password=password, actor=SYSTEM)
+    except (InvalidInput, NotFound) as error:
+        raise _fail("; ".join(error.problems) if isinstance(error, InvalidInput) else str(error)) from None
+    finally:
+        pool.close()
+        database.dispose()
+    console.print(f"new password set for {name}; their sessions ended")
+
+
+def _moved(result: Reassignment) -> str:
+    if not result.released:
+        return ""
+    placed = result.assignment.assignments_created if result.assignment else 0
+    short = sum(result.assignment.short_of_annotators.values()) if result.assignment else 0
+    return f": {len(result.released)} open item(s) returned to the pool, {placed} reassigned" + (
+        f", {short} item(s) still short of annotators" if short else ""
+    )
+
+
+@user_app.command("edit")
+def user_edit(
+    name: Annotated[str, typer.Argument(help="User name.")],
+    db: DbOption,
+    role: Annotated[str | None, typer.Option(help="New role: annotator | adjudicator | admin.")] = None,
+    discipline: Annotated[
+        list[str] | None,
+        typer.Option(help="New discipline list (repeat or comma-separate; replaces the old one)."),
+    ] = None,
+    any_discipline: Annotated[bool, typer.Option(help="Clear the discipline list (= any).")] = False,
+) -> None:
+    """Change an account's role or disciplines. An annotator given another role hands over their open items."""
+    from expvid.platform import open_database
+    from expvid.platform.services.errors import SYSTEM, InvalidInput, NotFound
+    from expvid.platform.services.users import update_user
+
+    if role is None and discipline is None and not any_discipline:
+        raise typer.BadParameter("give --role, --discipline or --any-discipline")
+    disciplines = [] if any_discipline else discipline
+    database = open_database(db)
+    try:
+        result = database.write_retry(
+            lambda s: update_user(s, SYSTEM, name, role=role, disciplines=disciplines)
+        )
+    except (InvalidInput, NotFound) as error:
+        raise _fail("; ".join(error.problems) if isinstance(error, InvalidInput) else str(error)) from None
+    finally:
+        database.dispose()
+    console.print(f"updated {name}{_moved(result)}")
+
+
+@user_app.command("reassign")
+def user_reassign(
+    name: Annotated[str, typer.Argument(help="User name.")],
+    db: DbOption,
+    reason: Annotated[str, typer.Option(help="Why (kept in the audit trail).")] = "reassigned by an admin",
+) -> None:
+    """Give an annotator's open items to other eligible annotators (what they decided stays theirs)."""
+    from expvid.platform import open_database
+    from expvid.platform.services.errors import SYSTEM, NotFound
+    from expvid.platform.services.users import reassign_open_items
+
+    database = open_database(db)
+    try:
+        result = database.write_retry(lambda s: reassign_open_items(s, SYSTEM, name, reason=reason))
+    except NotFound as error:
+        raise _fail(str(error)) from None
+    finally:
+        database.dispose()
+    console.print(f"{name}{_moved(result) or ': no open items to reassign'}")
 
 
 @user_app.command("list")
@@ -392,20 +612,29 @@ def user_list(db: DbOption) -> None:
 
 @user_app.command("deactivate")
 def user_deactivate(name: Annotated[str, typer.Argument()], db: DbOption) -> None:
-    """Deactivate an account and end its sessions (its decisions stay)."""
+    """Deactivate an account and end its sessions; its open items go to other annotators (its decisions stay)."""
+    _set_active(name, db, active=False)
+
+
+@user_app.command("activate")
+def user_activate(name: Annotated[str, typer.Argument()], db: DbOption) -> None:
+    """Let a deactivated account sign in again (items reassigned meanwhile stay with their new annotators)."""
+    _set_active(name, db, active=True)
+
+
+def _set_active(name: str, db: str, *, active: bool) -> None:
     from expvid.platform import open_database
-    from expvid.platform.services.errors import SYSTEM, NotFound
+    from expvid.platform.services.errors import SYSTEM, InvalidInput, NotFound
     from expvid.platform.services.users import set_active
 
     database = open_database(db)
     try:
-        with database.write() as session:
-            set_active(session, name, False, actor=SYSTEM)
-    except NotFound as error:
-        raise _fail(str(error)) from None
+        result = database.write_retry(lambda s: set_active(s, name, active, actor=SYSTEM))
+    except (InvalidInput, NotFound) as error:
+        raise _fail("; ".join(error.problems) if isinstance(error, InvalidInput) else str(error)) from None
     finally:
         database.dispose()
-    console.print(f"deactivated {name}")
+    console.print(f"{'activated' if active else 'deactivated'} {name}{_moved(result)}")
 
 
 token_app = typer.Typer(no_args_is_help=True, help="Personal API tokens for scripts (Authorization: Bearer).")

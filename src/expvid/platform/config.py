@@ -28,6 +28,15 @@ class PasswordPolicy(BaseModel):
     memory_kib: int = Field(default=65536, ge=8)
     parallelism: int = Field(default=4, ge=1)
     min_length: int = Field(default=8, ge=1)
+    #: Hashes computed at once (each takes `memory_kib`); more wait their turn (security/hashing.py).
+    hash_slots: int = Field(default=1, ge=1, le=64)
+    #: Sign-ins that may wait for a hashing slot; past that, a sign-in is answered 503 (Retry-After).
+    hash_queue: int = Field(default=64, ge=0)
+    #: CPU priority of the hashing threads (Linux nice, 0-19): a flood of sign-ins yields to saves.
+    hash_nice: int = Field(default=19, ge=0, le=19)
+    #: Largest share of its time a hashing slot computes (it rests in between): under a flood of
+    #: sign-ins, argon2's memory traffic, which no CPU priority holds back, stays bounded too.
+    hash_share: float = Field(default=0.5, gt=0, le=1)
 
 
 class ThrottlePolicy(BaseModel):

@@ -129,6 +129,9 @@ class ImportBatch(Base):
     imported_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utc_now)
     imported_by: Mapped[str] = mapped_column(String(64))
     summary: Mapped[dict[str, Any]] = mapped_column(JsonType, default=dict)
+    #: Identity namespace of this directory's items that carry no `uid` (older candidate
+    #: directories): `dir-<sha256 of the resolved path>`, so that two builds never collide.
+    namespace: Mapped[str | None] = mapped_column(String(64), nullable=True)
 
 
 class Experiment(Base):
@@ -170,8 +173,19 @@ class Item(Base):
     __table_args__ = (Index("ix_items_state_discipline_task", "state", "discipline", "task"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    #: "<task>/<release id>", unique across the database (release ids are unique per task file).
+    #: The item's stable identity, unique across the database and across imports: the candidate
+    #: directory's `uid` (`<task>/<id>` with an experiment-namespaced id, stable from build to
+    #: build); `dir-<hash>:<task>/<id>` for a directory without uids (keyed per directory, so two
+    #: builds never collide); `platform:<task>/<id>` for a question written on the platform.
     key: Mapped[str] = mapped_column(String(255), unique=True)
+    #: "<task>/<release id>" as people and the release know it (not unique: two directories without
+    #: uids may both have a `materials/0`; the export refuses such a clash among verified items).
+    release_key: Mapped[str] = mapped_column(String(255), index=True, server_default="")
+    #: SHA-256 of what a reviewer sees, as the candidate directory states it (`content_sha256`) or
+    #: as computed on import; a later import with another value is a new version of the item.
+    content_sha256: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    #: 1 for the first import; +1 each time a later import brings changed content.
+    upstream_version: Mapped[int] = mapped_column(Integer, default=1, server_default="1")
     task: Mapped[str] = mapped_column(String(48), index=True)
     level: Mapped[int] = mapped_column(Integer)
     discipline: Mapped[str] = mapped_column(String(128))
@@ -223,6 +237,24 @@ class Assignment(Base):
     #: First time the annotator opened the item: the start of "time per item".
     opened_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
     completed_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+
+
+class ReleasedAssignment(Base):
+    """An assignment taken back from an annotator (deactivated, or reassigned by an admin) before
+    they decided: the history of who held the slot, and a rule for assignment runs (an item is
+    never routed back automatically to someone who gave it back; an admin may add them explicitly)."""
+
+    __tablename__ = "released_assignments"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    item_id: Mapped[int] = mapped_column(ForeignKey("items.id", ondelete="CASCADE"), index=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
+    slot: Mapped[int] = mapped_column(Integer)
+    assigned_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    opened_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    released_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utc_now)
+    released_by: Mapped[str] = mapped_column(String(64))
+    reason: Mapped[str] = mapped_column(Text)
 
 
 class Decision(Base):

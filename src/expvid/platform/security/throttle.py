@@ -9,15 +9,22 @@ answered without checking the password (no oracle while throttled) and are not c
 
 Attempts are stored in the database, so the delays hold across server workers and restarts, and the
 dashboard shows the admin which accounts are being guessed at and from how many clients.
+
+Atomic: `reserve_attempt` checks the delays and records the attempt as a failure in one short
+transaction, serialized per client address (SQLite: its single writer; PostgreSQL: a transaction-
+level advisory lock on the address), before the password is hashed outside any transaction. Forty
+simultaneous guesses from one client therefore see each other: five are checked, the rest wait.
+A correct password turns its reserved row into a success (`mark_success`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import and_, delete, func, select
+from sqlalchemy import and_, delete, func, select, text, update
 from sqlalchemy.orm import Session
 
 from expvid.platform.config import ThrottlePolicy
@@ -43,9 +50,10 @@ def delay_after(failures: int, free: int, policy: ThrottlePolicy) -> float:
 
 
 def _wait(count: int, last: datetime | None, free: int, policy: ThrottlePolicy, now: datetime) -> float:
-    if last is None:
+    delay = delay_after(count, free, policy)
+    if last is None or delay <= 0:
         return 0.0
-    return delay_after(count, free, policy) - (now - last).total_seconds()
+    return delay - (now - last).total_seconds()
 
 
 def _pair_failures(db: Session, username: str, ip: str, since: datetime) -> tuple[int, datetime | None]:
@@ -89,6 +97,43 @@ def record_attempt(
         # A success ends this pair's count by being the newest success (nothing is deleted, so the
         # dashboard keeps the failures); only very old attempts are pruned.
         db.execute(delete(LoginAttempt).where(LoginAttempt.at < now - KEEP_ATTEMPTS))
+
+
+def _lock_client(db: Session, ip: str) -> None:
+    """Serialize attempts from one client address until the transaction ends: a PostgreSQL
+    advisory lock; on SQLite the first statement of a write transaction takes the database's single
+    write lock (BEGIN IMMEDIATE)."""
+    if db.get_bind().dialect.name != "postgresql":
+        db.execute(text("SELECT 1"))
+        return
+    key = int.from_bytes(hashlib.sha256(f"expvid-login:{ip}".encode()).digest()[:8], "big", signed=True)
+    db.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": key})
+
+
+def reserve_attempt(
+    db: Session, policy: ThrottlePolicy, *, username: str, ip: str, now: datetime | None = None
+) -> tuple[ThrottleVerdict, int | None]:
+    """Check the delays and, if the attempt may go on, record it as a failure (call in a write
+    transaction and commit before hashing); returns the verdict and the attempt's row id."""
+    username, ip = username[:64], ip[:64]
+    _lock_client(db, ip)
+    # The clock is read once the lock is held: attempts are then recorded in the order they were
+    # checked, and none sees another's record as lying in its future.
+    now = now or utc_now()
+    verdict = check_throttle(db, policy, username=username, ip=ip, now=now)
+    if not verdict.allowed:
+        return verdict, None
+    attempt = LoginAttempt(username=username, ip=ip, success=False, at=now)
+    db.add(attempt)
+    db.flush()
+    return verdict, attempt.id
+
+
+def mark_success(db: Session, attempt_id: int, *, now: datetime | None = None) -> None:
+    """The reserved attempt was the right password: it ends its pair's count of failures."""
+    now = now or utc_now()
+    db.execute(update(LoginAttempt).where(LoginAttempt.id == attempt_id).values(success=True))
+    db.execute(delete(LoginAttempt).where(LoginAttempt.at < now - KEEP_ATTEMPTS))
 
 
 @dataclass

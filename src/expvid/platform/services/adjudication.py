@@ -167,22 +167,25 @@ def derived_questions(db: Session, item: Item, rows: list[StepRow]) -> list[Deri
         )
     except StepEditError as error:
         return [
-            DerivedQuestion(s.key, s.task, None, "; ".join(error.problems), s.id == item.id) for s in siblings
+            DerivedQuestion(s.release_key, s.task, None, "; ".join(error.problems), s.id == item.id)
+            for s in siblings
         ]
     derived = []
     for sibling in siblings:
         try:
             content = rebuild_content(
-                sibling.task, item_content(sibling), key=sibling.key, old_full=experiment.full_steps,
+                sibling.task, item_content(sibling), key=sibling.release_key, old_full=experiment.full_steps,
                 new_full=change.full_steps, old_segment=old_segment, new_segment=change.segment_steps,
                 renumber=change.renumber,
             )  # fmt: skip
             derived.append(
-                DerivedQuestion(sibling.key, sibling.task, content.as_dict(), None, sibling.id == item.id)
+                DerivedQuestion(
+                    sibling.release_key, sibling.task, content.as_dict(), None, sibling.id == item.id
+                )
             )
         except RebuildError as error:
             derived.append(
-                DerivedQuestion(sibling.key, sibling.task, None, str(error), sibling.id == item.id)
+                DerivedQuestion(sibling.release_key, sibling.task, None, str(error), sibling.id == item.id)
             )
     return derived
 

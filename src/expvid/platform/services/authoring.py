@@ -17,6 +17,7 @@ from expvid.platform.services import audit, limits
 from expvid.platform.services.assignment import assign_pending
 from expvid.platform.services.content import Content, ContentError, validate_content
 from expvid.platform.services.errors import Actor, Forbidden, InvalidInput, NotFound
+from expvid.platform.services.identity import platform_key
 from expvid.platform.services.tasks import LEVEL3_TASKS
 
 
@@ -105,7 +106,9 @@ def create_level3_question(
     }
     now = utc_now()
     item = Item(
-        key=f"{task}/{new_id}",
+        key=platform_key(f"{task}/{new_id}"),
+        release_key=f"{task}/{new_id}",
+        upstream_version=1,
         task=task,
         level=3,
         discipline=discipline,

@@ -9,14 +9,26 @@ with no container or stream metadata, no chapters, no attachments and no data or
 written with `bitexact` so not even the muxer's version is recorded. The display rotation is part
 of the stream's parameters and is kept.
 
+Re-timed (`retime_plan`): the packets keep their bytes but get new timestamps, continuous from 0.
+A clip from which a step was removed by stream copy keeps the original timestamps around the cut
+(frames at 1.9 s, then 4.0 s): the hole shows where the missing step was, and a start at 37.2 s
+shows where in the source the clip lies. Every gap longer than a few frames (`hole_after`) is
+closed to one frame's duration, the first picture is shown at 0 (other streams keep their offset
+to it); ordinary
+variations of a variable-frame-rate recording are kept as they are.
+
 The output is named after its own content (SHA-256), so the name says nothing about the source.
 """
 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
+import statistics
 import uuid
+from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 
 import av
@@ -37,9 +49,79 @@ def _digest(path: Path) -> str:
     return sha.hexdigest()
 
 
+@dataclass(frozen=True)
+class _Stamp:
+    pts: int
+    dts: int
+    duration: int
+
+
+def hole_after(typical: int, time_base: Fraction) -> int:
+    """A gap between consecutive frames (or audio packets) longer than this is a hole: four typical
+    durations, and at least a quarter of a second (so that a variable-frame-rate phone recording,
+    whose frame times wander, is left as it was)."""
+    return max(4 * typical, int(Fraction(1, 4) / time_base))
+
+
+def _stream_plan(stamps: list[tuple[int, int, int]], time_base: Fraction, offset: int) -> list[_Stamp]:
+    """New (pts, dts, duration) for one stream's packets, in demux order: presentation times made
+    continuous from `offset`, decode times re-derived so they increase and never pass the pts."""
+    if not stamps:
+        return []
+    shown = sorted({pts for pts, _, _ in stamps})
+    steps = [b - a for a, b in itertools.pairwise(shown) if b > a]
+    durations = [d for _, _, d in stamps if d > 0]
+    typical = (
+        int(statistics.median(steps)) if steps else (int(statistics.median(durations)) if durations else 1)
+    )
+    typical = max(typical, 1)
+    limit = hole_after(typical, time_base)
+    new: dict[int, int] = {shown[0]: offset}
+    for previous, current in itertools.pairwise(shown):
+        gap = current - previous
+        new[current] = new[previous] + (typical if gap > limit else gap)
+    pts = [new[p] for p, _, _ in stamps]
+    ordered = sorted(pts)
+    delay = max(0, *(o - p for o, p in zip(ordered, pts, strict=True)))
+    plan = []
+    for index, (p, (_, _, duration)) in enumerate(zip(pts, stamps, strict=True)):
+        # As encoders write it: the first frame shown at the offset, decode times `delay` earlier.
+        plan.append(_Stamp(pts=p, dts=ordered[index] - delay, duration=duration if duration > 0 else typical))
+    return plan
+
+
+def retime_plan(source: Path) -> dict[int, list[_Stamp]]:
+    """Stream index -> the new timestamps of its packets in demux order (first pass, no decoding)."""
+    found: dict[int, list[tuple[int, int, int]]] = {}
+    bases: dict[int, Fraction] = {}
+    with av.open(str(source)) as src:
+        streams = [s for s in src.streams if s.type in _KEPT]
+        video = [s.index for s in streams if s.type == "video"]
+        for stream in streams:
+            found[stream.index], bases[stream.index] = [], Fraction(stream.time_base or Fraction(1, 90000))
+        for packet in src.demux(streams):
+            pts = packet.pts if packet.pts is not None else packet.dts
+            if pts is None:
+                continue
+            dts = packet.dts if packet.dts is not None else pts
+            found[packet.stream.index].append((pts, dts, packet.duration or 0))
+    starts = {i: min(p for p, _, _ in v) * bases[i] for i, v in found.items() if v}
+    # The first picture is shown at 0; other streams keep their offset to it (an AAC encoder's
+    # priming samples start slightly before, which the container's edit list hides).
+    shown_first = [i for i in video if i in starts]
+    first = starts[shown_first[0]] if shown_first else min(starts.values(), default=Fraction(0))
+    return {
+        index: _stream_plan(
+            stamps, bases[index], int((starts[index] - first) / bases[index]) if stamps else 0
+        )
+        for index, stamps in found.items()
+    }
+
+
 def remux_without_metadata(source: Path, target: Path) -> None:
-    """Copy the video and audio packets of `source` into `target` (same container format)."""
+    """Copy the video and audio packets of `source` into `target` (same container format), re-timed."""
     try:
+        plan = retime_plan(source)
         with av.open(str(source)) as src:
             streams = [s for s in src.streams if s.type in _KEPT]
             if not any(s.type == "video" for s in streams):
@@ -50,10 +132,15 @@ def remux_without_metadata(source: Path, target: Path) -> None:
                 for stream in streams:
                     out = dst.add_stream_from_template(stream)
                     mapping[stream.index] = out
+                position = dict.fromkeys(mapping, 0)
                 for packet in src.demux(streams):
                     if packet.dts is None and packet.pts is None:
                         continue  # the demuxer's end-of-stream marker
-                    packet.stream = mapping[packet.stream.index]
+                    index = packet.stream.index
+                    stamp = plan[index][position[index]]
+                    position[index] += 1
+                    packet.pts, packet.dts, packet.duration = stamp.pts, stamp.dts, stamp.duration
+                    packet.stream = mapping[index]
                     dst.mux(packet)
     except av.FFmpegError as error:
         target.unlink(missing_ok=True)

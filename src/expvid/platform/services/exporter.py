@@ -244,6 +244,7 @@ class _Export:
                 select(Item).where(Item.state == "verified", Item.level != 0).order_by(Item.task, Item.id)
             )
         )
+        _refuse_clashes(items)
         present_tasks = {task for (task,) in db.execute(select(Item.task).distinct())}
         decisions: dict[int, list[Decision]] = defaultdict(list)
         for decision in db.scalars(select(Decision).where(Decision.stale.is_(False)).order_by(Decision.id)):
@@ -269,7 +270,7 @@ class _Export:
             settled_via[item.settled_via or "unknown"] += 1
             edited += _edited(item)
             if item.segment_id is not None:
-                exported_by_segment[item.segment_id].append(item.key)
+                exported_by_segment[item.segment_id].append(item.release_key)
             provenance.append(self._provenance(item, public_path, decisions, adjudications.get(item.id)))
         for task in TASKS:
             if task in present_tasks and TASKS[task].level != SVB_LEVEL:
@@ -350,7 +351,9 @@ class _Export:
         extra = {k: v for k, v in item.record.items() if k not in RELEASE_FIELDS}
         return {
             **item.provenance,
-            "item": item.key,
+            "item": item.release_key,
+            "platform_key": item.key,
+            "upstream_version": item.upstream_version,
             "task": item.task,
             "video_id": item.video_id,
             "imported_from": str(self.roots[item.batch_id]),
@@ -439,6 +442,24 @@ class _Export:
                 paper.write_text(experiment.paper_md, encoding="utf-8")
         if rows:
             _write_jsonl(self.sidecars / "experiments.jsonl", rows)
+
+
+def _refuse_clashes(items: list[Item]) -> None:
+    """Two verified items with one release id (two candidate directories without uids number their
+    items by position) would be one id twice in a task file: say which, export nothing."""
+    owners: dict[str, list[Item]] = defaultdict(list)
+    for item in items:
+        owners[item.release_key].append(item)
+    clashes = {key: rows for key, rows in owners.items() if len(rows) > 1}
+    if clashes:
+        listed = "; ".join(
+            f"{key}: {', '.join(r.key for r in rows)}" for key, rows in sorted(clashes.items())[:10]
+        )
+        raise ExportError(
+            f"{len(clashes)} release id(s) belong to more than one verified item ({listed}). They come from "
+            "candidate directories without stable ids (no `uid` in provenance.jsonl): reject the duplicates, "
+            "or rebuild with a current `expvid build` and import again"
+        )
 
 
 def _safe_component(name: str) -> str:

@@ -7,7 +7,8 @@ record becomes an item keyed by its `uid` (`<type>/<question_id>`): the reviewer
 the recording and stays inside the prefix window [0, end of the prefix), the prefix clip being the
 fallback. The recipe graph travels with the item (`provenance["recipe"]`) for the review page.
 As for ExpVid candidates: everything is checked before anything is written (file:line problems),
-re-importing leaves existing items alone, and items whose content changed upstream are listed.
+and every item gets an outcome in the report: added, unchanged, or conflict when its content changed
+upstream (a procedural item is not replaced by a re-import: the reviewed version stays, flagged).
 """
 
 from __future__ import annotations
@@ -26,7 +27,9 @@ from expvid.platform.db.models import ImportBatch, Item, utc_now
 from expvid.platform.services import audit
 from expvid.platform.services.assignment import assign_pending
 from expvid.platform.services.errors import SYSTEM, Actor
-from expvid.platform.services.importer import ImportReport, ParsedItem
+from expvid.platform.services.identity import directory_namespace
+from expvid.platform.services.import_report import ImportReport, ItemOutcome
+from expvid.platform.services.importer import ParsedItem
 from expvid.platform.services.procedural import PROCEDURAL_LEVEL, generated_pair
 from expvid.schema import DataError, RecordProblem
 from expvid.suites.release_io import json_records, read_release_bytes
@@ -54,7 +57,7 @@ def _fingerprint(*parts: Any) -> str:
 
 def parse_procedural(root: Path) -> tuple[list[ParsedItem], dict[str, Any], ImportReport]:
     root = root.resolve()
-    report = ImportReport(root=root)
+    report = ImportReport(root=root, namespace=directory_namespace(root))
     graphs_path = root / files.GRAPHS_FILE
     try:
         graphs = json.loads(graphs_path.read_text(encoding="utf-8"))
@@ -109,9 +112,19 @@ def parse_procedural(root: Path) -> tuple[list[ParsedItem], dict[str, Any], Impo
         activity, graph = by_name[record["activity_name"]]
         prov = {**prov, "recipe": {"activity_id": activity, **graph}}
         prov.setdefault("source", {"video": video, "start": 0.0, "end": None})
-        items.append(ParsedItem(key=key, task=str(kind), record=record, provenance=prov, segment_key=None,
-                                fingerprint=_fingerprint(record, prov)))  # fmt: skip
+        digest = _fingerprint(record, prov)
+        items.append(ParsedItem(key=key, release_key=key, task=str(kind), record=record, provenance=prov,
+                                segment_key=None, content_sha256=digest, fingerprint=digest))  # fmt: skip
     return items, graphs, report
+
+
+def _outcome(parsed: ParsedItem, outcome: str, row: Item | None, reason: str = "") -> ItemOutcome:
+    return ItemOutcome(
+        key=parsed.key, release_key=parsed.release_key, task=parsed.task,
+        video_id=str(parsed.record.get("recording_id")), outcome=outcome,
+        item_id=row.id if row is not None else None, reason=reason,
+        upstream_version=row.upstream_version if row is not None else None,
+    )  # fmt: skip
 
 
 def import_procedural(
@@ -122,21 +135,33 @@ def import_procedural(
     if report.problems and not skip_bad:
         raise DataError(report.problems)
     with database.write() as db:
-        batch = ImportBatch(root=str(root), imported_by=actor.name, imported_at=utc_now(), summary={})
+        batch = ImportBatch(
+            root=str(root),
+            namespace=report.namespace,
+            imported_by=actor.name,
+            imported_at=utc_now(),
+            summary={},
+        )
         db.add(batch)
         db.flush()
         report.batch_id = batch.id
-        existing = {
-            key: (record, prov)
-            for key, record, prov in db.execute(select(Item.key, Item.record, Item.provenance))
-        }
-        rows: list[Item] = []
+        existing = {row.key: row for row in db.scalars(select(Item).where(Item.level == PROCEDURAL_LEVEL))}
+        added: list[tuple[ParsedItem, Item]] = []
         for parsed in items:
-            if parsed.key in existing:
-                if _fingerprint(*existing[parsed.key]) == parsed.fingerprint:
-                    report.unchanged += 1
+            known = existing.get(parsed.key)
+            if known is not None:
+                stored = known.content_sha256 or _fingerprint(known.record, known.provenance)
+                if stored == parsed.content_sha256:
+                    report.items.append(_outcome(parsed, "unchanged", known))
                 else:
-                    report.changed_upstream.append(parsed.key)
+                    known.flags = [*(f for f in known.flags or [] if f.get("kind") != "upstream_conflict"),
+                                   {"kind": "upstream_conflict", "batch": batch.id,
+                                    "detail": f"import {batch.id}: changed upstream; a procedural item keeps its reviewed version"}]  # fmt: skip
+                    report.items.append(
+                        _outcome(
+                            parsed, "conflict", known, "changed upstream; procedural items are not replaced"
+                        )
+                    )
                 continue
             record, prov = parsed.record, parsed.provenance
             question, answers = generated_pair(record)
@@ -145,6 +170,9 @@ def import_procedural(
             creator = prov.get("generator") or (record.get("generation") or {}).get("model_id")
             row = Item(
                 key=parsed.key,
+                release_key=parsed.release_key,
+                content_sha256=parsed.content_sha256,
+                upstream_version=1,
                 task=parsed.task,
                 level=PROCEDURAL_LEVEL,
                 discipline=str(record["activity_name"]),
@@ -171,22 +199,19 @@ def import_procedural(
                 updated_at=utc_now(),
             )
             db.add(row)
-            rows.append(row)
-            report.imported[parsed.task] += 1
+            added.append((parsed, row))
         db.flush()
+        report.items.extend(_outcome(parsed, "added", row) for parsed, row in added)
         audit.record_many(
             db, actor, "item.imported",
             [{"entity": "item", "entity_id": r.id, "item_id": r.id,
-              "after": {"key": r.key, "batch": batch.id, "root": str(root)}} for r in rows],
+              "after": {"key": r.key, "batch": batch.id, "root": str(root)}} for _, r in added],
         )  # fmt: skip
-        batch.summary = {
-            "imported": dict(report.imported),
-            "unchanged": report.unchanged,
-            "changed_upstream": report.changed_upstream,
-            "skipped_bad_lines": [str(p) for p in report.problems],
-            "kind": "procedural",
-        }
-        audit.record(db, actor, "import.completed", entity="import", entity_id=batch.id, after=batch.summary)
         if assign:
             report.assignment = assign_pending(db, actor=actor)
+        batch.summary = {**report.summary(), "kind": "procedural"}
+        audit.record(
+            db, actor, "import.completed", entity="import", entity_id=batch.id,
+            after={"root": str(root), "counts": report.counts, "kind": "procedural"},
+        )  # fmt: skip
     return report

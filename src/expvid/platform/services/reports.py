@@ -20,7 +20,8 @@ from expvid.platform.db.models import Assignment, Decision, Item, User, utc_now
 from expvid.platform.services.agreement import Agreement, agreement
 from expvid.platform.services.tasks import TASKS
 
-STATES = ("pending", "in_review", "conflict", "verified", "rejected")
+#: `removed`: removed upstream by a later import (kept, out of review and export; services/upstream.py).
+STATES = ("pending", "in_review", "conflict", "verified", "rejected", "removed")
 PAPER_MINUTES = {1: "6-8", 2: "13", 3: "18"}
 
 
@@ -63,7 +64,7 @@ def progress(db: Session) -> Progress:
         row.update({state: states.get(state, 0) for state in STATES})
         groups.append(row)
         totals.update(states)
-    items_left = sum(totals.get(state, 0) for state in STATES if state not in ("verified", "rejected"))
+    items_left = sum(totals.get(state, 0) for state in ("pending", "in_review", "conflict"))
 
     users = {u.id: u.username for u in db.scalars(select(User).where(User.role == "annotator"))}
     stats = {uid: AnnotatorStats(username=name) for uid, name in users.items()}

@@ -119,7 +119,7 @@ def preview_step_edit(db: Session, item: Item, rows: list[StepRow]) -> Content:
         return rebuild_content(
             item.task,
             item_content(item),
-            key=item.key,
+            key=item.release_key,
             old_full=experiment.full_steps,
             new_full=change.full_steps,
             old_segment=segment_steps(segment),

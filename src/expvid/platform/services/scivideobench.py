@@ -106,7 +106,7 @@ def write_release(
     counts: Counter[str] = Counter()
     rows, videos = [], {}
     overlays: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for item in sorted(items, key=lambda i: i.key):
+    for item in sorted(items, key=lambda i: i.release_key):
         original = dict(item.record.get("svb") or {})
         original.update({"question": item.question, "options": item.options, "answer": item.answer,
                          "question_type": TYPE_OF_TASK[item.task]})  # fmt: skip

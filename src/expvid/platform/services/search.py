@@ -1,6 +1,6 @@
 """Searching and filtering items for the admin's items list and the JSON API.
 
-Filters combine (all must hold): free text (item key, question, experiment id; case-insensitive
+Filters combine (all must hold): free text (release key and identity, question, experiment id; case-insensitive
 substring), task, discipline, state, a flag kind (a build-audit flag such as `asr_leakage`, or the
 platform's own `short_of_annotators`), and a reviewer (items assigned to that annotator or
 adjudicated by that adjudicator). Flags live in a JSON column; they are matched on its text form,
@@ -29,6 +29,8 @@ KNOWN_FLAGS = (
     "snapped_timestamps",
     "needs_expert_refinement",
     "rebuild_failed",
+    "removed_upstream",
+    "upstream_conflict",
     SHORT_FLAG,
 )
 
@@ -58,6 +60,7 @@ def filtered(filters: ItemFilters) -> Select[Item]:
         pattern = _like(filters.q.strip())
         query = query.where(
             or_(
+                Item.release_key.ilike(pattern, escape="\\"),
                 Item.key.ilike(pattern, escape="\\"),
                 Item.question.ilike(pattern, escape="\\"),
                 Item.video_id.ilike(pattern, escape="\\"),

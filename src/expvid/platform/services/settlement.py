@@ -138,7 +138,7 @@ def apply_step_change(
     `rebuild_failed` flag.
     """
     if item.experiment_id is None or item.segment_id is None:
-        raise ValueError(f"item {item.key} has no step list to edit")
+        raise ValueError(f"item {item.release_key} has no step list to edit")
     experiment = db.scalar(select(Experiment).where(Experiment.id == item.experiment_id).with_for_update())
     assert experiment is not None
     segments = {s.id: s for s in db.scalars(select(Segment).where(Segment.experiment_id == experiment.id))}
@@ -170,14 +170,16 @@ def apply_step_change(
         .with_for_update()
     )
     for other in siblings:
-        if (other.state == "rejected" and other.id != item.id) or (other.id == item.id and not rebuild_item):
+        if (other.state in ("rejected", "removed") and other.id != item.id) or (
+            other.id == item.id and not rebuild_item
+        ):
             continue
         assert other.segment_id is not None
         try:
             rebuilt = rebuild_content(
                 other.task,
                 item_content(other),
-                key=other.key,
+                key=other.release_key,
                 old_full=old_full,
                 new_full=change.full_steps,
                 old_segment=old_steps[other.segment_id],
@@ -187,10 +189,10 @@ def apply_step_change(
         except RebuildError as error:
             if other.id == item.id:
                 raise
-            note = f"step list changed while settling {item.key}: {error}"
+            note = f"step list changed while settling {item.release_key}: {error}"
             mark_conflict(db, actor, other, reason=note, flag={"kind": "rebuild_failed", "detail": note})
             continue
-        why = f"rebuilt from the step list verified on {item.key}: {reason}"
+        why = f"rebuilt from the step list verified on {item.release_key}: {reason}"
         changed = set_content(db, actor, other, rebuilt, action="item.rebuilt", reason=why)
         if other.id == item.id or other.state in FINAL_STATES:
             continue

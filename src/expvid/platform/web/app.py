@@ -14,12 +14,14 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from expvid.asgi_headers import ResponseHeaders
-from expvid.platform.config import PlatformSettings
+from expvid.platform.config import PasswordPolicy, PlatformSettings
 from expvid.platform.db.engine import Database
+from expvid.platform.security.hashing import HashPool
 from expvid.platform.security.passwords import Passwords
 from expvid.platform.services.errors import Conflict, Forbidden, InvalidInput, NotFound, PlatformError
 from expvid.platform.web.body_limit import BodyLimit, BodyTooLarge
 from expvid.platform.web.deps import CsrfRejected, Unauthenticated
+from expvid.platform.web.input_guard import InputGuard
 from expvid.platform.web.render import STATIC_DIR, page
 from expvid.platform.web.routes import account, adjudicate, admin, api, auth, dashboard, home, media, review
 
@@ -54,9 +56,20 @@ def create_app(settings: PlatformSettings, *, database: Database | None = None) 
     owns_database = database is None
     db = database or Database(settings.database_url)
 
+    passwords = Passwords(settings.passwords)
+    policy = settings.passwords
+    hashes = HashPool(
+        passwords,
+        slots=policy.hash_slots,
+        queue=policy.hash_queue,
+        nice=policy.hash_nice,
+        share=policy.hash_share,
+    )
+
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         yield
+        hashes.close()
         if owns_database:
             db.dispose()
 
@@ -69,7 +82,11 @@ def create_app(settings: PlatformSettings, *, database: Database | None = None) 
     )
     app.state.settings = settings
     app.state.database = db
-    app.state.passwords = Passwords(settings.passwords)
+    app.state.passwords = passwords
+    app.state.hashes = hashes
+    # Outermost last: security headers on every answer, then the body cap, then the input guard
+    # (which buffers bodies, so it must sit inside the cap).
+    app.add_middleware(InputGuard)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(ResponseHeaders, headers=_SECURITY_HEADERS)
     app.mount("/static", StaticFiles(directory=str(STATIC_DIR)), name="static")
@@ -134,20 +151,32 @@ def create_app(settings: PlatformSettings, *, database: Database | None = None) 
 SECURE_COOKIES_ENV = "EXPVID_PLATFORM_SECURE_COOKIES"
 PROXY_HEADER_ENV = "EXPVID_PLATFORM_PROXY_HEADER"
 TRUSTED_PROXIES_ENV = "EXPVID_PLATFORM_TRUSTED_PROXIES"
+HASH_SLOTS_ENV = "EXPVID_PLATFORM_HASH_SLOTS"
+HASH_NICE_ENV = "EXPVID_PLATFORM_HASH_NICE"
+HASH_SHARE_ENV = "EXPVID_PLATFORM_HASH_SHARE"
 
 
 def settings_from_env() -> PlatformSettings:
     """Settings for worker processes: `EXPVID_PLATFORM_DB`, `EXPVID_PLATFORM_SECURE_COOKIES=1`,
-    `EXPVID_PLATFORM_PROXY_HEADER` and `EXPVID_PLATFORM_TRUSTED_PROXIES` (comma-separated)."""
+    `EXPVID_PLATFORM_PROXY_HEADER`, `EXPVID_PLATFORM_TRUSTED_PROXIES` (comma-separated),
+    `EXPVID_PLATFORM_HASH_SLOTS`, `EXPVID_PLATFORM_HASH_NICE` and `EXPVID_PLATFORM_HASH_SHARE`."""
     import os
 
     trusted = os.environ.get(TRUSTED_PROXIES_ENV)
     extra: dict[str, Any] = {}
     if trusted:
         extra["trusted_proxies"] = [part.strip() for part in trusted.split(",") if part.strip()]
+    hashing: dict[str, float] = {}
+    if os.environ.get(HASH_SHARE_ENV):
+        hashing["hash_share"] = float(os.environ[HASH_SHARE_ENV])
+    if os.environ.get(HASH_SLOTS_ENV):
+        hashing["hash_slots"] = int(os.environ[HASH_SLOTS_ENV])
+    if os.environ.get(HASH_NICE_ENV):
+        hashing["hash_nice"] = int(os.environ[HASH_NICE_ENV])
     return PlatformSettings(
         secure_cookies=os.environ.get(SECURE_COOKIES_ENV) == "1",
         proxy_header=os.environ.get(PROXY_HEADER_ENV) or None,
+        passwords=PasswordPolicy(**hashing),
         **extra,
     )
 

@@ -20,6 +20,7 @@ from expvid.platform.db.engine import Database
 from expvid.platform.security.api_tokens import lookup_token, touch_token
 from expvid.platform.security.api_tokens import needs_touch as token_needs_touch
 from expvid.platform.security.client import client_address
+from expvid.platform.security.hashing import HashPool
 from expvid.platform.security.passwords import Passwords
 from expvid.platform.security.sessions import SessionInfo, lookup_session, needs_touch, touch_session
 from expvid.platform.security.tokens import same
@@ -66,6 +67,11 @@ def database_of(request: Request) -> Database:
 
 def passwords_of(request: Request) -> Passwords:
     return request.app.state.passwords
+
+
+def hashes_of(request: Request) -> HashPool:
+    """The app's bounded hashing pool: every argon2 hash a request needs runs there."""
+    return request.app.state.hashes
 
 
 def client_of(request: Request) -> str:

@@ -5,6 +5,12 @@ posted again. Now the refusal stores the submitted fields and the problems as a 
 browser session and to the page, and redirects (303) to `page?draft=<token>`; that GET shows the
 form as it was typed, with the problems, as often as it is reloaded. Drafts are deleted with the
 session, when the same page is saved successfully, and after a day.
+
+Bounded: a refused form may be refused precisely because it is huge, and twenty refused posts of a
+megabyte once stored twenty megabytes. A session keeps its `MAX_DRAFTS` newest drafts; a draft keeps
+at most `MAX_FIELDS` fields, `MAX_VALUE` characters per value (twice the longest field limit, so
+anything the server could accept is kept whole) and `MAX_TOTAL` characters in all, and says what it
+cut among its problems.
 """
 
 from __future__ import annotations
@@ -23,6 +29,45 @@ from expvid.platform.security.tokens import new_token
 from expvid.platform.web.deps import Viewer, database_of
 
 KEEP = timedelta(days=1)
+MAX_DRAFTS = 5
+MAX_FIELDS = 64
+MAX_ROWS = 200
+MAX_VALUE = 16_000
+MAX_TOTAL = 128_000
+
+
+def bounded(data: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """`data` cut to the draft limits, and a note per field that was cut."""
+    kept: dict[str, Any] = {}
+    notes: list[str] = []
+    budget = MAX_TOTAL
+
+    def cut(name: str, value: Any) -> Any:
+        nonlocal budget
+        if not isinstance(value, str):
+            return value if isinstance(value, int | float | bool) or value is None else str(value)[:100]
+        allowed = max(0, min(MAX_VALUE, budget))
+        budget -= min(len(value), allowed)
+        if len(value) > allowed:
+            notes.append(
+                f"what was typed in {name[:64]!r} ({len(value):,} characters) is kept in this draft only up to "
+                f"{allowed:,} characters"
+            )
+            return value[:allowed]
+        return value
+
+    for index, (name, value) in enumerate(data.items()):
+        if index >= MAX_FIELDS:
+            notes.append(f"this draft keeps the first {MAX_FIELDS} fields of the form")
+            break
+        if isinstance(value, list):
+            rows = value[:MAX_ROWS]
+            if len(value) > MAX_ROWS:
+                notes.append(f"this draft keeps the first {MAX_ROWS} rows of {name[:64]!r}")
+            kept[name[:64]] = [cut(name, v) for v in rows]
+        else:
+            kept[name[:64]] = cut(name, value)
+    return kept, notes
 
 
 @dataclass(frozen=True)
@@ -44,11 +89,14 @@ def save_draft(
     """Store a refused form for `path`; returns the token for the redirect."""
     now = utc_now()
     db.execute(delete(FormDraft).where(FormDraft.created_at < now - KEEP))
+    older = select(FormDraft.id).where(FormDraft.session_id == session_id).order_by(FormDraft.id.desc())
+    db.execute(delete(FormDraft).where(FormDraft.id.in_(older.offset(MAX_DRAFTS - 1))))
+    kept, notes = bounded(data)
     token = new_token()
     db.add(
         FormDraft(
-            token=token, session_id=session_id, path=path[:255], data=data, problems=problems,
-            conflict=conflict, created_at=now,
+            token=token, session_id=session_id, path=path[:255], data=kept,
+            problems=[p[:2000] for p in problems[:50]] + notes, conflict=conflict, created_at=now,
         )
     )  # fmt: skip
     return token

@@ -1,4 +1,4 @@
-"""The signed-in user's own API tokens: create (shown once), list, revoke."""
+"""The signed-in user's own account: password change, API tokens (create, shown once; list; revoke)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,10 @@ from starlette.concurrency import run_in_threadpool
 
 from expvid.platform.db.models import User
 from expvid.platform.security.api_tokens import create_token, list_tokens, revoke_token
-from expvid.platform.services.errors import InvalidInput
+from expvid.platform.services.errors import Forbidden, InvalidInput
+from expvid.platform.services.users import change_password
 from expvid.platform.web.api_models import MAX_INT
-from expvid.platform.web.deps import ViewerDep, WriterDep, database_of
+from expvid.platform.web.deps import ViewerDep, WriterDep, client_of, database_of, hashes_of, settings_of
 from expvid.platform.web.render import page
 
 router = APIRouter(prefix="/account")
@@ -80,3 +81,42 @@ async def revoke(token_id: TokenId, request: Request, current: WriterDep) -> Res
 
     await run_in_threadpool(work)
     return RedirectResponse("/account/tokens?notice=revoked", status_code=303)
+
+
+def _password_page(
+    request: Request, *, problems: list[str] | None = None, status_code: int = 200
+) -> Response:  # fmt: skip
+    return page(
+        request,
+        "password.html",
+        {"problems": problems or [], "notice": request.query_params.get("notice"),
+         "min_password": settings_of(request).passwords.min_length},
+        status_code,
+    )  # fmt: skip
+
+
+@router.get("/password", response_class=HTMLResponse)
+def password_page(request: Request, current: ViewerDep) -> Response:
+    return _password_page(request)
+
+
+@router.post("/password", response_class=HTMLResponse)
+async def change_own_password(request: Request, current: WriterDep) -> Response:
+    """Change one's own password (the current one is checked; other sessions end, this one stays)."""
+    if current.via_token:
+        raise Forbidden("a password is changed from a signed-in browser, not with an API token")
+    form = await request.form()
+    fields = {name: str(form.get(name) or "") for name in ("current", "new", "confirm")}
+
+    def work() -> Response:
+        try:
+            change_password(
+                database_of(request), hashes_of(request), settings_of(request).throttle, current.actor,
+                current=fields["current"], new=fields["new"], confirm=fields["confirm"],
+                session_id=current.session.session_id, ip=client_of(request),
+            )  # fmt: skip
+        except InvalidInput as error:
+            return _password_page(request, problems=error.problems, status_code=422)
+        return RedirectResponse("/account/password?notice=password+changed", status_code=303)
+
+    return await run_in_threadpool(work)

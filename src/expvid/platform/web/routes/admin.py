@@ -1,5 +1,6 @@
-"""Admin actions: accounts and their API tokens, assignment runs, adding an annotator to items that
-lack one, reopening an item for correction."""
+"""Admin actions: accounts (create, role and disciplines, password reset, deactivate, reassign
+their open items) and their API tokens, assignment runs, adding an annotator to items that lack one,
+reopening an item for correction."""
 
 from __future__ import annotations
 
@@ -8,23 +9,33 @@ from urllib.parse import quote
 
 from fastapi import APIRouter, Path, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
-from expvid.platform.db.models import Item, User
+from expvid.platform.db.models import Assignment, Item, User
 from expvid.platform.security.api_tokens import list_tokens, revoke_user_tokens
 from expvid.platform.services.assignment import add_annotator, assign_pending, short_items
 from expvid.platform.services.errors import Conflict, InvalidInput, NotFound
 from expvid.platform.services.limits import too_long
 from expvid.platform.services.settlement import reopen_for_review
-from expvid.platform.services.users import ROLES, add_user, list_users, set_active
+from expvid.platform.services.users import (
+    ROLES,
+    Reassignment,
+    create_account,
+    list_users,
+    reassign_open_items,
+    reset_password,
+    set_active,
+    update_user,
+)
 from expvid.platform.web.api_models import MAX_INT
-from expvid.platform.web.deps import ViewerDep, WriterDep, database_of, passwords_of, settings_of
+from expvid.platform.web.deps import ViewerDep, WriterDep, database_of, hashes_of, settings_of
 from expvid.platform.web.render import page
 
 router = APIRouter(prefix="/admin")
 ItemId = Annotated[int, Path(ge=1, le=MAX_INT)]
+UserName = Annotated[str, Path(max_length=64)]
 
 
 def _tokens_by_user(request: Request) -> dict[str, int]:
@@ -36,17 +47,43 @@ def _tokens_by_user(request: Request) -> dict[str, int]:
         return counts
 
 
-@router.get("/users", response_class=HTMLResponse)
-def users_page(request: Request, current: ViewerDep) -> Response:
-    current.require("admin")
+def _open_assignments(request: Request) -> dict[int, int]:
+    """Open assignments (on items still open for review) per user id."""
+    with database_of(request).read() as db:
+        return dict(
+            db.execute(
+                select(Assignment.user_id, func.count())
+                .join(Item, Item.id == Assignment.item_id)
+                .where(Assignment.completed_at.is_(None), Item.state.in_(("pending", "in_review")))
+                .group_by(Assignment.user_id)
+            ).all()
+        )
+
+
+def _users_page(request: Request, *, problems: list[str] | None = None, status_code: int = 200) -> Response:
     with database_of(request).read() as db:
         users = list_users(db)
     return page(
         request,
         "users.html",
-        {"users": users, "roles": ROLES, "notice": request.query_params.get("notice"),
-         "tokens": _tokens_by_user(request)},
+        {"users": users, "roles": ROLES, "notice": request.query_params.get("notice"), "problems": problems or [],
+         "tokens": _tokens_by_user(request), "open": _open_assignments(request),
+         "min_password": settings_of(request).passwords.min_length},
+        status_code,
     )  # fmt: skip
+
+
+def _moved(result: Reassignment) -> str:
+    if not result.released:
+        return ""
+    placed = result.assignment.assignments_created if result.assignment else 0
+    return f": {len(result.released)} open item(s) returned to the pool, {placed} reassigned"
+
+
+@router.get("/users", response_class=HTMLResponse)
+def users_page(request: Request, current: ViewerDep) -> Response:
+    current.require("admin")
+    return _users_page(request)
 
 
 @router.post("/users", response_class=HTMLResponse)
@@ -56,41 +93,102 @@ async def create_user(request: Request, current: WriterDep) -> Response:
 
     def work() -> Response:
         try:
-            with database_of(request).write() as db:
-                add_user(
-                    db,
-                    passwords_of(request),
-                    username=str(form.get("username") or "").strip(),
-                    password=str(form.get("password") or ""),
-                    role=str(form.get("role") or ""),
-                    disciplines=[str(form.get("disciplines") or "")],
-                    actor=current.actor,
-                )
+            create_account(
+                database_of(request),
+                hashes_of(request),
+                username=str(form.get("username") or "").strip(),
+                password=str(form.get("password") or ""),
+                role=str(form.get("role") or ""),
+                disciplines=[str(form.get("disciplines") or "")],
+                actor=current.actor,
+            )
         except InvalidInput as error:
-            with database_of(request).read() as db:
-                users = list_users(db)
-            return page(
-                request, "users.html",
-                {"users": users, "roles": ROLES, "problems": error.problems, "tokens": _tokens_by_user(request)},
-                422,
-            )  # fmt: skip
+            return _users_page(request, problems=error.problems, status_code=422)
         return RedirectResponse("/admin/users?notice=created", status_code=303)
 
     return await run_in_threadpool(work)
 
 
 @router.post("/users/{username}/active")
-async def toggle_user(username: str, request: Request, current: WriterDep) -> Response:
+async def toggle_user(username: UserName, request: Request, current: WriterDep) -> Response:
+    """Activate or deactivate an account; deactivation hands its open items to other annotators."""
     current.require("admin")
     form = await request.form()
     active = form.get("active") == "1"
 
-    def work() -> None:
-        with database_of(request).write() as db:
-            set_active(db, username, active, actor=current.actor)
+    def work() -> Reassignment:
+        return database_of(request).write_retry(
+            lambda db: set_active(db, username, active, actor=current.actor)
+        )
 
-    await run_in_threadpool(work)
-    return RedirectResponse("/admin/users?notice=updated", status_code=303)
+    result = await run_in_threadpool(work)
+    notice = quote(f"{username} {'activated' if active else 'deactivated'}{_moved(result)}")
+    return RedirectResponse(f"/admin/users?notice={notice}", status_code=303)
+
+
+@router.post("/users/{username}/reassign")
+async def reassign_user(username: UserName, request: Request, current: WriterDep) -> Response:
+    """Take back an annotator's open items (they stay active) and give them to other annotators."""
+    current.require("admin")
+    form = await request.form()
+    reason = str(form.get("reason") or "").strip() or f"reassigned by {current.actor.name}"
+    problems = too_long("the reason", reason, settings_of(request).limits.reason)
+    if problems:
+        raise InvalidInput(problems)
+
+    def work() -> Reassignment:
+        return database_of(request).write_retry(
+            lambda db: reassign_open_items(db, current.actor, username, reason=reason)
+        )
+
+    result = await run_in_threadpool(work)
+    notice = quote(f"{username}{_moved(result) or ': no open items to reassign'}")
+    return RedirectResponse(f"/admin/users?notice={notice}", status_code=303)
+
+
+@router.post("/users/{username}/edit")
+async def edit_user(username: UserName, request: Request, current: WriterDep) -> Response:
+    """Change an account's role and disciplines."""
+    current.require("admin")
+    form = await request.form()
+    role = str(form.get("role") or "") or None
+    disciplines = str(form.get("disciplines") or "")
+    problems = too_long("the disciplines", disciplines, settings_of(request).limits.reason)
+    if problems:
+        raise InvalidInput(problems)
+
+    def work() -> Response:
+        try:
+            result = database_of(request).write_retry(
+                lambda db: update_user(db, current.actor, username, role=role, disciplines=[disciplines])
+            )
+        except InvalidInput as error:
+            return _users_page(request, problems=error.problems, status_code=422)
+        notice = quote(f"{username} updated{_moved(result)}")
+        return RedirectResponse(f"/admin/users?notice={notice}", status_code=303)
+
+    return await run_in_threadpool(work)
+
+
+@router.post("/users/{username}/password")
+async def reset_user_password(username: UserName, request: Request, current: WriterDep) -> Response:
+    """Set a new password for someone who lost theirs (their sessions end)."""
+    current.require("admin")
+    form = await request.form()
+    password = str(form.get("password") or "")
+
+    def work() -> Response:
+        try:
+            reset_password(database_of(request), hashes_of(request), username=username, password=password,
+                           actor=current.actor)  # fmt: skip
+        except InvalidInput as error:
+            return _users_page(
+                request, problems=[f"{username}: {p}" for p in error.problems], status_code=422
+            )
+        notice = quote(f"new password set for {username}; their sessions ended")
+        return RedirectResponse(f"/admin/users?notice={notice}", status_code=303)
+
+    return await run_in_threadpool(work)
 
 
 @router.post("/assign")
@@ -101,7 +199,7 @@ def run_assignment(request: Request, current: WriterDep) -> Response:
 
 
 @router.post("/users/{username}/tokens/revoke")
-async def revoke_tokens(username: str, request: Request, current: WriterDep) -> Response:
+async def revoke_tokens(username: UserName, request: Request, current: WriterDep) -> Response:
     """Revoke every API token of an account (a leaked script, someone leaving the team)."""
     current.require("admin")
 

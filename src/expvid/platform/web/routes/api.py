@@ -38,7 +38,7 @@ MAX_OFFSET = 10_000_000
 async def _json(request: Request) -> dict[str, Any]:
     try:
         body = await request.json()
-    except ValueError:
+    except (ValueError, RecursionError):  # the input guard refuses deep nesting first; kept as a backstop
         raise InvalidInput(["the request body must be JSON"]) from None
     if not isinstance(body, dict):
         raise InvalidInput(["the request body must be a JSON object"])
@@ -48,7 +48,8 @@ async def _json(request: Request) -> dict[str, Any]:
 def _item_json(item: Item) -> dict[str, Any]:
     return {
         "id": item.id,
-        "key": item.key,
+        "key": item.release_key,
+        "uid": item.key,
         "task": item.task,
         "level": item.level,
         "discipline": item.discipline,
@@ -114,7 +115,14 @@ def my_items(
             "total": total,
             "offset": offset,
             "items": [
-                {"id": i.id, "key": i.key, "task": i.task, "state": i.state, "version": i.version}
+                {
+                    "id": i.id,
+                    "key": i.release_key,
+                    "uid": i.key,
+                    "task": i.task,
+                    "state": i.state,
+                    "version": i.version,
+                }
                 for i in items
             ],
         }

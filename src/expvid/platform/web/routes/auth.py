@@ -3,19 +3,21 @@
 The login form is itself CSRF-protected (a double-submit cookie: a random token in a cookie and in
 the form must match), since there is no session yet to hold a token. Failed attempts slow down
 further attempts from the same client (growing delays, `security/throttle.py`), never the account's
-owner signing in from elsewhere.
+owner signing in from elsewhere. The password is checked outside any transaction on a bounded,
+low-priority hashing pool (`services/signin.py`, `security/hashing.py`).
 """
 
 from __future__ import annotations
 
+import asyncio
+
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
-from starlette.concurrency import run_in_threadpool
 
-from expvid.platform.security.sessions import end_session, start_session
-from expvid.platform.security.throttle import check_throttle, record_attempt
+from expvid.platform.security.hashing import HashingBusy
+from expvid.platform.security.sessions import end_session
 from expvid.platform.security.tokens import new_token, same
-from expvid.platform.services.users import authenticate
+from expvid.platform.services.signin import sign_in
 from expvid.platform.web.deps import (
     LOGIN_CSRF_COOKIE,
     SESSION_COOKIE,
@@ -23,14 +25,16 @@ from expvid.platform.web.deps import (
     WriterDep,
     client_of,
     database_of,
-    passwords_of,
+    hashes_of,
     settings_of,
     viewer,
 )
 from expvid.platform.web.render import page
 
 router = APIRouter()
-MAX_PASSWORD = 1024
+#: A sign-in refused because the hashing queue is full is answered after this pause (seconds).
+BUSY_PAUSE_S = 1.0
+BUSY_RETRY_S = 2
 
 
 def _safe_next(target: str | None) -> str:
@@ -78,40 +82,37 @@ async def login(request: Request) -> Response:
     password = str(form.get("password") or "")
     if not same(str(form.get("csrf_token") or ""), request.cookies.get(LOGIN_CSRF_COOKIE)):
         return _login_page(request, error="The form expired; please sign in again.", status_code=403)
-    ip = client_of(request)
     settings = settings_of(request)
-    database = database_of(request)
-
-    def attempt() -> tuple[str, str | None, int]:
-        with database.write() as db:
-            verdict = check_throttle(db, settings.throttle, username=username, ip=ip)
-            if not verdict.allowed:
-                return "throttled", None, verdict.retry_after_s
-            # Hashing a megabyte "password" costs real time: such attempts fail without hashing.
-            plausible = len(password) <= MAX_PASSWORD and len(username) <= 64
-            user = authenticate(db, passwords_of(request), username, password) if plausible else None
-            record_attempt(db, username=username, ip=ip, success=user is not None)
-            if user is None:
-                return "failed", None, 0
-            token, _ = start_session(db, user, hours=settings.session_hours)
-            return "ok", token, 0
-
-    outcome, token, retry_after = await run_in_threadpool(attempt)
-    if outcome == "throttled":
+    try:
+        result = await sign_in(
+            database_of(request), hashes_of(request), settings.throttle, username=username,
+            password=password, ip=client_of(request), session_hours=settings.session_hours,
+        )  # fmt: skip
+    except HashingBusy:
+        # Too many sign-ins wait for a hash already (a flood): answer later rather than at once,
+        # so that a client looping on refusals costs the server next to nothing.
+        await asyncio.sleep(BUSY_PAUSE_S)
+        response = _login_page(
+            request, error="Too many sign-ins at this moment; try again in a few seconds.",
+            status_code=503, username=username,
+        )  # fmt: skip
+        response.headers["Retry-After"] = str(BUSY_RETRY_S)
+        return response
+    if result.outcome == "throttled":
         response = _login_page(
             request,
-            error=f"Too many failed sign-ins from this computer; wait {retry_after} s and try again "
+            error=f"Too many failed sign-ins from this computer; wait {result.retry_after_s} s and try again "
             "(each further failure doubles the wait).",
             status_code=429,
             username=username,
         )
-        response.headers["Retry-After"] = str(retry_after)
+        response.headers["Retry-After"] = str(result.retry_after_s)
         return response
-    if outcome == "failed" or token is None:
+    if result.outcome != "ok" or result.token is None:
         return _login_page(request, error="Wrong user name or password.", status_code=401, username=username)
     response = RedirectResponse(_safe_next(str(form.get("next") or "/")), status_code=303)
     response.set_cookie(
-        SESSION_COOKIE, token, httponly=True, samesite="lax", secure=settings.secure_cookies,
+        SESSION_COOKIE, result.token, httponly=True, samesite="lax", secure=settings.secure_cookies,
         max_age=int(settings.session_hours * 3600),
     )  # fmt: skip
     response.delete_cookie(LOGIN_CSRF_COOKIE, path="/login")

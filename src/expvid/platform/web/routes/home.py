@@ -27,7 +27,8 @@ MAX_OFFSET = 10_000_000
 @dataclass(frozen=True)
 class QueueRow:
     item: Item
-    #: The annotator's own status: "to review", "review again", "submitted" or "closed".
+    #: The annotator's own status: "to review", "review again", "submitted", "closed" or
+    #: "removed upstream".
     status: str
     decision: Decision | None
 
@@ -44,7 +45,7 @@ def annotator_queue(db: Session, current: Viewer) -> list[QueueRow]:
     for item, assignment, decision in rows:
         open_for_review = item.state in ("pending", "in_review")
         if not open_for_review:
-            status = "closed"
+            status = "removed upstream" if item.state == "removed" else "closed"
         elif assignment.completed_at is None:
             status = "to review" if decision is None or not decision.stale else "review again"
         else:

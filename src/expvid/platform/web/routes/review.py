@@ -215,7 +215,7 @@ async def write_question(video_id: str, request: Request, current: WriterDep) ->
                 return refused(request, current, f"/items/{back}", data_kept, error.problems, conflict=False)
             raise
         target = f"/items/{back}" if back.isdigit() else "/"
-        notice = quote(f"new question {item.key} created and sent to two other annotators")
+        notice = quote(f"new question {item.release_key} created and sent to two other annotators")
         return RedirectResponse(f"{target}?notice={notice}", status_code=303)
 
     return await run_in_threadpool(work)
