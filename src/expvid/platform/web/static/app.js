@@ -51,9 +51,17 @@ function clampToWindow(video) {
   if (replay) {
     replay.addEventListener("click", () => {
       video.currentTime = start;
-      video.play();
+      playQuietly(video);
     });
   }
+}
+
+// A pause (key "k", a seek) that lands before playback starts rejects play()'s promise with an
+// AbortError: that is the reviewer's intent, not a fault, so only other rejections reach the console.
+function playQuietly(video) {
+  video.play().catch((error) => {
+    if (error && error.name !== "AbortError") console.warn("video did not play:", error);
+  });
 }
 
 function playerWindow(video) {
@@ -424,7 +432,7 @@ function onKey(event) {
   let handled = true;
   if (key === "?") toggleShortcuts();
   else if ((key === " " || key === "k") && video) {
-    if (video.paused) video.play();
+    if (video.paused) playQuietly(video);
     else video.pause();
   } else if ((key === "," || key === ".") && video) {
     const fps = parseFloat(video.dataset.fps) || 25;
