@@ -3,7 +3,9 @@
 Runs the recipe on the narrated sample inputs (`expvid sample make --recipe scivideobench`, espeak-ng)
 against the scripted lab of the tests (loopback OpenAI server for the roles, loopback transcription
 server for speech-to-text), then again from the cache, and prints per role: calls, tokens, and the
-cost at the given prices, per released item; and the ratio of a resumed build's calls to a fresh one's.
+cost at the given prices, per released item; the ratio of a resumed build's calls to a fresh one's;
+and how `--dry-run` forecasts compare with the calls then sent (a fresh build: upper bounds; a
+finished one: the response cache replayed; `--redo evaluator`: the redone calls).
 The lab's replies are short, so token counts are the prompts' real sizes but replies are smaller than
 a real model's: read the prompt side, and re-run against a real endpoint for replies.
 
@@ -34,7 +36,11 @@ def main() -> None:
     from svb_lab import SvbLab
 
     from expvid.construction import parse_price
-    from expvid.construction.recipes.scivideobench import SvbBuildConfig, build_scivideobench
+    from expvid.construction.recipes.scivideobench import (
+        SvbBuildConfig,
+        build_scivideobench,
+        estimate_scivideobench,
+    )
     from expvid.construction.speech import parse_stt_spec
     from expvid.construction.speech.loopback import TranscriptionScript, TranscriptionServer
     from expvid.models.loopback import LoopbackServer
@@ -61,11 +67,15 @@ def main() -> None:
                 frame_max_side=256,
             )
             runs = []
-            for label in ("fresh", "resumed"):
+            forecasts = []
+            for label, redo in (("fresh", ()), ("resumed", ()), ("--redo evaluator", ("evaluator",))):
+                scenario = config.model_copy(update={"redo": redo})
+                forecast = asyncio.run(estimate_scivideobench(scenario))
                 started = time.perf_counter()
-                report = asyncio.run(build_scivideobench(config))
+                report = asyncio.run(build_scivideobench(scenario))
                 runs.append((label, time.perf_counter() - started, report))
-    (_, fresh_seconds, fresh), (_, resumed_seconds, resumed) = runs
+                forecasts.append((label, forecast, report))
+    (_, fresh_seconds, fresh), (_, resumed_seconds, resumed) = runs[:2]
     items = fresh["total_items"]
     kinds = ", ".join(f"{task} {entry['kept']}" for task, entry in fresh["items"].items())
     print(f"released items: {items} ({kinds})")
@@ -88,6 +98,16 @@ def main() -> None:
         f"{resumed['calls']['sent']} sent ({resumed['calls']['sent'] / max(1, fresh['calls']['sent']):.2f}x), "
         f"{resumed['speech']['transcribed']} transcribed"
     )
+    print(
+        f"{'dry run, then the build':24} {'forecast':>8} {'built exactly':>13} {'found cached':>12} {'sent':>5}"
+        "  forecast/sent"
+    )
+    for label, forecast, report in forecasts:
+        predicted = sum(row["calls"] for row in forecast["stages"].values())
+        exact = predicted - sum(row["upper_bound"] for row in forecast["stages"].values())
+        sent = report["calls"]["sent"]
+        ratio = f"{predicted / sent:.2f}x" if sent else ("exact" if predicted == 0 else "-")
+        print(f"{label:24} {predicted:8} {exact:13} {forecast['cached_replies']:12} {sent:5}  {ratio}")
 
 
 if __name__ == "__main__":

@@ -122,3 +122,73 @@ def test_a_replacement_prompt_that_drops_a_placeholder_stops_before_any_call(
     assert result.exit_code == 2, result.output
     assert "drops the placeholder(s) {paper}, {title}, {transcript}" in result.output
     assert len(svb_build.llm.requests) == sent
+
+
+def _sent(out) -> dict[str, int]:  # type: ignore[no-untyped-def]
+    report = json.loads((out / "build_report.json").read_text(encoding="utf-8"))
+    return {stage: c["requests"] for stage, c in report["calls"]["by_stage"].items() if c["requests"]}
+
+
+def _dry(args: list[str], *extra: str) -> str:
+    result = runner.invoke(app, [*args, "--dry-run", *extra])
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_dry_run_counts_cached_replies_as_free_and_forecasts_a_redo_exactly(
+    svb_build: SvbBuild, tmp_path
+) -> None:  # type: ignore[no-untyped-def]
+    import shutil
+
+    out = tmp_path / "copy"
+    shutil.copytree(svb_build.out, out)
+    args = build_args(svb_build.sources, out, svb_build.llm, svb_build.stt)
+    # A finished build: nothing to send, every reply found in the response cache, the audio in the
+    # transcript cache.
+    finished = _dry(args)
+    for stage in ("svb_generate", "svb_evaluate", "svb_compare", "svb_refine", "blind_audit"):
+        assert f"| {stage} | 0 |" in finished, finished
+    assert "| speech-to-text (openai) | 0 video(s), 0.0 min |" in finished and "Total: $0.0000" in finished
+    assert "role output(s) reused" in finished
+    # Which replies a redo would ask again: the refiner's of one experiment, exactly; the blind audit
+    # of its questions at most (their text may change).
+    first = sorted(p.name for p in svb_build.sources.iterdir())[0]
+    kept = sum(1 for row in _jsonl(out / "scivideobench_1k.jsonl") if row["video_id"] == first)
+    forecast = _dry(args, "--redo", f"refiner:{first}")
+    assert f"| svb_refine | {kept} | 0 |" in forecast, forecast  # built exactly, none a bound
+    assert f"| blind_audit | {kept} | {kept} |" in forecast, forecast
+    assert "| svb_evaluate | 0 |" in forecast and "| svb_compare | 0 |" in forecast
+    sent_stt = len(svb_build.stt.transcriptions)
+    result = runner.invoke(app, [*args, "--redo", f"refiner:{first}"])
+    assert result.exit_code == 0, result.output
+    assert _sent(out) == {"llm:svb_refine": kept}  # the blind requests are the cached ones: same questions
+    assert len(svb_build.stt.transcriptions) == sent_stt
+    assert runner.invoke(app, args).exit_code == 0 and _sent(out) == {}  # the redone stage is reused
+
+
+def test_redo_stages_of_the_recipe(svb_build: SvbBuild, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import shutil
+
+    out = tmp_path / "copy"
+    shutil.copytree(svb_build.out, out)
+    args = build_args(svb_build.sources, out, svb_build.llm, svb_build.stt)
+    before = (out / "scivideobench_1k.jsonl").read_text(encoding="utf-8")
+    generated = svb_build.report["calls"]["by_stage"]["llm:svb_evaluate"]
+    questions = generated["requests"] + generated["cache_hits"]
+    # The whole evaluator stage: every question evaluated afresh; the same verdicts make the same
+    # comparer and refiner requests, answered by the cache.
+    result = runner.invoke(app, [*args, "--redo", "evaluator"])
+    assert result.exit_code == 0, result.output
+    assert _sent(out) == {"llm:svb_evaluate": questions}
+    assert (out / "scivideobench_1k.jsonl").read_text(encoding="utf-8") == before
+    # Transcription and the blind audit of one experiment.
+    first = sorted(p.name for p in svb_build.sources.iterdir())[0]
+    sent_stt = len(svb_build.stt.transcriptions)
+    result = runner.invoke(app, [*args, "--redo", f"transcription:{first},blind:{first}"])
+    assert result.exit_code == 0, result.output
+    assert len(svb_build.stt.transcriptions) == sent_stt + 1
+    kept = sum(1 for row in _jsonl(out / "scivideobench_1k.jsonl") if row["video_id"] == first)
+    assert _sent(out) == {"blind:scivideobench_official_prompt": kept}  # 1 blind sample per question
+    refused = runner.invoke(app, [*args, "--redo", "level1"])
+    assert refused.exit_code == 2
+    assert "unknown stage 'level1' for --redo; stages: transcription, generator, evaluator" in refused.output

@@ -111,6 +111,8 @@ def test_review_with_overlay_export_and_eval(svb_build: SvbBuild, tmp_path: Path
     middle = (start + end) / 2
     assert _mean_bottom_brightness(video, middle) < _mean_bottom_brightness(plain, middle) - 5  # the banner
     assert abs(_mean_bottom_brightness(video, end + 3) - _mean_bottom_brightness(plain, end + 3)) < 5
+    with av.open(str(video)) as burned, av.open(str(plain)) as narrated:  # the narration is still there
+        assert burned.streams.audio and burned.streams.audio[0].frames == narrated.streams.audio[0].frames
     internal = json.loads(
         (tmp_path / "verified-INTERNAL-do-not-publish" / "overlays.json").read_text(encoding="utf-8")
     )

@@ -30,8 +30,8 @@ configs:
 @pytest.fixture(autouse=True)
 def _isolated_hf(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf_home"))
-    # The offline MiniLM judge sets HF_HUB_OFFLINE / TRANSFORMERS_OFFLINE process-wide when it loads
-    # (expvid.scoring.judges.embeddings); earlier tests in the same session leave them behind.
+    # Whatever the developer's shell sets for the Hub does not reach these tests (the scorers no
+    # longer set HF_HUB_OFFLINE themselves: test_fetch_after_offline_scoring.py).
     names = ("HF_TOKEN", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE", "HF_ENDPOINT")
     for name in (*names, "HUGGING_FACE_HUB_TOKEN"):
         monkeypatch.delenv(name, raising=False)

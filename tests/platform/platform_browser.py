@@ -28,7 +28,7 @@ PAGE_ERRORS: list[str] = []
 def no_page_errors() -> Iterator[None]:
     PAGE_ERRORS.clear()
     yield
-    assert PAGE_ERRORS == []
+    assert PAGE_ERRORS == [], PAGE_ERRORS  # a helper module: pytest does not rewrite this assert
 
 
 #: Form answers that are part of the design (a refused save re-renders the form with 409 or 422).

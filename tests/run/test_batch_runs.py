@@ -238,8 +238,10 @@ def test_batch_flags_on_the_command_line(sample_dir, model_server, tmp_path, fra
     left = runner.invoke(
         app, [*base, "--batch-option", "wait=false", "--batch-option", "poll_interval_s=0.01"]
     )
-    assert left.exit_code == 0, left.output
+    # Left in the provider's batches: not finished, and a script can tell (exit 5, not 0)
+    assert left.exit_code == 5, left.output
     assert "1 request(s) are waiting in the provider's batches" in left.output
+    assert "(partial, incomplete, waiting for batches)" in left.output
     collected = runner.invoke(app, [*base, "--batch-option", "poll_interval_s=0.01"])
     assert collected.exit_code == 0, collected.output
     assert "already waiting in 1 batch(es)" in collected.output

@@ -60,7 +60,7 @@ def test_dry_run_without_a_key_or_a_server_and_with_the_batch_discount(sample_di
     )
     online = estimate_run(config)
     assert online.price is not None and online.total.images == 24
-    assert online.total.image_tokens == 24 * 67  # 224 x 224 / 750, rounded up
+    assert online.total.image_tokens == 24 * 64  # 224 x 224: 8 x 8 patches of 28 px (Claude's vision guide)
     from expvid.run.batch_settings import BatchSettings
 
     batched = estimate_run(config.model_copy(update={"batch": BatchSettings()}))
@@ -91,8 +91,7 @@ def _run(sample_dir: Path, server: LoopbackServer, out: Path, cache: Path, **fie
         concurrency=1,
         cache_dir=cache,
         n_bootstrap=20,
-        prices={"": Price(input_per_m=1.0, output_per_m=1.0, source="--price 1,1")},
-        **fields,
+        **{"prices": {"": Price(input_per_m=1.0, output_per_m=1.0, source="--price 1,1")}, **fields},
     )
     return asyncio.run(evaluate(config, command=["test"], show_progress=False))
 
@@ -150,3 +149,62 @@ def test_budget_gate_on_tokens_and_a_price_it_needs():
     assert refused == 1 and "--max-tokens-total 1000 (used 950 tokens)" in text
     with pytest.raises(ValueError, match="--price"):
         BudgetGate.for_run(max_cost=5, max_tokens=None, price=None, spent=RunCost())
+
+
+def test_a_run_stopped_at_its_budget_exits_4_and_every_rendering_says_why(
+    sample_dir, tmp_path, frame_cache_dir
+):
+    """A script must not mistake a budget stop for a finished run: exit 4, and the report, the CSV,
+    the HTML page and `compare` all call it partial with the reason."""
+    with LoopbackServer(Reply.ok("\\boxed{A}", prompt_tokens=1_000_000, completion_tokens=0)) as server:
+        out = tmp_path / "run"
+        base = ["eval", "--data", str(sample_dir), "--model", f"openai:gpt-4o@{server.openai_base_url}"]
+        base += ["--out", str(out), "--tasks", "tools,materials", "--limit", "2", "--concurrency", "1"]
+        base += ["--cache-dir", str(frame_cache_dir), "--price", "1,1", "--quiet", "--allow-failures"]
+        stopped = runner.invoke(app, [*base, "--max-cost", "2.5"])
+        assert stopped.exit_code == 4, stopped.output
+        assert "stopped at the budget; exit status 4" in stopped.output
+        again = runner.invoke(app, [*base, "--max-cost", "2.5"])  # the same budget: stops at once
+        assert again.exit_code == 4 and len(server.requests) == 2
+        runs = load_runs([out])
+        table = build_table(get_suite("expvid"), runs, references=[])
+        [row] = table.rows
+        assert row.label.endswith("(partial, incomplete, stopped at budget)")
+        assert row.partial is not None and "stopped at the budget --max-cost $2.5" in row.partial
+        assert "stopped at the budget --max-cost $2.5" in to_csv(table).splitlines()[1]
+        from expvid.run.report.html import to_html
+
+        assert "partial run, not finished</b>: stopped at the budget --max-cost $2.5" in to_html(
+            table, runs, title="t"
+        )
+        notes = compare_runs(out, out, n_boot=10).notes
+        assert any(n.startswith("run A is partial, not finished: stopped at the budget") for n in notes)
+        done = runner.invoke(app, [*base, "--max-cost", "10"])
+        assert done.exit_code == 0, done.output
+    row = build_table(get_suite("expvid"), load_runs([out]), references=[]).rows[0]
+    assert "stopped at budget" not in row.label and "not finished" not in to_csv(
+        build_table(get_suite("expvid"), load_runs([out]), references=[])
+    )
+
+
+def test_prompt_cache_reads_are_billed_at_the_cached_price(sample_dir, tmp_path, frame_cache_dir):
+    """OpenAI reports cached prompt tokens inside prompt_tokens; they cost the cached-input rate."""
+    reply = Reply.ok("\\boxed{A}", prompt_tokens=10_000, completion_tokens=100, cache_read_tokens=8_000)
+    with LoopbackServer(reply) as server:
+        out = tmp_path / "run"
+        _run(
+            sample_dir,
+            server,
+            out,
+            frame_cache_dir,
+            prices={"": Price(input_per_m=1.25, output_per_m=10, cached_input_per_m=0.125, source="test")},
+        )
+        requests = len(server.requests)
+    cost = json.loads((out / "scores.json").read_text())["run"]["cost"]
+    assert cost["requests"] == requests and cost["cache_read_tokens"] == 8_000 * requests
+    per_request = (2_000 * 1.25 + 8_000 * 0.125 + 100 * 10) / 1e6
+    assert cost["usd"] == pytest.approx(per_request * requests)
+    predictions = [json.loads(line) for line in (out / "predictions.jsonl").read_text().splitlines()]
+    assert {p["usage"]["cache_read_tokens"] for p in predictions} == {8_000}
+    summary = to_markdown(build_table(get_suite("expvid"), load_runs([out]), references=[]))
+    assert "of the input from the provider's prompt cache" in summary

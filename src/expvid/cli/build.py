@@ -132,7 +132,8 @@ def build_command(
         typer.Option(
             "--redo",
             help="Draft again with fresh requests: STAGE or STAGE:EXPERIMENT_ID, comma-separated; stages: "
-            "curation, level1, level2, level3, blind_audit.",
+            "transcription, curation, level1, level2, level3, blind_audit (scivideobench: transcription, "
+            "generator, evaluator, comparer, refiner, blind).",
         ),
     ] = None,
     redo_failed: Annotated[
@@ -164,10 +165,11 @@ def build_command(
         typer.Option(
             "-R",
             "--recipe-option",
-            help="KEY=VALUE setting of --recipe scivideobench (stt=faster-whisper:MODEL|openai:MODEL@URL, stt_price, "
-            "stt_language, stt_api_key_env, stt_beam_size, per_type=conceptual:2,..., exemplars, prompts, frames, "
-            "frame_max_side, paper_chars, noise; docs/scivideobench-recipe.md) or --recipe promqa (template, "
-            "generator, next, missing, others, count.TYPE, ...; docs/build_promqa.md). Repeatable.",
+            help="KEY=VALUE setting. Speech-to-text for videos without a transcript, expvid and scivideobench "
+            "recipes: stt=faster-whisper:MODEL|openai:MODEL@URL, stt_price (USD/min), stt_language, "
+            "stt_api_key_env, stt_beam_size. --recipe scivideobench also: per_type=conceptual:2,..., exemplars, "
+            "prompts, frames, frame_max_side, paper_chars, noise (docs/scivideobench-recipe.md); --recipe promqa: "
+            "template, generator, next, missing, others, count.TYPE, ... (docs/build_promqa.md). Repeatable.",
         ),
     ] = None,
 ) -> None:
@@ -198,8 +200,10 @@ def build_command(
         raise typer.BadParameter(
             f"unknown recipe {recipe!r}; recipes: expvid, scivideobench, promqa", param_hint="--recipe"
         )
-    if recipe_option:
-        raise typer.BadParameter("settings for --recipe only (the expvid recipe has flags)", param_hint="-R")
+    from expvid.cli.build_speech import STT_KEYS, recipe_options, stt_settings
+
+    # The expvid recipe's own settings are flags; -R carries only speech-to-text (shared with scivideobench).
+    stt = stt_settings(recipe_options(recipe_option or [], STT_KEYS))
     prices = {}
     for text in price or []:
         try:
@@ -240,6 +244,7 @@ def build_command(
             jobs=jobs,
             redo=redo_stages,
             retry_failed=redo_failed,
+            stt=stt,
             review=review,
             curation=CurationSettings(top_k=top_k, min_duration=min_duration, max_duration=max_duration),
             trim_slides=trim_slides,

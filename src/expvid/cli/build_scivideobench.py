@@ -2,8 +2,9 @@
 
 The shared build flags (--llm, --blind-llm, --blind-samples, --blind-margin, --price, --concurrency,
 --base-url, --api-key-env, --timeout, --max-retries, --max-attempts, --temperature, --max-tokens,
---redo-failed/--keep-failed, --dry-run, --quiet) mean what they mean for the ExpVid recipe; this
-recipe's own settings come as `-R KEY=VALUE`:
+--redo-failed/--keep-failed, --redo, --dry-run, --quiet) mean what they mean for the ExpVid recipe
+(`--redo` stages: transcription, generator, evaluator, comparer, refiner, blind); this recipe's own
+settings come as `-R KEY=VALUE`:
 
     stt=faster-whisper:MODEL|openai:MODEL@URL   speech-to-text for videos without a transcript
     stt_price=USD_PER_MINUTE   stt_language=en   stt_api_key_env=VAR   stt_beam_size=5
@@ -20,6 +21,7 @@ from typing import Any
 import typer
 from pydantic import ValidationError
 
+from expvid.cli.build_speech import STT_KEYS, recipe_options, stt_settings
 from expvid.cli.errors import friendly_errors, require_http_urls
 from expvid.run.terminal import message_console
 
@@ -31,17 +33,12 @@ EXPVID_ONLY = {
     "levels": "1,2,3",
     "trim_slides": False,
     "review": False,
-    "redo": None,
     "min_duration": None,
     "max_duration": None,
     "no_ordering_repair": False,
 }
 RECIPE_KEYS = (
-    "stt",
-    "stt_price",
-    "stt_language",
-    "stt_api_key_env",
-    "stt_beam_size",
+    *STT_KEYS,
     "per_type",
     "exemplars",
     "prompts",
@@ -50,19 +47,6 @@ RECIPE_KEYS = (
     "paper_chars",
     "noise",
 )
-
-
-def _recipe_options(pairs: list[str]) -> dict[str, str]:
-    values = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        key = key.strip().replace("-", "_")
-        if not sep or key not in RECIPE_KEYS:
-            raise typer.BadParameter(
-                f"{pair!r}: expected KEY=VALUE with KEY one of {', '.join(RECIPE_KEYS)}", param_hint="-R"
-            )
-        values[key] = value.strip()
-    return values
 
 
 def _per_type(text: str) -> dict[str, int]:
@@ -79,7 +63,8 @@ def _per_type(text: str) -> dict[str, int]:
 def config_from(values: dict[str, Any]) -> Any:
     from expvid.construction import parse_price
     from expvid.construction.recipes.scivideobench import SvbBuildConfig
-    from expvid.construction.speech import parse_stt_spec
+    from expvid.construction.recipes.scivideobench.config import REDO_STAGES
+    from expvid.construction.retries import redo_problem
 
     for name, default in EXPVID_ONLY.items():
         if values.get(name) != default:
@@ -87,7 +72,7 @@ def config_from(values: dict[str, Any]) -> Any:
             raise typer.BadParameter(
                 f"{flag} belongs to the expvid recipe", param_hint="--recipe scivideobench"
             )
-    options = _recipe_options(values.get("recipe_option") or [])
+    options = recipe_options(values.get("recipe_option") or [], RECIPE_KEYS)
     prices = {}
     for text in values.get("price") or []:
         try:
@@ -102,16 +87,13 @@ def config_from(values: dict[str, Any]) -> Any:
             backend_options[name] = values[key]
     if values.get("max_retries") is not None:
         backend_options["max_retries"] = values["max_retries"]
+    stt = stt_settings(options)
+    redo = tuple(part.strip() for part in (values.get("redo") or "").split(",") if part.strip())
+    for entry in redo:
+        problem = redo_problem(entry, REDO_STAGES)
+        if problem is not None:
+            raise typer.BadParameter(problem, param_hint="--redo")
     try:
-        stt = None
-        if "stt" in options:
-            stt = parse_stt_spec(
-                options["stt"],
-                price_per_minute=float(options["stt_price"]) if "stt_price" in options else None,
-                language=options.get("stt_language"),
-                api_key_env=options.get("stt_api_key_env"),
-                beam_size=int(options["stt_beam_size"]) if "stt_beam_size" in options else None,
-            )
         extra: dict[str, Any] = {}
         for key in ("frames", "frame_max_side", "paper_chars"):
             if key in options:
@@ -138,6 +120,7 @@ def config_from(values: dict[str, Any]) -> Any:
             max_attempts=values["max_attempts"],
             concurrency=values["concurrency"],
             retry_failed=values["redo_failed"],
+            redo=redo,
             **extra,
         )
     except (ValidationError, ValueError) as error:

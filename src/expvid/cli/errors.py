@@ -7,7 +7,16 @@ Exit codes of the `expvid` commands (documented in the README):
 - 2: bad usage, or data/configuration/media the command cannot work with (nothing more was done);
 - 3: `expvid eval` finished and wrote everything, but some records scored 0 without a model answer
   (media, request or judge failures, invalid records); `--allow-failures` turns this into 0;
+- 4: `expvid eval` stopped before finishing because it reached its budget (`--max-cost`,
+  `--max-tokens-total`); what it got is written and scored as a partial run; the same command
+  with a larger budget continues (the same budget stops again at once);
+- 5: `expvid eval` stopped before finishing because requests are still waiting in a provider's
+  batches (`--batch --batch-option wait=false`); the same command, later, collects them;
 - 130: interrupted (finished work is kept; re-run the same command to resume).
+
+4 and 5 say "not finished" and win over 3 (failures are only final once the run has finished),
+5 over 4 (re-running collects the batches whatever the budget). `--allow-failures` changes only 3.
+`expvid eval-set` uses the same codes for its cells as a whole.
 
 Messages are printed on a console that never wraps lines (`expvid.run.terminal`): a `file:line`
 in a message stays one line whatever the terminal width or the path length.
@@ -30,6 +39,8 @@ EXIT_OK = 0
 EXIT_PROBLEMS_FOUND = 1
 EXIT_USAGE = 2
 EXIT_ITEMS_FAILED = 3
+EXIT_BUDGET_REACHED = 4
+EXIT_BATCHES_PENDING = 5
 EXIT_INTERRUPTED = 130
 
 

@@ -152,7 +152,8 @@ def eval_command(
     price: Annotated[
         list[str] | None,
         typer.Option(
-            "--price", help="USD per 1M tokens: [MODEL=]IN,OUT (default: the price table). Repeatable."
+            "--price",
+            help="USD per 1M tokens: [MODEL=]IN,OUT[,CACHED] (default: the price table). Repeatable.",
         ),
     ] = None,
     max_cost: Annotated[
@@ -185,8 +186,10 @@ def eval_command(
 
     Exit status: 0 when every record got a model answer; 3 when the run finished and wrote
     everything but some records scored 0 without one (media, request or judge failures, invalid
-    records; counted in scores.json), unless --allow-failures; 2 for usage and data errors; 130 when
-    interrupted (re-run the same command to resume).
+    records; counted in scores.json), unless --allow-failures; 4 when it stopped at its budget
+    before finishing (a larger budget continues); 5 when requests are still waiting in a
+    provider's batches (run it again later); 2 for usage and data errors; 130 when interrupted
+    (re-run the same command to resume).
     """
     given = dict(locals())  # the parameters, by name (taken before anything else is bound here)
     from expvid.cli.eval_run import run_eval

@@ -9,7 +9,13 @@ from typing import Any
 import typer
 from rich.markup import escape
 
-from expvid.cli.errors import EXIT_INTERRUPTED, EXIT_ITEMS_FAILED, friendly_errors
+from expvid.cli.errors import (
+    EXIT_BATCHES_PENDING,
+    EXIT_BUDGET_REACHED,
+    EXIT_INTERRUPTED,
+    EXIT_ITEMS_FAILED,
+    friendly_errors,
+)
 from expvid.run.terminal import message_console
 
 console = message_console(stderr=True)
@@ -65,6 +71,18 @@ def run_eval(given: dict[str, Any]) -> None:
         + (f", {result.not_sent} not sent (budget)" if result.not_sent else "")
         + f"; scores in {escape(str(result.rundir.scores_path))}"
     )
+    if result.pending:
+        console.print(
+            f"[yellow]not finished[/]: {result.pending} request(s) still in the provider's batches; "
+            f"exit status {EXIT_BATCHES_PENDING} (run the same command later to collect them)"
+        )
+        raise typer.Exit(code=EXIT_BATCHES_PENDING)
+    if result.stopped is not None:
+        console.print(
+            f"[yellow]not finished[/]: stopped at the budget; exit status {EXIT_BUDGET_REACHED} "
+            "(the same command with a larger --max-cost / --max-tokens-total continues)"
+        )
+        raise typer.Exit(code=EXIT_BUDGET_REACHED)
     if result.n_problems and not allow_failures:
         console.print(
             f"[yellow]{result.n_problems} record(s) scored 0 without a model answer[/] (see the notes above); "

@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
 
-from expvid.cli.errors import EXIT_INTERRUPTED, EXIT_ITEMS_FAILED, friendly_errors
+from expvid.cli.errors import (
+    EXIT_BATCHES_PENDING,
+    EXIT_BUDGET_REACHED,
+    EXIT_INTERRUPTED,
+    EXIT_ITEMS_FAILED,
+    friendly_errors,
+)
 from expvid.run.terminal import message_console
 
 if TYPE_CHECKING:
@@ -45,8 +52,10 @@ def eval_set_command(
     models, cells retried as a unit; then out/report.md and out/leaderboard.html. Re-running the
     command continues where it stopped.
 
-    Exit status: 0 when every cell finished with an answer for every record; 3 when some cell is
-    partial, failed or waiting for batches; 2 for errors in the file; 130 when interrupted.
+    Exit status (as `expvid eval`'s, over all cells): 0 when every cell finished with an answer
+    for every record; 5 when some cell has requests waiting in a provider's batches (run it again
+    later); else 4 when some cell stopped at its budget; else 3 when some cell failed or finished
+    with failed items; 2 for errors in the file; 130 when interrupted.
     """
     from expvid.run.eval_set import prepare_cells, read_state, run_eval_set
     from expvid.run.eval_set_config import load_eval_set
@@ -82,12 +91,26 @@ def eval_set_command(
         f"report: {escape(str(config.out / 'report.md'))}; leaderboard: {escape(str(config.out / 'leaderboard.html'))}"
     )
     if unfinished:
+        code = set_exit_status(statuses.values())
         console.print(
-            f"[yellow]{len(unfinished)} cell(s) not finished[/]: "
+            f"[yellow]{len(unfinished)} cell(s) not done[/]: "
             + ", ".join(f"{escape(cell_id)} ({statuses[cell_id]})" for cell_id in unfinished)
-            + f"; exit status {EXIT_ITEMS_FAILED}"
+            + f"; exit status {code}"
         )
-        raise typer.Exit(code=EXIT_ITEMS_FAILED)
+        raise typer.Exit(code=code)
+
+
+def set_exit_status(statuses: Iterable[str]) -> int:
+    """The campaign's exit status from its cells' states: "not finished" (batches waiting, then a
+    budget stop) wins over failures, which are final only once every cell has finished."""
+    seen = set(statuses)
+    if "waiting" in seen:
+        return EXIT_BATCHES_PENDING
+    if "stopped" in seen:
+        return EXIT_BUDGET_REACHED
+    if seen - {"done"}:
+        return EXIT_ITEMS_FAILED
+    return 0
 
 
 def _fetch(data: str, suite: str, tasks: list[str] | None, settings: dict[str, Any]) -> Path:

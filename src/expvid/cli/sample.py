@@ -39,7 +39,8 @@ def make(
         str | None,
         typer.Option(
             "--recipe",
-            help="Write a build recipe's inputs instead: scivideobench (narrated videos, papers, no transcripts).",
+            help="Write a build recipe's inputs instead: expvid or scivideobench (narrated videos, papers, no "
+            "transcripts: speech-to-text makes them).",
         ),
     ] = None,
 ) -> None:
@@ -86,10 +87,13 @@ def make(
 
 
 def _make_recipe_inputs(recipe: str, directory: Path, seed: int, force: bool) -> None:
-    """Inputs of `expvid build --recipe RECIPE`: sources/<id>/{video.mp4 with narration, paper.md, meta.json}."""
-    if recipe != "scivideobench":
+    """Inputs of `expvid build --recipe RECIPE` (expvid or scivideobench, the same for both):
+    sources/<id>/{video.mp4 with narration, paper.md, meta.json} and no transcript, which is what
+    speech-to-text (`-R stt=...`) is for."""
+    if recipe not in ("expvid", "scivideobench"):
         raise typer.BadParameter(
-            f"unknown recipe {recipe!r}; recipes with sample inputs: scivideobench", param_hint="--recipe"
+            f"unknown recipe {recipe!r}; recipes with sample inputs: expvid, scivideobench",
+            param_hint="--recipe",
         )
     from expvid.suites.sample.narration import NarrationError
     from expvid.suites.sample.speech_sources import SpeechSourcesError, make_speech_sources
@@ -100,7 +104,8 @@ def _make_recipe_inputs(recipe: str, directory: Path, seed: int, force: bool) ->
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(code=1) from None
     message_console().print(
-        f"Inputs for --recipe scivideobench in {made.root / 'sources'}: {len(made.experiments)} narrated videos "
-        f"({made.audio_seconds / 60:.1f} min of speech), papers, no transcripts; {made.seconds:.1f} s",
+        f"Inputs for --recipe {recipe} in {made.root / 'sources'}: {len(made.experiments)} narrated videos "
+        f"({made.audio_seconds / 60:.1f} min of speech), papers, no transcripts (build with "
+        f"-R stt=faster-whisper:MODEL or -R stt=openai:MODEL@URL); {made.seconds:.1f} s",
         highlight=False,
     )

@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from expvid.construction.accounting import Price
+from expvid.construction.speech.settings import SpeechSettings
 from expvid.construction.timeline import DEFAULT_MAX_PAD, DEFAULT_TOLERANCE
 
 #: Version of what a saved stage holds; part of every stage fingerprint, so a stage saved by an older
@@ -42,6 +43,10 @@ class BuildConfig(BaseModel):
     blind_llm: str | None = None
     backend_options: dict[str, Any] = Field(default_factory=dict)
     prices: dict[str, Price] = Field(default_factory=dict)
+    #: Speech-to-text for experiments with a video and no transcript (SciVideoBench 2.1's Whisper step;
+    #: `expvid.construction.speech`); None: such experiments are rejected ("no transcript"). Not in
+    #: stage fingerprints: the transcript it makes is, by content.
+    stt: SpeechSettings | None = None
     curation: CurationSettings = CurationSettings()
     #: Drafting: temperature, token cap, attempts per call (1 + retries with feedback).
     temperature: float = 0.0
@@ -112,7 +117,7 @@ class BuildConfig(BaseModel):
         model names). Model specs are left out: their server URL does not change an answer."""
         relevant = self.model_dump(
             mode="json",
-            exclude={"sources", "out", "llm", "vlm", "backend_options", "prices", "concurrency", "blind_llm",
+            exclude={"sources", "out", "llm", "vlm", "stt", "backend_options", "prices", "concurrency", "blind_llm",
                      "blind_samples", "blind_temperature", "blind_margin", "asr_audit", "levels",
                      "domain_audit", "jobs", "clip_threads", "retry_failed", "redo", "review"},
         )  # fmt: skip

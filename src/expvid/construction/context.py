@@ -24,10 +24,11 @@ from typing import Any
 from expvid.construction.accounting import Ledger
 from expvid.construction.config import BuildConfig
 from expvid.construction.digests import DigestCache
-from expvid.construction.drafts import ClipSpec
+from expvid.construction.drafts import ClipSpec, Problem
 from expvid.construction.llm import LLMClient
 from expvid.construction.progress import NO_PROGRESS, PhaseClock, ProgressSink
 from expvid.construction.sources import SourceExperiment
+from expvid.construction.speech.stage import SpeechStage
 from expvid.construction.state import BuildState
 from expvid.construction.timeline import Boundaries
 from expvid.media.clip_pass import ClipJob, cut_clips
@@ -44,6 +45,14 @@ class LoadedExperiment:
     transcript: Transcript | None = None
     info: VideoInfo | None = None
     problems: list[str] = field(default_factory=list)
+    #: Where the transcript came from: a file of the folder, or speech-to-text (engine, model,
+    #: language; `expvid.construction.speech.sources`). Written to the sidecars, shown to reviewers.
+    transcript_provenance: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def transcribed(self) -> bool:
+        """The transcript was made by speech-to-text for this build."""
+        return self.transcript_provenance.get("engine") not in (None, "file")
 
     @property
     def video_id(self) -> str:
@@ -199,8 +208,12 @@ class BuildContext:
         ledger: Ledger,
         state: BuildState,
         progress: ProgressSink = NO_PROGRESS,
+        speech: SpeechStage | None = None,
     ) -> None:
         self.config = config
+        #: Speech-to-text for experiments without a transcript, and what failed there (failed units).
+        self.speech = speech
+        self.speech_problems: list[Problem] = []
         self.llm = llm
         self.vlm = vlm
         self.blind = blind

@@ -4,6 +4,10 @@ Nothing is sent to a model and nothing is written. The sources are read and prob
 parsed, videos probed, meta.json durations for videos not on disk), the duration rule and the review
 file are applied, and every stage that is not already finished in the candidate directory is planned:
 
+- transcription (with `-R stt=...`): the minutes of audio of every video without a transcript whose
+  narration is not in the transcript cache yet, priced per minute (`speech/sources.plan_transcripts`;
+  found in the cache without decoding, free). A transcript found in the cache is used for the rest of
+  the plan; one still to make is stood in for by 150 words a minute over the whole video.
 - curation: one call per experiment whose transcript is not scored yet; the input is the real
   prompt filled with the real transcript.
 - Level 1: the real sentence units (the same sentence splitter as the build); per unit the four
@@ -45,10 +49,12 @@ from expvid.construction.drafts import DraftItem, StageOutput
 from expvid.construction.papers import PaperError, read_paper
 from expvid.construction.prompts import load_prompt, text_file
 from expvid.construction.review import CSV_NAME, read_reviews
+from expvid.construction.speech.sources import TranscriptionPlan
 from expvid.construction.state import STATE_DIR
 from expvid.construction.timeline import format_time, timestamped_lines
 from expvid.construction.windows import estimate_tokens, transcript_budget, transcript_windows
 from expvid.media.sentences import segment_sentences
+from expvid.media.transcript_model import Cue, Transcript
 
 USAGE_FILE = "usage.json"
 #: Typical reply tokens per prompt of a non-reasoning model (JSON of the asked shape).
@@ -71,6 +77,22 @@ TYPICAL_OUTPUT = {
 }
 SEGMENT_SECONDS = 48.0
 BLIND_INPUT = 300  # F.4 instruction + a Level-1 question and options, in tokens
+#: A narration not transcribed yet: a typical speaking rate, in sentences of the paper's Level-1 length.
+WORDS_PER_MINUTE = 150
+SENTENCE_SECONDS = 8.0
+
+
+def placeholder_transcript(duration: float) -> Transcript:
+    """A stand-in for a narration speech-to-text has not made yet, for planning only: sentences of
+    `SENTENCE_SECONDS` at `WORDS_PER_MINUTE` over the whole video (an upper bound on narrated time)."""
+    cues = []
+    start = 0.0
+    while start + 1.0 <= duration:
+        end = min(duration, start + SENTENCE_SECONDS)
+        words = max(3, round((end - start) * WORDS_PER_MINUTE / 60))
+        cues.append(Cue(start, end, " ".join(["narration"] * words) + "."))
+        start = end
+    return Transcript(tuple(cues))
 
 
 @dataclass
@@ -135,7 +157,9 @@ def _fill(prompt_id: str, **values: str) -> str:
     return (system or "") + "\n" + user
 
 
-async def estimate_build(config: BuildConfig, experiments: list[LoadedExperiment]) -> dict[str, Any]:
+async def estimate_build(
+    config: BuildConfig, experiments: list[LoadedExperiment], speech: TranscriptionPlan | None = None
+) -> dict[str, Any]:
     """The plan and its estimated cost (see the module docstring); no model is asked."""
     out = config.out.expanduser()
     outputs = _measured_outputs(out)
@@ -212,7 +236,7 @@ async def estimate_build(config: BuildConfig, experiments: list[LoadedExperiment
             blind_items += len(drafted)
     if not config.vlm:
         del plans["captions"]
-    return _priced(config, plans, notes, len(experiments), len(kept), blind_items)
+    return _priced(config, plans, notes, len(experiments), len(kept), blind_items, speech)
 
 
 def _plan_experiment(
@@ -330,8 +354,9 @@ async def _blind_requests(config: BuildConfig, drafts: list[DraftItem]) -> tuple
         except Exception as error:  # a backend that cannot be made here is the real run's problem
             note = f"cache not read: {error}"
     retries = RetryBook(state, retry_failed=config.retry_failed)
-    for entry in config.redo:  # the epochs the run will start (not written: a dry run writes nothing)
-        retries.epochs[entry] = retries.epochs.get(entry, 0) + 1
+    retries.plan_redo(
+        list(config.redo)
+    )  # the epochs the run will start (not written: a dry run writes nothing)
     lookup = getattr(backend, "request_hash", None)
     cache = getattr(backend, "cache", None)
 
@@ -372,12 +397,31 @@ def _priced(
     n_experiments: int,
     n_kept: int,
     blind_items: int,
+    speech: TranscriptionPlan | None = None,
 ) -> dict[str, Any]:
     from expvid.construction.pipeline import effective_prices
 
     prices: dict[str, Price] = effective_prices(config)
     stages: dict[str, dict[str, Any]] = {}
     total_cost: float | None = 0.0
+    calls = sum(p.calls for p in plans.values())
+    if speech is not None and speech.settings is not None:
+        # One upload per video (a remote engine splits audio over its size limit into more).
+        total_cost = speech.cost()
+        calls += len(speech.pending)
+        stages["transcription"] = {
+            "role": "stt",
+            "calls": len(speech.pending),
+            "prompt_tokens": 0,
+            "completion_tokens": 0,
+            "cost": total_cost,
+            "output_basis": f"{speech.minutes:.2f} min of audio ({speech.cached_minutes:.2f} cached)",
+            "minutes": round(speech.minutes, 3),
+            "cached_minutes": round(speech.cached_minutes, 3),
+        }
+        note = speech.note()
+        if note:
+            notes.insert(0, note)
     for name, plan in plans.items():
         price = prices.get(plan.role)
         cost = None if price is None else round(price.cost(plan.prompt_tokens, plan.completion_tokens), 4)
@@ -404,7 +448,7 @@ def _priced(
         "kept": n_kept,
         "stages": stages,
         "total": {
-            "calls": sum(p.calls for p in plans.values()),
+            "calls": calls,
             "prompt_tokens": sum(p.prompt_tokens for p in plans.values()),
             "completion_tokens": sum(p.completion_tokens for p in plans.values()),
             "cost": None if total_cost is None else round(total_cost, 4),

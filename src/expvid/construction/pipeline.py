@@ -1,6 +1,7 @@
 """`build_candidates(config)`: sources in, candidate directory out (ExpVid sections 3.1-3.3, appendix G).
 
-Order: discover and load experiments -> score transcripts -> curation decision (with the human
+Order: discover experiments -> speech-to-text for those with a video and no transcript (`-R stt=...`;
+cached by audio content, `speech/`) -> load them -> score transcripts -> curation decision (with the human
 review of `curation.csv`; `review=True` stops here) -> per kept experiment, Level 1 and Level 2 side
 by side, then Level 3 (its trimming needs Level 2's steps), then all of its clips from one decode pass
 in a worker process -> letters, ids and records -> audits -> files and reports. Every model call goes
@@ -47,10 +48,18 @@ from expvid.construction.level3 import run_level3
 from expvid.construction.llm import LLMClient
 from expvid.construction.preflight import check_context
 from expvid.construction.progress import NO_PROGRESS, ProgressSink
-from expvid.construction.report import flags_section, items_section, markdown_report, phases_section
+from expvid.construction.report import (
+    add_speech_cost,
+    flags_section,
+    items_section,
+    markdown_report,
+    phases_section,
+    speech_section,
+)
 from expvid.construction.retries import CURRENT_EXPERIMENT, RetryBook
 from expvid.construction.review import CSV_NAME, read_reviews, write_review_csv
-from expvid.construction.sources import SourceExperiment, discover_sources
+from expvid.construction.sources import SourceExperiment, discover_sources, missing_transcript
+from expvid.construction.speech.sources import FilledSources, fill_transcripts, open_stage
 from expvid.construction.state import STATE_DIR, BuildState, write_atomic
 from expvid.construction.writer import finalize, finalize_item, write_candidates
 from expvid.media.errors import MediaError
@@ -74,8 +83,12 @@ def _check_out(out: Path) -> None:
         )
 
 
-def _load(source: SourceExperiment, digests: DigestCache | None = None) -> LoadedExperiment:
-    experiment = LoadedExperiment(source=source, problems=list(source.problems))
+def _load(
+    source: SourceExperiment, digests: DigestCache | None = None, provenance: dict[str, Any] | None = None
+) -> LoadedExperiment:
+    experiment = LoadedExperiment(
+        source=source, problems=list(source.problems), transcript_provenance=dict(provenance or {})
+    )
     if digests is not None:
         experiment.load_digests(digests, video=False)
     if source.transcript is not None:
@@ -96,12 +109,27 @@ def _load(source: SourceExperiment, digests: DigestCache | None = None) -> Loade
 async def estimate_candidates(config: BuildConfig) -> dict[str, Any]:
     """`--dry-run`: read and probe the sources, plan every stage, estimate calls, tokens and cost.
     No model is asked and nothing is written (see `estimate.py`)."""
-    from expvid.construction.estimate import estimate_build
+    from expvid.construction.estimate import estimate_build, placeholder_transcript
+    from expvid.construction.retries import RetryBook
+    from expvid.construction.speech.sources import plan_transcripts
 
-    _check_out(config.out.expanduser())
+    out = config.out.expanduser()
+    _check_out(out)
     sources = discover_sources(config.sources)
-    experiments = list(await asyncio.gather(*(asyncio.to_thread(_load, s) for s in sources)))
-    return await estimate_build(config, experiments)
+    retries = RetryBook(out / STATE_DIR)
+    retries.plan_redo(list(config.redo))
+    speech = await asyncio.to_thread(plan_transcripts, sources, config.stt, out / STATE_DIR, retries.epochs)
+    experiments = list(
+        await asyncio.gather(
+            *(asyncio.to_thread(_load, s, None, speech.provenance.get(s.video_id)) for s in speech.sources)
+        )
+    )
+    for experiment in experiments:
+        if experiment.video_id in speech.pending:  # not transcribed yet: planned with a stand-in
+            missing = missing_transcript(experiment.source.folder)
+            experiment.problems = [p for p in experiment.problems if p != missing]
+            experiment.transcript = placeholder_transcript(speech.pending[experiment.video_id])
+    return await estimate_build(config, experiments, speech)
 
 
 def effective_prices(config: BuildConfig) -> dict[str, Any]:
@@ -142,6 +170,7 @@ async def build_candidates(
     state.epochs = retries.epochs
     ledger = Ledger(prices=effective_prices(config))
     digests = DigestCache(state.root)
+    speech = open_stage(config.stt, state.root, concurrency=config.concurrency)
     backends = _backends(config, state)
 
     def client(backend: ModelBackend, role: str) -> LLMClient:
@@ -159,7 +188,7 @@ async def build_candidates(
     vlm = client(backends["vlm"], "vlm") if "vlm" in backends else None
     blind = client(backends.get("blind", backends["llm"]), "blind") if config.blind_samples else None
     context = BuildContext(
-        config, llm=llm, vlm=vlm, blind=blind, ledger=ledger, state=state, progress=progress
+        config, llm=llm, vlm=vlm, blind=blind, ledger=ledger, state=state, progress=progress, speech=speech
     )
     if config.redo:
         say(f"redo: {', '.join(config.redo)} drafted again with fresh requests")
@@ -168,15 +197,47 @@ async def build_candidates(
     finally:
         digests.save()
         context.close()
+        if speech is not None:
+            await speech.aclose()
         for backend in backends.values():
             await backend.aclose()
+
+
+async def _transcribe(context: BuildContext, sources: list[SourceExperiment], say: Log) -> FilledSources:
+    """Transcripts for the experiments that have a video and none (see `speech/sources.py`)."""
+    speech = context.speech
+    wanted = sum(1 for s in sources if s.can_transcribe) if speech is not None else 0
+    if wanted:
+        context.progress.add("transcription", wanted)
+        context.clock.start("transcription")
+    filled = await fill_transcripts(
+        sources, speech, context.state.epochs, done=lambda: context.progress.advance("transcription")
+    )
+    if wanted:
+        context.clock.stop("transcription")
+    for video_id, message in sorted(filled.failures.items()):
+        context.speech_problems.append(
+            Problem(video_id=video_id, stage="transcription", message=message, failed=True)
+        )
+    if speech is not None and wanted:
+        ledger = speech.ledger
+        say(
+            f"speech-to-text: {ledger.transcribed} video(s) transcribed, {ledger.cache_hits} from the "
+            f"transcript cache, {ledger.failures} failed"
+        )
+    return filled
 
 
 async def _run(
     context: BuildContext, sources: list[SourceExperiment], say: Log, started: float, digests: DigestCache
 ) -> dict[str, Any]:
     config, out = context.config, context.out
-    experiments = list(await asyncio.gather(*(asyncio.to_thread(_load, s, digests) for s in sources)))
+    filled = await _transcribe(context, sources, say)
+    experiments = list(
+        await asyncio.gather(
+            *(asyncio.to_thread(_load, s, digests, filled.provenance.get(s.video_id)) for s in filled.sources)
+        )
+    )
     say(f"{len(experiments)} experiment(s) found in {config.sources}")
     usable = [e for e in experiments if not e.problems]
     check_context(config, usable)  # before the first call: a window too small is a usage error
@@ -201,7 +262,7 @@ async def _run(
         + (f", {len(curation.videos_needed)} kept but without a video" if curation.videos_needed else "")
     )
     if config.review:
-        return _stopped_after_curation(context, curation, scored, started, review_path)
+        return _stopped_after_curation(context, curation, scored, started, review_path, experiments)
     if kept:
         context.start_pool(len(kept))
     await asyncio.gather(*(asyncio.to_thread(e.load_digests, digests) for e in kept))
@@ -227,22 +288,31 @@ def _stopped_after_curation(
     scored: dict[str, StageOutput],
     started: float,
     review_path: Path,
+    experiments: list[LoadedExperiment],
 ) -> dict[str, Any]:
     """`--review`: the curation part of the report, for people to review `curation.csv`."""
-    problems = [p for o in scored.values() for p in o.problems]
+    problems = [p for o in scored.values() for p in o.problems] + context.speech_problems
+    speech = _speech_report(context, experiments)
     report: dict[str, Any] = {
         "format": 1,
         "stopped_after": "curation",
         "review_file": str(review_path),
         "seconds": round(time.monotonic() - started, 2),
         **context.ledger.as_dict(),
+        "speech": speech,
         "curation": _curation_section(curation),
         "phases": phases_section(context),
         "problems": [p.model_dump() for p in problems],
         "failed_units": [p.model_dump() for p in problems if p.failed or p.transient],
     }
+    add_speech_cost(report["cost"], speech)
     write_atomic(context.out / "build_report.json", json.dumps(report, indent=1, ensure_ascii=False) + "\n")
     return report
+
+
+def _speech_report(context: BuildContext, experiments: list[LoadedExperiment]) -> dict[str, Any] | None:
+    transcribed = [e.video_id for e in experiments if e.transcribed]
+    return speech_section(context.speech, context.config.stt, transcribed)
 
 
 def _curation_section(curation: CurationReport) -> dict[str, Any]:
@@ -439,7 +509,10 @@ async def _finish(
             "full_video": full,
             "source_video": experiment.source_video_path,
             "curation": {"scores": entry.scores, "mean": entry.mean, "rank": entry.rank},
+            "transcript": experiment.transcript_provenance,
         }
+        if experiment.transcribed:
+            row["transcript_file"] = f"transcripts/{experiment.video_id}.json"
         experiment_rows.append(row)
     papers = {o.video_id: o.paper_markdown for o in outputs if o.paper_markdown}
     segments = [s for o in outputs for s in o.segments]
@@ -451,6 +524,10 @@ async def _finish(
         experiments=experiment_rows,
         papers=papers,
         source_videos={vid: e.source_video_path for vid, e in by_id.items()},
+        transcripts={vid: e.transcript_provenance for vid, e in by_id.items()},
+        transcribed={
+            vid: e.source.transcript for vid, e in by_id.items() if e.transcribed and e.source.transcript
+        },
     )
     dropped: dict[str, dict[str, int]] = {task: dict(reasons) for task, reasons in duplicates.items()}
     for output in outputs:
@@ -459,7 +536,8 @@ async def _finish(
                 dropped.setdefault(task, {}).setdefault(reason, 0)
                 dropped[task][reason] += count
     problems: list[Problem] = [p for o in [*scored.values(), *outputs] for p in o.problems]
-    problems += audit.problems
+    problems += audit.problems + context.speech_problems
+    speech = _speech_report(context, experiments)
     per_task = Counter(f.draft.task for f in finals)
     report: dict[str, Any] = {
         "format": 1,
@@ -473,6 +551,7 @@ async def _finish(
         },
         "settings": config.model_dump(mode="json", exclude={"sources", "out", "backend_options", "prices"}),
         **context.ledger.as_dict(),
+        "speech": speech,
         "curation": _curation_section(curation),
         "items": items_section(per_task, dropped),
         "total_items": len(finals),
@@ -498,6 +577,7 @@ async def _finish(
         "ordering_solvers": audit.ordering_solvers,
         "audit_notes": audit.notes,
     }
+    add_speech_cost(report["cost"], speech)
     _add_run(context.state, report)
     record_usage(context.state.root, report["calls"]["by_stage"])
     write_atomic(out / "build_report.json", json.dumps(report, indent=1, ensure_ascii=False) + "\n")

@@ -1,6 +1,6 @@
 """Progress of a build, stage by stage, without tying the pipeline to a terminal.
 
-The pipeline reports units of work per phase (`curation`, `level1`, `level2`, `level3`, `clips`,
+The pipeline reports units of work per phase (`transcription`, `curation`, `level1`, `level2`, `level3`, `clips`,
 `blind_audit`): `add` when it learns how many there are (a phase's total grows as experiments are
 read: Level-1 units are only known once an experiment's sentences are cut), `advance` as they finish.
 The command line draws these as progress bars with rate and ETA (`expvid.cli.build`); Python callers
@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from typing import Protocol
 
 #: Phases in the order they are shown.
-PHASES = ("curation", "level1", "level2", "level3", "clips", "blind_audit")
+PHASES = ("transcription", "curation", "level1", "level2", "level3", "clips", "blind_audit")
 
 
 class ProgressSink(Protocol):

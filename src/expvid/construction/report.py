@@ -82,7 +82,13 @@ def markdown_report(report: dict[str, Any]) -> str:
         f"- tokens this run: {tokens['prompt']} in, {tokens['completion']} out "
         f"(reasoning {tokens['reasoning']}); from the cache: {tokens['cached_prompt']} in, "
         f"{tokens['cached_completion']} out",
-        f"- estimated cost: this run {_money(cost['this_run'])}; this run's replies without the cache "
+        f"- estimated cost: this run {_money(cost['this_run'])}"
+        + (
+            f" (model tokens {_money(cost['tokens_this_run'])} + speech-to-text {_money(cost['speech_this_run'])})"
+            if "speech_this_run" in cost
+            else ""
+        )
+        + f"; this run's replies without the cache "
         f"{_money(cost['including_cached'])}; all finished runs of this directory "
         f"{_money(cost['all_runs'])} over {cost['runs']} run(s) ({cost['note']})",
         "",
@@ -95,6 +101,7 @@ def markdown_report(report: dict[str, Any]) -> str:
             f"{c['failures']} | {c['prompt_tokens'] + c['cached_prompt_tokens']} | "
             f"{c['completion_tokens'] + c['cached_completion_tokens']} |"
         )
+    lines += speech_lines(report.get("speech"))
     curation = report["curation"]
     lines += [
         "",
@@ -194,6 +201,49 @@ def markdown_report(report: dict[str, Any]) -> str:
     if notes:
         lines += ["", "## Audit notes", ""] + [f"- {n}" for n in notes[:50]]
     return "\n".join(lines) + "\n"
+
+
+def speech_lines(speech: dict[str, Any] | None) -> list[str]:
+    """The speech-to-text part of the Markdown report (nothing when the build had no engine)."""
+    if not speech:
+        return []
+    engine = speech.get("engine") or {}
+    transcribed = speech.get("transcribed") or []
+    return [
+        "",
+        "## Speech-to-text",
+        "",
+        f"- engine: {engine.get('engine')} `{engine.get('model')}`"
+        + (f", language {engine['language_requested']}" if engine.get("language_requested") else ""),
+        f"- transcribed this run: {speech['transcribed_this_run']} video(s), {speech['minutes']} min of audio, "
+        f"{speech['requests']} request(s) ({speech['retries']} retried); from the transcript cache: "
+        f"{speech['cache_hits']} ({speech['cached_audio_seconds'] / 60:.2f} min); failed: {speech['failures']}",
+        f"- cost: this run {_money(speech['cost_this_run'])}; without the cache "
+        f"{_money(speech['cost_including_cached'])}"
+        + ("" if speech.get("price_per_minute") is not None else " (no price per minute given)"),
+        f"- experiments whose transcript is speech-to-text: {', '.join(transcribed) or '-'}",
+    ]
+
+
+def speech_section(speech: Any, settings: Any, transcribed: list[str]) -> dict[str, Any] | None:
+    """The report's `speech` section from a `SpeechStage` (None when the build had no engine)."""
+    if speech is None:
+        return None
+    section: dict[str, Any] = speech.ledger.as_dict(settings)
+    section["transcribed_this_run"] = section.pop("transcribed")
+    section["transcribed"] = sorted(transcribed)
+    return section
+
+
+def add_speech_cost(cost: dict[str, Any], speech: dict[str, Any] | None) -> None:
+    """Fold transcription into the report's `cost` (unknown stays unknown, never 0), keeping the parts."""
+    if speech is None:
+        return
+    cost["tokens_this_run"] = cost["this_run"]
+    cost["speech_this_run"] = speech["cost_this_run"]
+    for key, part in (("this_run", "cost_this_run"), ("including_cached", "cost_including_cached")):
+        tokens, audio = cost[key], speech[part]
+        cost[key] = None if tokens is None or audio is None else round(tokens + audio, 6)
 
 
 def _money(value: float | None) -> str:

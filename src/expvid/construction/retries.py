@@ -27,18 +27,19 @@ from pathlib import Path
 
 from expvid.construction.state import epoch_of, write_atomic
 
-#: Build stages whose calls can be redone; the names `--redo` accepts.
-REDO_STAGES = ("curation", "level1", "level2", "level3", "blind_audit")
+#: Build stages whose calls can be redone; the names `--redo` accepts (`transcription`: speech-to-text
+#: asked afresh, `speech/stage.py`).
+REDO_STAGES = ("transcription", "curation", "level1", "level2", "level3", "blind_audit")
 ROUNDS_PER_EPOCH = 1000
 #: The experiment whose model calls the current task makes (None: not one experiment's call).
 CURRENT_EXPERIMENT: ContextVar[str | None] = ContextVar("expvid_build_experiment", default=None)
 
 
-def redo_problem(entry: str) -> str | None:
+def redo_problem(entry: str, stages: tuple[str, ...] = REDO_STAGES) -> str | None:
     """Why `entry` (`STAGE` or `STAGE:EXPERIMENT_ID`) is not a valid `--redo` value, else None."""
     stage, _, experiment = entry.partition(":")
-    if stage not in REDO_STAGES:
-        return f"unknown stage {stage!r} for --redo; stages: {', '.join(REDO_STAGES)}"
+    if stage not in stages:
+        return f"unknown stage {stage!r} for --redo; stages: {', '.join(stages)}"
     if ":" in entry and not experiment.strip():
         return f"--redo {entry!r}: give an experiment id after the colon, e.g. {stage}:61842"
     return None
@@ -47,9 +48,11 @@ def redo_problem(entry: str) -> str | None:
 class RetryBook:
     """Failure rounds per unit and redo epochs per stage, persisted in the build state directory."""
 
-    def __init__(self, root: Path, *, retry_failed: bool = True) -> None:
+    def __init__(self, root: Path, *, retry_failed: bool = True, read_only: bool = False) -> None:
         self.root = root
         self.retry_failed = retry_failed
+        #: `--dry-run`: failures are not written down (a dry run writes nothing).
+        self.read_only = read_only
         self._failures_path = root / "failed_calls.jsonl"
         self._epochs_path = root / "redo.json"
         self._lock = threading.Lock()
@@ -71,15 +74,19 @@ class RetryBook:
                 self.epochs = {}
         self.retried: set[str] = set()  # units asked in a new round in this run
 
-    def redo(self, stages: list[str]) -> None:
+    def redo(self, stages: list[str], *, allowed: tuple[str, ...] = REDO_STAGES) -> None:
         """Start a new epoch of each stage (written at once: a killed redo is not redone twice)."""
+        self.plan_redo(stages, allowed=allowed)
+        if stages and not self.read_only:
+            write_atomic(self._epochs_path, json.dumps(self.epochs, sort_keys=True) + "\n")
+
+    def plan_redo(self, stages: list[str], *, allowed: tuple[str, ...] = REDO_STAGES) -> None:
+        """The epochs a run with `--redo stages` will use, in memory only (what `--dry-run` plans with)."""
         for stage in stages:
-            problem = redo_problem(stage)
+            problem = redo_problem(stage, allowed)
             if problem is not None:
                 raise ValueError(problem)
             self.epochs[stage] = self.epochs.get(stage, 0) + 1
-        if stages:
-            write_atomic(self._epochs_path, json.dumps(self.epochs, sort_keys=True) + "\n")
 
     def epoch(self, stage: str) -> int:
         return epoch_of(self.epochs, stage, CURRENT_EXPERIMENT.get())
@@ -101,6 +108,8 @@ class RetryBook:
         return self.epoch(stage) * ROUNDS_PER_EPOCH + within
 
     def record_failure(self, stage: str, request_key: str, round_: int) -> None:
+        if self.read_only:
+            return
         key = self.unit_key(stage, request_key)
         within = round_ % ROUNDS_PER_EPOCH
         with self._lock:

@@ -12,15 +12,17 @@ video yet is scored like the others (the paper scores tens of thousands of trans
 hundred videos), and only the experiments curation keeps need their videos on disk. When the video is
 there, its probed duration wins over `meta.json`.
 
-A folder missing a piece is still listed, with the problem, so curation can report why it was
-rejected instead of the experiment silently vanishing. Only a missing sources folder, or two folders
+A folder with a video and no transcript gets one from speech-to-text when the build is given an
+engine (`-R stt=...`, `expvid.construction.speech.fill_transcripts`); without one it is rejected
+with that said. A folder missing a piece is still listed, with the problem, so curation can report
+why it was rejected instead of the experiment silently vanishing. Only a missing sources folder, or two folders
 claiming the same id, stop the build (with both paths named).
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from expvid.schema import DataError
@@ -47,6 +49,27 @@ class SourceExperiment:
     def usable(self) -> bool:
         """Has what curation needs (the video is needed once curation keeps the experiment)."""
         return self.transcript is not None and not self.problems
+
+    @property
+    def can_transcribe(self) -> bool:
+        """No transcript, but a video whose narration speech-to-text can hear."""
+        return self.transcript is None and self.video is not None
+
+    def with_transcript(self, path: Path) -> SourceExperiment:
+        """This experiment with `path` (made by speech-to-text) as its transcript."""
+        missing = missing_transcript(self.folder)
+        return replace(self, transcript=path, problems=tuple(p for p in self.problems if p != missing))
+
+    def with_problem(self, problem: str) -> SourceExperiment:
+        return replace(self, problems=(*self.problems, problem))
+
+
+def missing_transcript(folder: Path) -> str:
+    """The problem of a folder without a transcript (one wording, so a transcribed folder loses it)."""
+    return (
+        f"{folder}: no transcript (transcript.srt, .vtt or .json; or give speech-to-text, "
+        "-R stt=faster-whisper:MODEL or -R stt=openai:MODEL@URL)"
+    )
 
 
 def _pick(folder: Path, stem: str, suffixes: tuple[str, ...], exclude: tuple[str, ...] = ()) -> Path | None:
@@ -112,7 +135,7 @@ def discover_sources(root: Path | str) -> list[SourceExperiment]:
                 f"{folder}: no video file (video.mp4, .mkv, .mov, .webm, .avi) and no 'duration' in meta.json"
             )
         if transcript is None:
-            problems.append(f"{folder}: no transcript (transcript.srt, .vtt or .json)")
+            problems.append(missing_transcript(folder))
         if video_id in experiments:
             raise DataError(
                 f"{folder}: experiment id {video_id!r} is also used by {experiments[video_id].folder}"

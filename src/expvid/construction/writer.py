@@ -171,7 +171,13 @@ def write_candidates(
     experiments: list[dict[str, Any]],
     papers: dict[str, str],
     source_videos: dict[str, str],
+    transcripts: dict[str, dict[str, Any]] | None = None,
+    transcribed: dict[str, Path] | None = None,
 ) -> None:
+    """Every file of the candidate directory. `transcripts`: each experiment's transcript provenance
+    (a file of the folder, or speech-to-text's engine, model and language), on every provenance line
+    so reviewers see where an item's narration came from; `transcribed`: the transcripts speech-to-text
+    made, copied to `transcripts/<id>.json` (the narration the items were drafted from)."""
     for spec in EXPVID_TASKS:
         rows = [f.record for f in finals if f.draft.task == spec.name]
         path = out / spec.path
@@ -192,6 +198,8 @@ def write_candidates(
             "drafts": draft.drafts,
             "flags": [*draft.flags, *flags.get(final.key, [])],
         }
+        if transcripts and transcripts.get(draft.video_id):
+            line["transcript"] = transcripts[draft.video_id]
         if draft.segment_id is not None:
             line["segment_id"] = draft.segment_id
         if draft.meta:
@@ -225,6 +233,13 @@ def write_candidates(
     _jsonl(out / "experiments.jsonl", experiments)
     for video_id, markdown in papers.items():
         write_atomic(out / "papers" / f"{video_id}.md", markdown)
+    made = {f"{video_id}.json": path for video_id, path in (transcribed or {}).items()}
+    for name, path in made.items():
+        write_atomic(out / "transcripts" / name, path.read_text(encoding="utf-8"))
+    if (out / "transcripts").is_dir():  # an experiment no longer kept, or given a transcript file since
+        for stale in (out / "transcripts").glob("*.json"):
+            if stale.name not in made:
+                stale.unlink()
     keep = {f.draft.clip.path for f in finals} | {r["clip"] for r in rows if r["clip"]}
     _prune_clips(out, keep | {e["full_video"] for e in experiments if e.get("full_video")})
 

@@ -147,6 +147,7 @@ def parse_generate_content(response: Any, *, model: str) -> GenerateResponse:
             prompt_tokens=getattr(usage, "prompt_token_count", None),
             completion_tokens=getattr(usage, "candidates_token_count", None),
             reasoning_tokens=getattr(usage, "thoughts_token_count", None),
+            cache_read_tokens=getattr(usage, "cached_content_token_count", None),
         ),
         model=getattr(response, "model_version", None) or model,
     )

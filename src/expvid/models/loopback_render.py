@@ -41,6 +41,7 @@ def openai_completion(reply: Reply, model: str) -> dict[str, Any]:
         "prompt_tokens": usage["prompt"],
         "completion_tokens": usage["completion"],
         "total_tokens": usage["prompt"] + usage["completion"],
+        "prompt_tokens_details": {"cached_tokens": usage["cached"] or 0, "audio_tokens": 0},
     }
     if usage["reasoning"] is not None:
         completion_usage["completion_tokens_details"] = {"reasoning_tokens": usage["reasoning"]}
@@ -93,7 +94,7 @@ def openai_response(reply: Reply, model: str) -> dict[str, Any]:
         "output": output,
         "usage": {
             "input_tokens": usage["prompt"],
-            "input_tokens_details": {"cached_tokens": 0},
+            "input_tokens_details": {"cached_tokens": usage["cached"] or 0},
             "output_tokens": usage["completion"],
             "output_tokens_details": {"reasoning_tokens": usage["reasoning"] or 0},
             "total_tokens": usage["prompt"] + usage["completion"],
@@ -139,6 +140,8 @@ def gemini_response(reply: Reply, model: str) -> dict[str, Any]:
     }
     if usage["reasoning"] is not None:
         metadata["thoughtsTokenCount"] = usage["reasoning"]
+    if usage["cached"]:
+        metadata["cachedContentTokenCount"] = usage["cached"]
     return {
         "candidates": [
             {

@@ -35,6 +35,8 @@ class Reply:
     prompt_tokens: int = 10
     completion_tokens: int | None = None
     reasoning_tokens: int | None = None
+    #: Of `prompt_tokens`, those reported as read from the provider's prompt cache.
+    cache_read_tokens: int | None = None
     #: The model declines: OpenAI `message.refusal` (content null), Claude `stop_reason: refusal`,
     #: Gemini a SAFETY stop.
     refusal: str | None = None
@@ -54,6 +56,7 @@ class Reply:
         prompt_tokens: int = 10,
         completion_tokens: int | None = None,
         reasoning_tokens: int | None = None,
+        cache_read_tokens: int | None = None,
     ) -> Reply:
         return cls(
             text=text,
@@ -63,6 +66,7 @@ class Reply:
             prompt_tokens=prompt_tokens,
             completion_tokens=completion_tokens,
             reasoning_tokens=reasoning_tokens,
+            cache_read_tokens=cache_read_tokens,
         )
 
     @classmethod
@@ -148,4 +152,9 @@ def usage_for(reply: Reply) -> dict[str, Any]:
     completion = reply.completion_tokens
     if completion is None:
         completion = len((reply.text or "").split()) + len((reply.reasoning or "").split())
-    return {"prompt": reply.prompt_tokens, "completion": completion, "reasoning": reply.reasoning_tokens}
+    return {
+        "prompt": reply.prompt_tokens,
+        "completion": completion,
+        "reasoning": reply.reasoning_tokens,
+        "cached": reply.cache_read_tokens,
+    }

@@ -280,10 +280,13 @@ def _usage(raw: Any) -> Usage:
         return Usage()
     details = raw.get("completion_tokens_details")
     reasoning = _int_or_none(details.get("reasoning_tokens")) if isinstance(details, dict) else None
+    prompt_details = raw.get("prompt_tokens_details")
+    cached = _int_or_none(prompt_details.get("cached_tokens")) if isinstance(prompt_details, dict) else None
     return Usage(
         prompt_tokens=_int_or_none(raw.get("prompt_tokens")),
         completion_tokens=_int_or_none(raw.get("completion_tokens")),
         reasoning_tokens=reasoning,
+        cache_read_tokens=cached,
     )
 
 

@@ -1,24 +1,21 @@
-"""What a model costs per token: a small maintained price table, and the user's own prices on top.
+"""What a model costs per token: the maintained price table, and the user's own prices on top.
 
-Prices are USD per one million tokens at the providers' standard (on-demand) tier, as their price
-pages listed them on `PRICES_AS_OF`. They change; a run records the price it used (and where it came
+The table (`price_table`) lists the providers' standard (on-demand) prices, each provider with the
+page it was checked against and the date; a run records the price it used (and where it came
 from) in its manifest, and `--price MODEL=IN,OUT` overrides the table for any model, so a lab with
 negotiated prices, or a model newer than this table, is priced right. A model the table does not
-know, and a self-hosted server (vLLM, SGLang, `hf:`), has no price: its cost is reported as unknown,
-never as 0. A provider's model reached through another host (a gateway serving `gpt-4o` by that
-name) is priced as the provider's model, and the source says so. Offline baselines (`random`,
-...) cost nothing.
+know, and a self-hosted server (vLLM, SGLang, `hf:`), has no price: its cost is reported as
+unknown, never as 0. A provider's model reached through another host (a gateway serving `gpt-4o`
+by that name) is priced as the provider's model, and the source says so. Offline baselines
+(`random`, ...) cost nothing.
 
-Batch APIs (OpenAI Batch, Anthropic Message Batches, Gemini batch mode) bill half the standard
-price for input and output: `BATCH_DISCOUNT`.
+Names are matched exactly, without a date suffix (`-2025-08-07`, `-20250514`, `-latest`), or as a
+preview / experimental / numbered revision of a listed model (`gemini-2.5-pro-preview-06-05`,
+`gemini-2.0-flash-001`). Nothing else: `claude-opus-4-6` is not `claude-opus-4`, `gpt-5.2` is not
+`gpt-5`, `o3-mini` is not `o3`; a newer version gets no price rather than an older one's.
 
-Which tokens are output: OpenAI and Anthropic count reasoning (thinking) tokens inside the
-completion tokens they report; Gemini reports them apart (`thoughtsTokenCount`) and bills them as
-output, so for Gemini they are added (`Price.reasoning_separate`).
-
-Long-context tiers (Gemini 2.5 Pro above 200k prompt tokens, Claude Sonnet 4.x above 200k) are
-priced by `Price.long_context`: the whole request at the higher rate once its prompt passes
-the threshold, as those providers bill.
+How a request is billed (cached input, reasoning tokens, long-context tiers, batch discount):
+`price_types`.
 """
 
 from __future__ import annotations
@@ -28,104 +25,24 @@ from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import urlparse
 
-from pydantic import BaseModel, Field
+from expvid.models.price_table import PRICE_SOURCES, PRICE_TABLE
+from expvid.models.price_types import BATCH_DISCOUNT, LongContext, Price
 
-PRICES_AS_OF = "2025-11"
-BATCH_DISCOUNT = 0.5
+__all__ = [
+    "BATCH_DISCOUNT",
+    "PRICE_TABLE",
+    "LongContext",
+    "ModelRef",
+    "Price",
+    "bare_name",
+    "model_ref",
+    "parse_price_override",
+    "price_for",
+    "table_price",
+    "undated_name",
+]
+
 Provider = Literal["openai", "anthropic", "gemini", "self-hosted", "offline"]
-
-
-class LongContext(BaseModel):
-    """A higher rate for the whole request once its prompt has more than `threshold` tokens."""
-
-    threshold: int = Field(gt=0)
-    input_per_m: float = Field(ge=0)
-    output_per_m: float = Field(ge=0)
-
-
-class Price(BaseModel):
-    """USD per one million tokens."""
-
-    input_per_m: float = Field(ge=0)
-    output_per_m: float = Field(ge=0)
-    #: Reasoning tokens are reported apart from the completion tokens and billed as output (Gemini).
-    reasoning_separate: bool = False
-    long_context: LongContext | None = None
-    #: Where the price comes from: "table 2025-11 (gpt-4o)", "--price", ...
-    source: str = ""
-
-    def cost(self, prompt_tokens: int, completion_tokens: int, reasoning_tokens: int = 0) -> float:
-        """USD for one request's (or a sum of requests') tokens at this price."""
-        rate_in, rate_out = self.input_per_m, self.output_per_m
-        tier = self.long_context
-        if tier is not None and prompt_tokens > tier.threshold:
-            rate_in, rate_out = tier.input_per_m, tier.output_per_m
-        output = completion_tokens + (reasoning_tokens if self.reasoning_separate else 0)
-        return (prompt_tokens * rate_in + output * rate_out) / 1_000_000
-
-    def label(self) -> str:
-        return f"{self.input_per_m:g}/{self.output_per_m:g} USD per 1M tokens in/out"
-
-
-def _p(
-    input_per_m: float,
-    output_per_m: float,
-    *,
-    reasoning_separate: bool = False,
-    long_context: tuple[int, float, float] | None = None,
-) -> Price:
-    tier = None
-    if long_context is not None:
-        threshold, tier_in, tier_out = long_context
-        tier = LongContext(threshold=threshold, input_per_m=tier_in, output_per_m=tier_out)
-    return Price(
-        input_per_m=input_per_m,
-        output_per_m=output_per_m,
-        reasoning_separate=reasoning_separate,
-        long_context=tier,
-    )
-
-
-#: Standard-tier prices by provider and model name (lower case, no date suffix).
-PRICE_TABLE: dict[str, dict[str, Price]] = {
-    "openai": {
-        "gpt-4o": _p(2.50, 10.00),
-        "gpt-4o-mini": _p(0.15, 0.60),
-        "gpt-4.1": _p(2.00, 8.00),
-        "gpt-4.1-mini": _p(0.40, 1.60),
-        "gpt-4.1-nano": _p(0.10, 0.40),
-        "gpt-5": _p(1.25, 10.00),
-        "gpt-5-mini": _p(0.25, 2.00),
-        "gpt-5-nano": _p(0.05, 0.40),
-        "gpt-5-pro": _p(15.00, 120.00),
-        "gpt-5.1": _p(1.25, 10.00),
-        "o1": _p(15.00, 60.00),
-        "o1-pro": _p(150.00, 600.00),
-        "o3": _p(2.00, 8.00),
-        "o3-pro": _p(20.00, 80.00),
-        "o4-mini": _p(1.10, 4.40),
-    },
-    "anthropic": {
-        "claude-opus-4-5": _p(5.00, 25.00),
-        "claude-opus-4-1": _p(15.00, 75.00),
-        "claude-opus-4": _p(15.00, 75.00),
-        "claude-sonnet-4-5": _p(3.00, 15.00, long_context=(200_000, 6.00, 22.50)),
-        "claude-sonnet-4": _p(3.00, 15.00, long_context=(200_000, 6.00, 22.50)),
-        "claude-3-7-sonnet": _p(3.00, 15.00),
-        "claude-3-5-sonnet": _p(3.00, 15.00),
-        "claude-haiku-4-5": _p(1.00, 5.00),
-        "claude-3-5-haiku": _p(0.80, 4.00),
-    },
-    "gemini": {
-        "gemini-2.5-pro": _p(1.25, 10.00, reasoning_separate=True, long_context=(200_000, 2.50, 15.00)),
-        "gemini-2.5-flash": _p(0.30, 2.50, reasoning_separate=True),
-        "gemini-2.5-flash-lite": _p(0.10, 0.40, reasoning_separate=True),
-        "gemini-2.0-flash": _p(0.10, 0.40, reasoning_separate=True),
-        "gemini-2.0-flash-lite": _p(0.075, 0.30, reasoning_separate=True),
-        "gemini-1.5-pro": _p(1.25, 5.00, reasoning_separate=True, long_context=(128_000, 2.50, 10.00)),
-        "gemini-1.5-flash": _p(0.075, 0.30, reasoning_separate=True, long_context=(128_000, 0.15, 0.60)),
-    },
-}
 
 _DATE_SUFFIX = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{8}|latest)$")
 _OPENAI_HOSTS = ("api.openai.com",)
@@ -187,17 +104,31 @@ def bare_name(model: str) -> str:
     return model.strip().lower().rsplit("/", 1)[-1]
 
 
+#: What may follow a listed name and still be that model at its price: a preview or experimental
+#: release (with its own date), or a numbered revision (`-001`).
+_SAME_MODEL_SUFFIX = re.compile(r"^-(?:(?:preview|exp)(?:-[0-9a-z]+)*|\d{3})$")
+
+
+def undated_name(model: str) -> str:
+    """'openai/gpt-4o-2024-08-06' -> 'gpt-4o'; 'claude-3-5-haiku-latest' -> 'claude-3-5-haiku'."""
+    return _DATE_SUFFIX.sub("", bare_name(model))
+
+
 def _lookup(models: dict[str, Price], name: str) -> tuple[str, str] | None:
-    """(table key, how it matched) for `name`: exact, without a date suffix, or the longest key it
-    extends at a '-' boundary (`gemini-2.5-pro-preview-06-05` -> `gemini-2.5-pro`)."""
+    """(table key, how it matched) for `name`: exact, without a date suffix, or a preview /
+    experimental / numbered revision of a listed model (`gemini-2.5-pro-preview-06-05`)."""
     if name in models:
         return name, "exact"
     undated = _DATE_SUFFIX.sub("", name)
     if undated in models:
         return undated, "dated"
-    extending = [key for key in models if undated.startswith(key + "-") or undated.startswith(key + ".")]
-    if extending:
-        return max(extending, key=len), "prefix"
+    variants = [
+        key
+        for key in models
+        if undated.startswith(key) and _SAME_MODEL_SUFFIX.match(undated[len(key) :]) is not None
+    ]
+    if variants:
+        return max(variants, key=len), "variant"
     return None
 
 
@@ -212,9 +143,8 @@ def table_price(ref: ModelRef) -> Price | None:
     if found is None:
         return None
     key, how = found
-    source = (
-        f"price table {PRICES_AS_OF} ({ref.table} {key}" + ("" if how == "exact" else f", {how} match") + ")"
-    )
+    where = PRICE_SOURCES[ref.table].describe()
+    source = f"price table: {ref.table} {key}" + ("" if how == "exact" else f" ({how} match)") + f"; {where}"
     if ref.provider == "self-hosted":
         # A gateway or proxy serving the provider's model by its name: billed as the provider bills it.
         source += f"; served by another host, priced as {ref.table}'s model"
@@ -222,10 +152,13 @@ def table_price(ref: ModelRef) -> Price | None:
 
 
 def parse_price_override(text: str) -> tuple[str | None, Price]:
-    """`MODEL=IN,OUT` (USD per 1M tokens) or `IN,OUT` (the evaluated model) -> (model or None, price).
+    """`MODEL=IN,OUT[,CACHED]` (USD per 1M tokens) or `IN,OUT[,CACHED]` (the evaluated model) ->
+    (model or None, price).
 
     MODEL is a model name as the spec names it (`gpt-4o`, `claude-sonnet-4-20250514`) or a whole
-    spec (`openai:gpt-4o`). Raises ValueError with the expected form.
+    spec (`openai:gpt-4o`). CACHED prices the prompt tokens the provider reports as read from its
+    prompt cache (without it they cost IN). The override replaces the whole table entry, long-context
+    tier included. Raises ValueError with the expected form.
     """
     model, sep, numbers = text.rpartition("=")
     if not sep:
@@ -234,10 +167,16 @@ def parse_price_override(text: str) -> tuple[str | None, Price]:
         values = [float(part) for part in numbers.split(",")]
     except ValueError:
         values = []
-    if len(values) != 2 or any(v < 0 for v in values):
-        raise ValueError(f"{text!r}: expected [MODEL=]IN,OUT in USD per 1M tokens, e.g. gpt-4o=2.5,10")
+    if len(values) not in (2, 3) or any(v < 0 for v in values):
+        raise ValueError(
+            f"{text!r}: expected [MODEL=]IN,OUT[,CACHED] in USD per 1M tokens, e.g. gpt-4o=2.5,10,1.25"
+        )
     name = model.strip() or None
-    return name, Price(input_per_m=values[0], output_per_m=values[1], source=f"--price {text}")
+    cached = values[2] if len(values) == 3 else None
+    price = Price(
+        input_per_m=values[0], output_per_m=values[1], cached_input_per_m=cached, source=f"--price {text}"
+    )
+    return name, price
 
 
 def price_for(

@@ -139,10 +139,13 @@ def responses_usage(raw: Any) -> Usage:
         return Usage()
     details = raw.get("output_tokens_details")
     reasoning = _int_or_none(details.get("reasoning_tokens")) if isinstance(details, dict) else None
+    input_details = raw.get("input_tokens_details")
+    cached = _int_or_none(input_details.get("cached_tokens")) if isinstance(input_details, dict) else None
     return Usage(
         prompt_tokens=_int_or_none(raw.get("input_tokens")),
         completion_tokens=_int_or_none(raw.get("output_tokens")),
         reasoning_tokens=reasoning,
+        cache_read_tokens=cached,
     )
 
 

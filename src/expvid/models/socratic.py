@@ -72,6 +72,7 @@ def _add(total: Usage, usage: Usage) -> Usage:
         prompt_tokens=plus(total.prompt_tokens, usage.prompt_tokens),
         completion_tokens=plus(total.completion_tokens, usage.completion_tokens),
         reasoning_tokens=plus(total.reasoning_tokens, usage.reasoning_tokens),
+        cache_read_tokens=plus(total.cache_read_tokens, usage.cache_read_tokens),
     )
 
 

@@ -182,7 +182,8 @@ class BudgetGate:
             usage.completion_tokens or 0,
             usage.reasoning_tokens or 0,
         )
-        usd = None if self.price is None else self.price.cost(prompt, completion, reasoning)
+        cache_read = usage.cache_read_tokens or 0
+        usd = None if self.price is None else self.price.cost(prompt, completion, reasoning, cache_read)
         separate = self.price is not None and self.price.reasoning_separate
         return usd, prompt + completion + (reasoning if separate else 0)
 

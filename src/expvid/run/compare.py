@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from expvid.run.cost import RunCost
+from expvid.run.report.caveats import unfinished_reason
 from expvid.run.rundir import RunDir
 from expvid.run.scoring_phase import RunScores, RunSummary, read_item_scores, read_scores
 from expvid.schema import DataError, ItemScore
@@ -87,6 +88,9 @@ def compare_runs(run_a: Path, run_b: Path, *, n_boot: int = 2000, seed: int = 0)
             notes.append(f"run {name} is partial ({scores.run.partial})")
         if not scores.run.complete:
             notes.append(f"run {name} is incomplete ({scores.run.n_missing} item(s) without a prediction)")
+        unfinished = unfinished_reason(scores.run)
+        if unfinished:
+            notes.append(f"run {name} is partial, not finished: {unfinished}")
     counts = _task_counts(scores_a, scores_b, items_a, items_b, common)
     left_out = sum(max(c.scored_a, c.scored_b) - c.compared for c in counts)
     if left_out:

@@ -39,6 +39,8 @@ class RunCost(BaseModel):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     reasoning_tokens: int = 0
+    #: Of `prompt_tokens`, those the provider read from its prompt cache (billed at the cached rate).
+    cache_read_tokens: int = 0
     #: Requests that reported no usage (their cost is not known; counted apart).
     requests_without_usage: int = 0
     #: Answers served from the response cache (no cost in this run) and their tokens.
@@ -66,6 +68,8 @@ class RunCost(BaseModel):
         parts = [f"{_tokens(self.prompt_tokens)} tokens in", f"{_tokens(self.completion_tokens)} out"]
         if self.reasoning_tokens:
             parts.append(f"{_tokens(self.reasoning_tokens)} reasoning")
+        if self.cache_read_tokens:
+            parts.append(f"{_tokens(self.cache_read_tokens)} of the input from the provider's prompt cache")
         if self.batch_requests:
             parts.append(f"{self.batch_requests} via batch at {1 - self.batch_discount:.0%} off")
         if self.cached:
@@ -91,7 +95,12 @@ def prediction_cost(prediction: Prediction, price: Price) -> float:
     usage = prediction.usage
     if usage is None:
         return 0.0
-    usd = price.cost(usage.prompt_tokens or 0, usage.completion_tokens or 0, usage.reasoning_tokens or 0)
+    usd = price.cost(
+        usage.prompt_tokens or 0,
+        usage.completion_tokens or 0,
+        usage.reasoning_tokens or 0,
+        usage.cache_read_tokens or 0,
+    )
     return usd * BATCH_DISCOUNT if is_batch(prediction) else usd
 
 
@@ -128,6 +137,7 @@ def cost_of(predictions: Iterable[Prediction], price: Price | None) -> RunCost:
         cost.prompt_tokens += usage.prompt_tokens or 0
         cost.completion_tokens += usage.completion_tokens or 0
         cost.reasoning_tokens += usage.reasoning_tokens or 0
+        cost.cache_read_tokens += usage.cache_read_tokens or 0
         if price is not None:
             usd += prediction_cost(prediction, price)
     if price is not None:

@@ -9,7 +9,7 @@ exists, the ones it already answered are left out, as a resume would), and per r
   `--size`, or the video's display size scaled to `--max-side`), after the provider's cap on
   images per request (Claude: 100);
 - image tokens: by the provider's documented rule for that size (`models.image_tokens`: OpenAI
-  tiles or patches, Anthropic width x height / 750, Gemini tiles, Qwen2-VL 28 px); "unknown" for a
+  tiles or patches, Claude 28 px patches, Gemini tiles, Qwen2-VL 28 px); "unknown" for a
   model without a known rule;
 - text tokens: the prompt's messages at ~4 characters per token (English text; an estimate);
 - output tokens: the mean measured in this run directory's earlier answers (a pilot with

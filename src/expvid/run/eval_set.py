@@ -60,7 +60,8 @@ FINAL_ERRORS = (DataError, BackendConfigError, ValueError)
 
 class CellState(BaseModel):
     #: "pending", "running", "done" (complete, every item answered), "partial" (finished with
-    #: failed items, a budget stop or batches still waiting), "failed" (an error after its retries).
+    #: failed items or records), "stopped" (at its budget: not finished), "waiting" (requests
+    #: still in a provider's batches: not finished), "failed" (an error after its retries).
     status: str = "pending"
     attempts: int = 0
     digest: str | None = None
@@ -200,9 +201,17 @@ def warm_frames(
     return counts
 
 
+#: Cell states that are not failures to retry now: the cell is as finished as it can be today.
+SETTLED = ("done", "stopped", "waiting")
+
+
 def _status(result: EvalResult) -> str:
     run = result.scores.run
-    if run.complete and not run.n_failed and result.stopped is None and not result.pending:
+    if result.pending:
+        return "waiting"
+    if result.stopped is not None:
+        return "stopped"
+    if run.complete and not run.n_failed:
         return "done"
     return "partial"
 
@@ -239,7 +248,7 @@ async def run_cell(
             state.pending, state.stopped = result.pending, result.stopped
             cost = result.scores.run.cost
             state.cost_usd = None if cost is None else cost.usd
-            if state.status == "done" or result.stopped is not None or result.pending:
+            if state.status in SETTLED:
                 break  # a budget stop or batches still running are not failures to retry now
         state.updated_at = utc_now().isoformat()
         save()

@@ -17,7 +17,7 @@
         model: openai:gpt-4o
         frame_preset: gpt-4o           # the paper's frames for this model (ExpVid Table 3)
         concurrency: 16
-        price: [2.5, 10]               # USD per 1M tokens, over the price table
+        price: [2.5, 10, 1.25]         # USD per 1M tokens in, out[, cached in], over the price table
         batch: true                    # or {wait: false, retry: batch, ...}
         max_cost: 40                   # this cell's budget
       - name: Qwen2.5-VL-7B
@@ -72,8 +72,8 @@ class ModelEntry(BaseModel):
     temperature: float | None = None
     max_tokens: int | None = Field(default=None, ge=1)
     thinking: ThinkingConfig | None = None
-    #: USD per 1M tokens (input, output), over the price table.
-    price: tuple[float, float] | None = None
+    #: USD per 1M tokens (input, output[, cached input]), over the price table.
+    price: tuple[float, float] | tuple[float, float, float] | None = None
     batch: BatchSettings | bool = False
     max_cost: float | None = Field(default=None, gt=0)
     max_tokens_total: int | None = Field(default=None, gt=0)
@@ -228,8 +228,11 @@ def cell_config(config: EvalSetConfig, cell: Cell, data_root: Path) -> EvalConfi
     )
     prices = {}
     if model.price is not None:
-        source = f"eval-set price for {model.name}: {model.price[0]:g},{model.price[1]:g}"
-        prices[""] = Price(input_per_m=model.price[0], output_per_m=model.price[1], source=source)
+        source = f"eval-set price for {model.name}: " + ",".join(f"{value:g}" for value in model.price)
+        cached = model.price[2] if len(model.price) == 3 else None
+        prices[""] = Price(
+            input_per_m=model.price[0], output_per_m=model.price[1], cached_input_per_m=cached, source=source
+        )
     cache = config.cache_dir
     try:
         return EvalConfig(

@@ -31,6 +31,9 @@ class Usage(BaseModel):
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     reasoning_tokens: int | None = None
+    #: Of `prompt_tokens`, those the provider served from its prompt cache (OpenAI
+    #: `cached_tokens`, Gemini `cachedContentTokenCount`): billed at the cached-input price.
+    cache_read_tokens: int | None = None
 
 
 class ErrorKind(StrEnum):

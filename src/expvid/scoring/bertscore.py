@@ -20,7 +20,6 @@ differ by more than the gaps between the models SFE compares.
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -102,8 +101,9 @@ def _load(spec: BertScoreModel) -> tuple[Any, Any]:
     with _LOCK:
         if spec.model in _LOADED:
             return _LOADED[spec.model]
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        # Offline by `local_files_only=True` on each load, never by HF_HUB_OFFLINE: huggingface_hub
+        # reads that variable once, when it is first imported (here, through transformers), so
+        # setting it would leave every later Hub download of the process refused.
         try:
             from transformers import AutoModel, AutoTokenizer
             from transformers.utils import logging as hf_logging

@@ -4,10 +4,12 @@ Two engines behind one call (`transcribe_track`): local faster-whisper (CTransla
 converted model folder; word and segment times) and any OpenAI-compatible `/v1/audio/transcriptions`
 endpoint (whisper-1, vLLM serving Whisper, self-hosted servers; `verbose_json` with segment and word
 times). The narration is decoded once with PyAV (`expvid.media.audio`), transcripts are cached under
-the sha256 of the decoded samples and the settings that change the text (`store.py`), so a re-run,
-a moved or re-muxed video and a second recipe reuse them; calls, audio minutes and cost are counted
-and `--dry-run` prices them. A transcript is Whisper-style JSON that `expvid.media.read_transcript`
+the sha256 of the coded audio stream and the settings that change the text (`stage.py`), so a
+re-run, a moved or re-muxed video and a second recipe reuse them; calls, audio minutes and cost
+are counted and `--dry-run` prices them. A transcript is Whisper-style JSON that `expvid.media.read_transcript`
 reads like any other, with its provenance (engine, model, language) beside the segments.
+`fill_transcripts` (`sources.py`) gives every experiment of a sources folder that has a video but no
+transcript one, for the ExpVid recipe and the SciVideoBench recipe alike.
 """
 
 from expvid.construction.speech.result import SpeechResult

@@ -1,13 +1,16 @@
 """The transcription stage: audio extracted once, transcripts cached by audio content, counted, priced.
 
 `SpeechStage.transcript_for(video)` returns the path of a Whisper-style JSON transcript for a video:
-from the cache when the same narration (sha256 of the decoded samples) was transcribed with the same
-settings before, by this build or any other that shares the folder; otherwise the engine is asked
-and the result written atomically before it is used, so a killed run loses at most the video in
-progress. `index.json` remembers which audio a video file (path, size, mtime) held, so `--dry-run`
-knows what is cached without decoding. Every call is counted in `SpeechLedger`: requests, cache hits,
-minutes of audio sent and reused, failures, and cost (remote engines: USD per minute; local: 0;
-a remote engine without a price: unknown, never 0).
+from the cache when the same narration (sha256 of the coded audio stream, `expvid.media.audio`) was
+transcribed with the same settings before, by this build or any other that shares the folder;
+otherwise the engine is asked and the result written atomically before it is used, so a killed run
+loses at most the video in progress. `--redo transcription[:ID]` gives a video a new *epoch*: its
+transcript is asked for afresh and cached beside the old one (`<audio>-<settings>@<epoch>.json`),
+and later runs in that epoch reuse it. `index.json` remembers which audio a video file (path, size,
+mtime) held, so `--dry-run` knows what is cached without decoding. Every call is counted in
+`SpeechLedger`: requests, cache hits, minutes of audio sent and reused, failures, and cost (remote
+engines: USD per minute; local: 0; a remote engine without a price: unknown, never 0).
+`fill_transcripts` (`sources.py`) runs the stage over a sources folder for either recipe.
 """
 
 from __future__ import annotations
@@ -89,13 +92,17 @@ class SpeechStage:
         self.root = root
         self.ledger = SpeechLedger()
         self._remote: RemoteTranscriber | None = None
-        self._slots = asyncio.Semaphore(concurrency if settings.remote else 1)
+        # Tracks decoded and waiting for the engine are held in memory (a 10-minute narration is 19 MB):
+        # a slot covers decoding and transcribing. Locally the engine runs one track at a time
+        # (`local._LOCK`); a second slot decodes the next track meanwhile.
+        self._slots = asyncio.Semaphore(concurrency if settings.remote else 2)
         self._index_lock = threading.Lock()
         if not settings.remote:
             check_local(settings)
 
-    def path_for(self, audio_sha256: str) -> Path:
-        return self.root / f"{audio_sha256[:24]}-{self.settings.key()}.json"
+    def path_for(self, audio_sha256: str, epoch: int = 0) -> Path:
+        suffix = f"@{epoch}" if epoch else ""
+        return self.root / f"{audio_sha256[:24]}-{self.settings.key()}{suffix}.json"
 
     def _index(self) -> dict[str, str]:
         path = self.root / "index.json"
@@ -111,30 +118,34 @@ class SpeechStage:
             index[_stamp(video)] = audio_sha256
             write_atomic(self.root / "index.json", json.dumps(index, indent=1, sort_keys=True) + "\n")
 
-    def cached_path(self, video: Path) -> Path | None:
+    def cached_path(self, video: Path, epoch: int = 0) -> Path | None:
         """The cached transcript of `video` when its file is known unchanged (no decoding)."""
         sha = self._index().get(_stamp(video))
         if sha is None:
             return None
-        path = self.path_for(sha)
+        path = self.path_for(sha, epoch)
         return path if path.is_file() else None
 
-    async def transcript_for(self, video: Path) -> Path:
+    async def transcript_for(self, video: Path, epoch: int = 0) -> Path:
         """Path of the transcript JSON; `MediaError` / `SpeechEngineError` say what went wrong."""
-        known = self.cached_path(video)
+        known = self.cached_path(video, epoch)
         if known is not None:
             result = SpeechResult.read(known)
             self.ledger.cache_hits += 1
             self.ledger.cached_audio_seconds += result.duration
             return known
-        track = await asyncio.to_thread(extract_audio, video)
-        self._remember(video, track.sha256)
-        path = self.path_for(track.sha256)
-        if path.is_file():
-            self.ledger.cache_hits += 1
-            self.ledger.cached_audio_seconds += track.duration
-            return path
         async with self._slots:
+            try:
+                track = await asyncio.to_thread(extract_audio, video)
+            except MediaError:
+                self.ledger.failures += 1
+                raise
+            self._remember(video, track.sha256)
+            path = self.path_for(track.sha256, epoch)
+            if path.is_file():
+                self.ledger.cache_hits += 1
+                self.ledger.cached_audio_seconds += track.duration
+                return path
             try:
                 result = await self._transcribe(track)
             except (SpeechEngineError, MediaError):

@@ -110,6 +110,21 @@ def timeline_for(item: Item, media: dict[str, Any], segment: Segment | None) -> 
     return {"offset": offset, "window": window, "removed": media.get("removed") or [], "marks": marks}
 
 
+def transcript_origin(item: Item) -> str | None:
+    """Where the item's narration transcript came from, as the build recorded it: a file of the
+    experiment's folder, or speech-to-text (engine, model, language), which reviewers should know
+    when they judge the narration-based parts of an item."""
+    data = (item.provenance or {}).get("transcript")
+    if not isinstance(data, dict) or not data.get("engine"):
+        return None
+    if data["engine"] == "file":
+        return f"the experiment's file {data.get('file') or ''}".strip()
+    parts = ["speech-to-text", str(data["engine"]), str(data.get("model") or "")]
+    if data.get("language"):
+        parts.append(f"language {data['language']}")
+    return " · ".join(p for p in parts if p)
+
+
 def answer_text(item: Item) -> str:
     kind = task_spec(item.task).kind
     if kind == "step_list" and isinstance(item.answer, list):
@@ -192,6 +207,7 @@ def review_context(
         "can_author": item.level == 3 and experiment is not None and can_author(db, actor, experiment),
         "level3_tasks": [(t, TASKS[t].title) for t in LEVEL3_TASKS],
         "answer_text": answer_text(item),
+        "transcript_origin": transcript_origin(item),
         "blanks": count_blanks(item.question) if spec.kind == "blanks" else 0,
         "letters": list((item.options or {}).keys()) or list(OPTION_LETTERS[: spec.n_options or 0]),
         "form": form or {},

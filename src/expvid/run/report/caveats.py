@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from expvid.run.scoring_phase import RunScores
+from expvid.run.scoring_phase import RunScores, RunSummary
 
 
 def _per_task(tasks: Mapping[str, Any], count: Callable[[Any], int]) -> tuple[int, str]:
@@ -21,8 +21,30 @@ def _per_task(tasks: Mapping[str, Any], count: Callable[[Any], int]) -> tuple[in
     return sum(counts.values()), ", ".join(shown)
 
 
+def unfinished_reason(run: RunSummary) -> str | None:
+    """Why generation has not finished (a budget stop, requests still in a provider's batch), or None.
+
+    Such a run is partial whatever its selection: the items not answered yet are missing from its
+    scores, and running the same command again (with a larger budget) continues it."""
+    reasons = []
+    if run.budget_stop:
+        reasons.append(run.budget_stop)
+    if run.pending_batch_requests:
+        reasons.append(
+            f"{run.pending_batch_requests} request(s) still waiting in the provider's batches; "
+            "re-run the same command to collect them"
+        )
+    return "; ".join(reasons) or None
+
+
+def partial_reason(run: RunSummary) -> str | None:
+    """Everything that makes the run partial: its selection (--limit, --tasks) and why it is unfinished."""
+    return "; ".join(reason for reason in (run.partial, unfinished_reason(run)) if reason) or None
+
+
 def partial_label(scores: RunScores) -> str | None:
-    """ "partial" / "incomplete" for a row label, or None for a full, complete run."""
+    """ "partial" / "incomplete" / "stopped at budget" / "waiting for batches" for a row label, or
+    None for a full, complete run."""
     labels = []
     if scores.run.partial:
         labels.append("partial")
@@ -30,6 +52,8 @@ def partial_label(scores: RunScores) -> str | None:
         labels.append("incomplete")
     if scores.run.budget_stop:
         labels.append("stopped at budget")
+    if scores.run.pending_batch_requests:
+        labels.append("waiting for batches")
     return ", ".join(labels) or None
 
 

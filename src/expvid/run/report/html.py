@@ -6,6 +6,7 @@ import html
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
+from expvid.run.report.caveats import unfinished_reason
 from expvid.run.report.table import LoadedRun, Table
 from expvid.run.report.text_formats import run_notes
 
@@ -63,6 +64,9 @@ def _run_details(run: LoadedRun) -> str:
         )
     if summary.partial:
         items.append(f"<li><b>partial run</b>: {html.escape(summary.partial)}</li>")
+    unfinished = unfinished_reason(summary)
+    if unfinished:
+        items.append(f"<li><b>partial run, not finished</b>: {html.escape(unfinished)}</li>")
     if summary.judge is not None:
         kind = "offline" if summary.judge.offline else "LLM"
         model = html.escape(summary.judge.model or "")

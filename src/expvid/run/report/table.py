@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from expvid.run.report.caveats import dataset_notes, partial_label, run_caveats
+from expvid.run.report.caveats import dataset_notes, partial_label, partial_reason, run_caveats
 from expvid.run.report.departures import departure_notes
 from expvid.run.report.settings_note import run_settings_note
 from expvid.run.rundir import RunDir
@@ -72,7 +72,7 @@ class Row:
     totals: dict[str, int] | None = None
     #: Frames and resolution the model was shown (from the manifest); None for published rows.
     settings: str | None = None
-    #: Why the run is partial (--limit, --tasks), or None.
+    #: Why the run is partial (--limit, --tasks; stopped at its budget, batches pending), or None.
     partial: str | None = None
     #: One line per kind of problem behind the row's numbers (see `caveats.run_caveats`).
     caveats: list[str] = field(default_factory=list)
@@ -199,7 +199,7 @@ def run_rows(run: LoadedRun, groups: Sequence[ColumnGroup]) -> list[Row]:
     row.settings = run_settings_note(run.rundir)
     settings = [f"{label}: {row.settings}"] if row.settings else []
     row.notes = settings + list(scores.run.notes) + _extras_notes(scores) + departure_notes(run.rundir, label)
-    row.partial = scores.run.partial
+    row.partial = partial_reason(scores.run)
     row.caveats = run_caveats(label, scores)
     row.dataset = scores.run.dataset_fingerprint
     cost = scores.run.cost

@@ -8,7 +8,6 @@ hundred MB, so it happens on first use, once per process and model folder, behin
 
 from __future__ import annotations
 
-import os
 import threading
 from collections import OrderedDict
 from pathlib import Path
@@ -53,8 +52,8 @@ def _load(path: Path) -> Any:
             return _LOADED[key]
         if not (path / "modules.json").is_file():
             raise EmbedderError(f"no sentence-transformers model in {path} (modules.json missing)")
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        # Offline by `local_files_only=True`, never by HF_HUB_OFFLINE (read once when huggingface_hub
+        # is first imported: it would refuse every later Hub download of the process).
         try:
             from sentence_transformers import SentenceTransformer
         except ImportError as exc:

@@ -1,10 +1,11 @@
-"""Inputs for the SciVideoBench recipe: narrated videos, papers, no transcripts.
+"""Inputs for the build recipes' speech path: narrated videos, papers, no transcripts.
 
 `make_speech_sources(DIR)` writes `DIR/sources/<video_id>/{video.mp4, paper.md, meta.json}` for the
 sample's kept experiments: the same scripted experiment videos as the ExpVid sample, with the
 narration spoken by espeak-ng at the times the ExpVid sample's transcript gives (so a speech-to-text
 engine has real speech to hear, and the truth of when each step is said is known), and no
-transcript file, which is what `expvid build --recipe scivideobench -R stt=...` is for.
+transcript file, which is what `expvid build [--recipe scivideobench] -R stt=...` is for (both the
+ExpVid and the SciVideoBench recipe transcribe them; `expvid sample make DIR --recipe NAME`).
 """
 
 from __future__ import annotations

@@ -17,6 +17,7 @@ import hashlib
 
 from expvid.construction.audits import AuditResult, asr_leakage, text_checks
 from expvid.construction.llm import DraftFailure, LLMClient
+from expvid.construction.retries import CURRENT_EXPERIMENT
 from expvid.models.types import Message, TextPart
 from expvid.schema import ExtractionStatus, Item
 from expvid.scoring import extract_answer
@@ -65,6 +66,7 @@ async def blind_audit(
         return reply.value
 
     async def per_item(item: Item) -> None:
+        CURRENT_EXPERIMENT.set(str(item.meta.get("video_id")))  # its `--redo blind:ID` epoch
         replies = await asyncio.gather(*(one(item, seed) for seed in range(samples)))
         answered = [r for r in replies if r is not None]
         if not answered:

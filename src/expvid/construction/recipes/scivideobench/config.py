@@ -12,6 +12,19 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from expvid.construction.accounting import Price
 from expvid.construction.speech.settings import SpeechSettings
 
+#: `--redo STAGE[:ID]` of this recipe -> the build phase whose calls (and saved outputs) it redoes;
+#: the semantics are the ExpVid build's (`expvid.construction.retries`): a new epoch of the stage,
+#: every call of it asked afresh once, later runs reuse the redone stage.
+REDO_PHASES: dict[str, str] = {
+    "transcription": "transcription",
+    "generator": "svb_generate",
+    "evaluator": "svb_evaluate",
+    "comparer": "svb_compare",
+    "refiner": "svb_refine",
+    "blind": "blind_audit",
+}
+REDO_STAGES = tuple(REDO_PHASES)
+
 QUESTION_TYPES: dict[str, str] = {
     "conceptual": "Conceptual Reasoning",
     "hypothetical": "Hypothetical Reasoning",
@@ -56,6 +69,27 @@ class SvbBuildConfig(BaseModel):
     max_attempts: int = Field(default=3, ge=1)
     concurrency: int = Field(default=8, ge=1)
     retry_failed: bool = True
+    #: Stages to do again with fresh requests: `STAGE` or `STAGE:EXPERIMENT_ID` (`REDO_STAGES`).
+    redo: tuple[str, ...] = ()
+
+    @field_validator("redo")
+    @classmethod
+    def _redo(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        from expvid.construction.retries import redo_problem
+
+        for entry in value:
+            problem = redo_problem(entry, REDO_STAGES)
+            if problem is not None:
+                raise ValueError(problem)
+        return value
+
+    def redo_phases(self) -> list[str]:
+        """`redo` in the build's phase names (`generator:61842` -> `svb_generate:61842`)."""
+        phases = []
+        for entry in self.redo:
+            stage, sep, experiment = entry.partition(":")
+            phases.append(f"{REDO_PHASES[stage]}{sep}{experiment}")
+        return phases
 
     @field_validator("per_type")
     @classmethod
@@ -85,6 +119,7 @@ class SvbBuildConfig(BaseModel):
                 "blind_margin",
                 "leak_margin",
                 "retry_failed",
+                "redo",
             },
         )
         payload = json.dumps([relevant, *parts], sort_keys=True, default=str)

@@ -93,8 +93,10 @@ class RoleStore:
     """`.build/svb/<video_id>/<role>.json`: a role's finished output, reused while its fingerprint
     (settings, prompt hashes, input content, the previous role's fingerprint) is unchanged."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, read_only: bool = False) -> None:
         self.root = root
+        #: `--dry-run` reads saved outputs and never writes one.
+        self.read_only = read_only
         self.reused: dict[str, int] = {}
         self.computed: dict[str, int] = {}
 
@@ -116,7 +118,7 @@ class RoleStore:
         output = RoleOutput(video_id=video_id, role=role, fingerprint=fingerprint)
         await compute(output)
         self.computed[role] = self.computed.get(role, 0) + 1
-        if output.complete:
+        if output.complete and not self.read_only:
             write_atomic(path, output.model_dump_json())
         return output
 

@@ -1,26 +1,45 @@
 """`--dry-run` of the SciVideoBench recipe: calls, tokens, audio minutes and cost, before anything is paid.
 
-Per experiment: speech-to-text minutes when it has no transcript (0 when its audio is already in
-the transcript cache: known from the cache's index without decoding); the QA generator's two calls;
-evaluator, comparer and refiner once per question asked for (an upper bound: dropped questions skip
-the later roles); the blind audit `blind_samples` per question. Prompt tokens are the filled prompt's
-characters / 4 (transcript and paper included; a transcript not made yet is taken as 150 words a
-minute) plus `IMAGE_TOKENS` per frame; output tokens are typical reply sizes per role. Replies the
-response cache holds are not subtracted: the figures are what a fresh build would cost.
+Nothing is sent and nothing is written. Per experiment:
+
+- speech-to-text: minutes of audio when it has no transcript and its narration is not in the
+  transcript cache (known from the cache's index without decoding: free), priced per minute;
+- when the candidate directory has a response cache, the recipe's own code runs on the real inputs
+  against that cache only (`CacheOnly`): each role's saved output is reused as a real run would
+  reuse it, each request is built exactly as the build builds it (prompts filled with the real
+  transcript and paper, the real frames, the `--redo` and failed-unit rounds) and looked up; a reply
+  found there is free and counted as cached, a request not found is counted to send with its real
+  size, and what follows it (the questions a missing generator reply would write, the later roles of
+  a question whose evaluator reply is missing) is counted at its upper bound, as below. So a finished
+  build forecasts 0 calls and a half-finished one exactly the requests still to send;
+- otherwise, upper bounds: the QA generator's two calls; evaluator, comparer and refiner once per
+  question asked for (dropped questions skip the later roles); the blind audit `blind_samples` per
+  question. Prompt tokens are the filled prompt's characters / 4 (transcript and paper included; a
+  transcript not made yet is taken as 150 words a minute) plus `IMAGE_TOKENS` per frame.
+
+Output tokens are typical reply sizes per role (no reasoning tokens: run a pilot for a reasoning model).
 """
 
 from __future__ import annotations
 
+import asyncio
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from expvid.construction.accounting import Ledger
+from expvid.construction.llm import LLMClient
 from expvid.construction.recipes.scivideobench import prompts as recipe_prompts
-from expvid.construction.recipes.scivideobench.config import SvbBuildConfig
-from expvid.construction.recipes.scivideobench.roles import _exemplars
+from expvid.construction.recipes.scivideobench.config import REDO_PHASES, SvbBuildConfig
+from expvid.construction.recipes.scivideobench.drafts import RoleStore
+from expvid.construction.recipes.scivideobench.inputs import Experiment, load_experiment
+from expvid.construction.recipes.scivideobench.roles import Roles, _exemplars
+from expvid.construction.retries import CURRENT_EXPERIMENT, RetryBook
 from expvid.construction.sources import SourceExperiment
-from expvid.construction.speech.stage import SpeechStage
+from expvid.construction.speech.sources import plan_transcripts
 from expvid.media.errors import MediaError
 from expvid.media.sampler import probe
+from expvid.models.types import BackendError, GenerateRequest, GenerateResponse, ImagePart, TextPart
 
 CHARS_PER_TOKEN = 4
 #: A 448-pixel frame (GPT-4o high detail: 765; Gemini: 258; Qwen2.5-VL at 448x252: ~150): a middle value.
@@ -34,10 +53,236 @@ OUTPUT_TOKENS = {
     "svb_refine": 500,
     "blind": 8,
 }
+#: Prompt id (a request's `stage`) -> the row of the estimate it is counted in.
+ROW_OF = {
+    "svb_analysis": "svb_generate",
+    "svb_generate": "svb_generate",
+    "svb_evaluate": "svb_evaluate",
+    "svb_compare": "svb_compare",
+    "svb_refine": "svb_refine",
+    "scivideobench_official_prompt": "blind_audit",
+}
+ROWS = ("svb_generate", "svb_evaluate", "svb_compare", "svb_refine", "blind_audit")
 
 
 def _tokens(text: str) -> int:
     return len(text) // CHARS_PER_TOKEN + 1
+
+
+@dataclass
+class Rows:
+    """Calls to send (and their tokens) and replies found in the cache, per row."""
+
+    calls: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    def row(self, stage: str) -> dict[str, int]:
+        return self.calls.setdefault(
+            stage, {"calls": 0, "upper_bound": 0, "cached": 0, "prompt_tokens": 0, "completion_tokens": 0}
+        )
+
+    def add(self, stage: str, calls: int, prompt: int, completion: int, *, bound: bool = True) -> None:
+        """`calls` more to send; `bound`: counted at their upper bound (not a request built exactly)."""
+        row = self.row(stage)
+        row["calls"] += calls
+        if bound:
+            row["upper_bound"] += calls
+        row["prompt_tokens"] += calls * prompt
+        row["completion_tokens"] += calls * completion
+
+
+class CacheOnly:
+    """A backend that answers from the build's response cache and from nothing else: a request not
+    there is recorded (as the build would send it) and fails, so the recipe's code stops that unit
+    exactly where a real run would have to ask the model."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.misses: list[GenerateRequest] = []
+
+    async def generate(self, request: GenerateRequest) -> GenerateResponse:
+        hit = await asyncio.to_thread(self.inner.cache.get, self.inner.request_hash(request))
+        if hit is None:
+            self.misses.append(request)
+            raise BackendError("not in the response cache (a dry run asks no model)")
+        return hit
+
+    def describe(self) -> dict[str, Any]:
+        return dict(self.inner.describe())
+
+    async def aclose(self) -> None:
+        return None
+
+
+def _request_tokens(request: GenerateRequest) -> int:
+    text = sum(len(p.text) for m in request.messages for p in m.content if isinstance(p, TextPart))
+    images = sum(1 for m in request.messages for p in m.content if isinstance(p, ImagePart))
+    return text // CHARS_PER_TOKEN + 1 + images * IMAGE_TOKENS
+
+
+class UpperBound:
+    """The per-role upper bounds of one experiment, from the sizes of its texts."""
+
+    def __init__(
+        self,
+        config: SvbBuildConfig,
+        exemplars: dict[str, list[dict[str, str]]],
+        transcript_chars: int,
+        paper_chars: int,
+    ) -> None:
+        self.config = config
+        self.exemplars = exemplars
+        self.transcript_chars = transcript_chars
+        self.context = transcript_chars + min(config.paper_chars, paper_chars)
+
+    def analysis(self, rows: Rows) -> None:
+        prompt = recipe_prompts.load("svb_analysis", self.config.prompts)
+        rows.add(
+            "svb_generate",
+            1,
+            _tokens(prompt.user) + self.context // CHARS_PER_TOKEN,
+            OUTPUT_TOKENS["svb_analysis"],
+        )
+
+    def generate(self, rows: Rows) -> None:
+        prompt = recipe_prompts.load("svb_generate", self.config.prompts)
+        tokens = (
+            _tokens(prompt.user + _exemplars(self.exemplars, self.config.per_type))
+            + self.context // CHARS_PER_TOKEN
+            + OUTPUT_TOKENS["svb_analysis"]
+        )
+        rows.add("svb_generate", 1, tokens, OUTPUT_TOKENS["svb_generate"])
+
+    def after(self, rows: Rows, phase: str, questions: int) -> None:
+        """`questions` questions' calls of `phase` and every role after it (the blind audit last)."""
+        if questions <= 0:
+            return
+        frames = self.config.frames * IMAGE_TOKENS
+        roles = (
+            ("svb_evaluate", self.context // CHARS_PER_TOKEN + frames),
+            ("svb_compare", self.transcript_chars // CHARS_PER_TOKEN + frames + 400),
+            ("svb_refine", 600),
+        )
+        names = [name for name, _ in roles]
+        first = names.index(phase) if phase in names else len(names)
+        for role, extra in roles[first:]:
+            template = recipe_prompts.load(role, self.config.prompts)
+            rows.add(role, questions, _tokens(template.user) + extra, OUTPUT_TOKENS[role])
+        rows.add("blind_audit", questions * self.config.blind_samples, 350, OUTPUT_TOKENS["blind"])
+
+    def whole(self, rows: Rows) -> None:
+        self.analysis(rows)
+        self.generate(rows)
+        self.after(rows, "svb_evaluate", sum(self.config.per_type.values()))
+
+
+class Replay:
+    """The recipe's roles run against the response cache only (see the module docstring)."""
+
+    def __init__(
+        self,
+        config: SvbBuildConfig,
+        exemplars: dict[str, list[dict[str, str]]],
+        state: Path,
+        retries: RetryBook,
+    ) -> None:
+        self.config = config
+        self.exemplars = exemplars
+        self.state = state
+        self.retries = retries
+        self.store = RoleStore(state / "svb", read_only=True)
+        self.backends: dict[str, Any] = {}
+        self.ledger = Ledger()
+        self.note = ""
+
+    @classmethod
+    async def open(
+        cls,
+        config: SvbBuildConfig,
+        exemplars: dict[str, list[dict[str, str]]],
+        state: Path,
+        retries: RetryBook,
+    ) -> Replay | None:
+        from expvid.models import create_backend
+        from expvid.models.cache import CACHE_FILE_NAME
+
+        if not (state / "cache" / CACHE_FILE_NAME).is_file():
+            return None
+        replay = cls(config, exemplars, state, retries)
+        options = {"concurrency": config.concurrency, **config.backend_options, "cache_dir": state / "cache"}
+        try:
+            replay.backends["llm"] = create_backend(config.llm, **options)
+            if config.blind_samples and config.blind_llm and config.blind_llm != config.llm:
+                replay.backends["blind"] = create_backend(config.blind_llm, **options)
+        except Exception as error:  # a backend that cannot be made here is the real run's problem
+            await replay.aclose()
+            replay.note = f"response cache not read: {error}"
+            return replay
+        return replay
+
+    async def aclose(self) -> None:
+        for backend in self.backends.values():
+            await backend.aclose()
+        self.backends = {}
+
+    def _client(self, backend: CacheOnly, role: str) -> LLMClient:
+        config = self.config
+        return LLMClient(
+            backend,
+            role=role,
+            ledger=self.ledger,
+            max_attempts=config.max_attempts,
+            temperature=config.temperature,
+            max_tokens=config.max_tokens,
+            retries=self.retries,
+        )
+
+    async def run(self, experiment: Experiment, bound: UpperBound, rows: Rows) -> None:
+        """Count one experiment's requests: cached, to send (real sizes), and upper bounds after a miss."""
+        from expvid.construction.audits import AuditResult
+        from expvid.construction.recipes.scivideobench.audits import blind_audit
+        from expvid.construction.recipes.scivideobench.writer import record
+        from expvid.suites.scivideobench.loader import record_to_item
+
+        CURRENT_EXPERIMENT.set(experiment.video_id)
+        llm = CacheOnly(self.backends["llm"])
+        blind_backend = CacheOnly(self.backends.get("blind", self.backends["llm"]))
+        roles = Roles(self.config, self._client(llm, "llm"), self.store, self.exemplars, asyncio.Semaphore(8))
+        generated = await roles.generate(experiment)
+        if not generated.complete:
+            missed = {str(r.metadata.get("stage")) for r in llm.misses}
+            if "svb_analysis" in missed:
+                bound.generate(rows)  # the analysis reply is missing: the generator's second call too
+            if missed:  # (a unit that fails from the cache itself, with --keep-failed, sends nothing)
+                bound.after(rows, "svb_evaluate", sum(self.config.per_type.values()))
+        else:
+            verified = await roles.verify(experiment, generated)
+            for request in llm.misses:  # a unit stopped here: its question's later roles are bounds
+                phase = str(request.metadata.get("stage"))
+                later = {"svb_evaluate": "svb_compare", "svb_compare": "svb_refine", "svb_refine": "blind"}
+                bound.after(rows, later.get(phase, "blind"), 1)
+            items = [record_to_item(record(d, experiment), self.state.parent) for d in verified.drafts]
+            await blind_audit(
+                self._client(blind_backend, "blind") if self.config.blind_samples else None,
+                items,
+                AuditResult(),
+                samples=self.config.blind_samples,
+                temperature=self.config.blind_temperature,
+                margin=self.config.blind_margin,
+                calls=asyncio.Semaphore(8),
+            )
+        for request in [*llm.misses, *blind_backend.misses]:
+            prompt_id = str(request.metadata.get("stage"))
+            completion = OUTPUT_TOKENS.get(prompt_id, OUTPUT_TOKENS["blind"])
+            rows.add(ROW_OF.get(prompt_id, prompt_id), 1, _request_tokens(request), completion, bound=False)
+
+
+def _cached_replies(ledger: Ledger, rows: Rows) -> int:
+    total = 0
+    for (_role, stage), counts in ledger.stages.items():
+        rows.row(ROW_OF.get(stage, stage))["cached"] += counts.cache_hits
+        total += counts.cache_hits
+    return total
 
 
 async def estimate(
@@ -46,108 +291,106 @@ async def estimate(
     sources: list[SourceExperiment],
     state: Path,
 ) -> dict[str, Any]:
-    speech = SpeechStage(config.stt, state / "speech") if config.stt else None
+    retries = RetryBook(state, retry_failed=config.retry_failed, read_only=True)
+    retries.plan_redo(config.redo_phases(), allowed=tuple(REDO_PHASES.values()))
+    speech = await asyncio.to_thread(plan_transcripts, sources, config.stt, state, retries.epochs)
     questions = sum(config.per_type.values())
-    rows: dict[str, dict[str, float]] = {}
-    minutes = cached_minutes = 0.0
+    rows = Rows()
+    for stage in ROWS:
+        rows.row(stage)
     skipped: dict[str, str] = {}
+    replay = await Replay.open(config, exemplars, state, retries)
+    replayed = 0
+    try:
+        for source in speech.sources:
+            if source.video is None:
+                skipped[source.video_id] = "no video"
+                continue
+            if source.transcript is None and source.video_id not in speech.pending:
+                skipped[source.video_id] = speech.unreadable.get(
+                    source.video_id, "no transcript and no -R stt=..."
+                )
+                continue
+            paper = source.paper.stat().st_size if source.paper else 0
+            if source.transcript is None:
+                duration = speech.pending[source.video_id]
+                UpperBound(config, exemplars, int(duration / 60 * 150 * 6), paper).whole(rows)
+                continue
+            if replay is None or not replay.backends:
+                try:
+                    await asyncio.to_thread(probe, source.video)
+                except MediaError as error:
+                    skipped[source.video_id] = str(error)
+                    continue
+                UpperBound(config, exemplars, source.transcript.stat().st_size, paper).whole(rows)
+                continue
+            experiment = await load_experiment(source, speech.provenance.get(source.video_id))
+            if experiment.problems:
+                skipped[source.video_id] = "; ".join(experiment.problems)
+                continue
+            bound = UpperBound(config, exemplars, len(experiment.transcript_lines()), len(experiment.paper))
+            await replay.run(experiment, bound, rows)
+            replayed += 1
+    finally:
+        if replay is not None:
+            await replay.aclose()
+    cached = _cached_replies(replay.ledger, rows) if replay is not None else 0
+    reused = sum(replay.store.reused.values()) if replay is not None else 0
 
-    def add(stage: str, calls: int, prompt: int, completion: int) -> None:
-        row = rows.setdefault(stage, {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0})
-        row["calls"] += calls
-        row["prompt_tokens"] += calls * prompt
-        row["completion_tokens"] += calls * completion
-
-    for source in sources:
-        if source.video is None:
-            skipped[source.video_id] = "no video"
-            continue
-        try:
-            duration = probe(source.video).duration
-        except MediaError as error:
-            skipped[source.video_id] = str(error)
-            continue
-        if source.transcript is not None:
-            transcript_chars = source.transcript.stat().st_size
-        elif speech is not None:
-            if speech.cached_path(source.video) is not None:
-                cached_minutes += duration / 60
-            else:
-                minutes += duration / 60
-            transcript_chars = int(duration / 60 * 150 * 6)
-        else:
-            skipped[source.video_id] = "no transcript and no --stt"
-            continue
-        paper_chars = min(config.paper_chars, source.paper.stat().st_size if source.paper else 0)
-        context = transcript_chars + paper_chars
-        frames = config.frames * IMAGE_TOKENS
-        analysis = recipe_prompts.load("svb_analysis", config.prompts)
-        generate = recipe_prompts.load("svb_generate", config.prompts)
-        add(
-            "svb_generate",
-            1,
-            _tokens(analysis.user) + context // CHARS_PER_TOKEN,
-            OUTPUT_TOKENS["svb_analysis"],
-        )
-        add(
-            "svb_generate",
-            1,
-            _tokens(generate.user + _exemplars(exemplars, config.per_type))
-            + context // CHARS_PER_TOKEN
-            + OUTPUT_TOKENS["svb_analysis"],
-            OUTPUT_TOKENS["svb_generate"],
-        )
-        for role, extra in (
-            ("svb_evaluate", context // CHARS_PER_TOKEN + frames),
-            ("svb_compare", transcript_chars // CHARS_PER_TOKEN + frames + 400),
-            ("svb_refine", 600),
-        ):
-            template = recipe_prompts.load(role, config.prompts)
-            add(role, questions, _tokens(template.user) + extra, OUTPUT_TOKENS[role])
-        add("blind_audit", questions * config.blind_samples, 350, OUTPUT_TOKENS["blind"])
-
-    def priced(role: str, row: dict[str, float]) -> float | None:
+    def priced(role: str, row: dict[str, int]) -> float | None:
         price = config.prices.get(role) or (
             config.prices.get("llm") if role == "blind" and config.blind_llm in (None, config.llm) else None
         )
-        return (
-            None
-            if price is None
-            else round(price.cost(int(row["prompt_tokens"]), int(row["completion_tokens"])), 6)
-        )
+        if not row["calls"]:
+            return 0.0
+        return None if price is None else round(price.cost(row["prompt_tokens"], row["completion_tokens"]), 6)
 
     stages = {
-        stage: {
-            **{k: int(v) for k, v in row.items()},
-            "cost": priced("blind" if stage == "blind_audit" else "llm", row),
-        }
-        for stage, row in rows.items()
+        stage: {**row, "cost": priced("blind" if stage == "blind_audit" else "llm", row)}
+        for stage, row in rows.calls.items()
+        if row["calls"] or row["cached"] or stage in ROWS
     }
-    speech_cost: float | None = 0.0
-    if config.stt is not None and config.stt.remote:
-        speech_cost = (
-            None if config.stt.price_per_minute is None else round(minutes * config.stt.price_per_minute, 6)
-        )
+    speech_cost = speech.cost()
     costs = [s["cost"] for s in stages.values()] + [speech_cost]
+    experiments = len(sources) - len(skipped)
+    notes = [
+        f"prompt tokens = characters / {CHARS_PER_TOKEN} + {IMAGE_TOKENS} per frame; output tokens are typical reply sizes",
+    ]
+    if replay is None:
+        notes.append(
+            "no response cache yet: evaluator, comparer, refiner and blind audit are counted for every question "
+            "asked for (an upper bound)"
+        )
+    elif replay.note:
+        notes.append(f"{replay.note}: every call counted at its upper bound")
+    else:
+        notes.append(
+            f"{replayed} experiment(s) replayed against the response cache: {cached} reply(ies) found cached "
+            f"(free), {reused} role output(s) reused from earlier runs; what follows a reply not cached is "
+            "counted at its upper bound"
+        )
+    speech_note = speech.note()
+    if speech_note:
+        notes.insert(0, speech_note)
     return {
         "recipe": "scivideobench",
-        "experiments": len(sources) - len(skipped),
+        "experiments": experiments,
         "skipped": skipped,
-        "questions_asked_for": questions * (len(sources) - len(skipped)),
+        "questions_asked_for": questions * experiments,
         "stages": stages,
+        "cached_replies": cached,
+        "reused_outputs": reused,
         "speech": {
             "engine": config.stt.describe() if config.stt else None,
-            "minutes": round(minutes, 2),
-            "cached_minutes": round(cached_minutes, 2),
+            "videos": len(speech.pending),
+            "minutes": round(speech.minutes, 2),
+            "cached_minutes": round(speech.cached_minutes, 2),
             "cost": speech_cost,
         },
         "total_cost": None
         if any(c is None for c in costs)
         else round(sum(c for c in costs if c is not None), 6),
-        "notes": [
-            f"prompt tokens = characters / {CHARS_PER_TOKEN} + {IMAGE_TOKENS} per frame; output tokens are typical reply sizes",
-            "evaluator, comparer, refiner and blind audit are counted for every question asked for (an upper bound)",
-        ],
+        "notes": notes,
     }
 
 
@@ -158,18 +401,20 @@ def estimate_markdown(estimate: dict[str, Any]) -> str:
     lines = [
         f"# Estimate: SciVideoBench recipe, {estimate['experiments']} experiment(s)",
         "",
-        "| stage | calls | input tokens | output tokens | cost |",
-        "| --- | ---: | ---: | ---: | ---: |",
+        "| stage | calls | of them at most | found cached (free) | input tokens | output tokens | cost |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for stage, row in estimate["stages"].items():
         lines.append(
-            f"| {stage} | {row['calls']} | {row['prompt_tokens']} | {row['completion_tokens']} | {money(row['cost'])} |"
+            f"| {stage} | {row['calls']} | {row['upper_bound']} | {row['cached']} | {row['prompt_tokens']} "
+            f"| {row['completion_tokens']} "
+            f"| {money(row['cost'])} |"
         )
     speech = estimate["speech"]
     if speech["engine"]:
         lines.append(
-            f"| speech-to-text ({speech['engine']['engine']}) | {speech['minutes']} min "
-            f"(+{speech['cached_minutes']} cached) | | | {money(speech['cost'])} |"
+            f"| speech-to-text ({speech['engine']['engine']}) | {speech['videos']} video(s), {speech['minutes']} min "
+            f"| | {speech['cached_minutes']} min | | | {money(speech['cost'])} |"
         )
     lines += ["", f"Total: {money(estimate['total_cost'])}", ""]
     lines += [f"- {note}" for note in estimate["notes"]]

@@ -1,7 +1,7 @@
 """One experiment as the roles see it: timed narration, paper text, frames labelled with their times.
 
-The narration comes from the folder's transcript, or from speech-to-text when there is none (the
-stage caches it by audio content); which one is recorded (`transcript_provenance`) and goes into
+The narration comes from the folder's transcript, or from speech-to-text when there is none
+(`expvid.construction.speech.fill_transcripts`, cached by audio content); which one is recorded (`transcript_provenance`) and goes into
 every item's provenance and the reviewers' page. Frames are sampled once per experiment (uniform
 over the whole video, `frames` of them, aspect kept) and shared by the evaluator and the comparer,
 each preceded by its time as "[mm:ss]" so a model can cite it.
@@ -19,7 +19,6 @@ from typing import Any
 from expvid.construction.papers import PaperError, _pdf_text
 from expvid.construction.recipes.scivideobench.schemas import clock
 from expvid.construction.sources import SourceExperiment
-from expvid.construction.speech.stage import SpeechStage
 from expvid.media.errors import MediaError
 from expvid.media.info import VideoInfo
 from expvid.media.sampler import probe, sample_video
@@ -92,10 +91,15 @@ def _meta_subject(folder: Path) -> str | None:
     return value.strip() if isinstance(value, str) and value.strip() else None
 
 
-async def load_experiment(source: SourceExperiment, speech: SpeechStage | None) -> Experiment:
-    """Probe, read or transcribe, read the paper; problems are collected, never raised."""
-    problems = [p for p in source.problems if "no transcript" not in p or speech is None]
-    experiment = Experiment(source=source, problems=problems, subject=_meta_subject(source.folder))
+async def load_experiment(source: SourceExperiment, provenance: dict[str, Any] | None = None) -> Experiment:
+    """Probe, read the transcript (the folder's, or the one speech-to-text made: `fill_transcripts`
+    ran first) and the paper; problems are collected, never raised."""
+    experiment = Experiment(
+        source=source,
+        problems=list(source.problems),
+        subject=_meta_subject(source.folder),
+        transcript_provenance=dict(provenance or {}),
+    )
     if source.video is None:
         experiment.problems.append(f"{source.folder}: no video file (the recipe needs the video)")
         return experiment
@@ -112,19 +116,6 @@ async def load_experiment(source: SourceExperiment, speech: SpeechStage | None) 
         except (OSError, UnicodeDecodeError, PaperError) as error:
             experiment.problems.append(f"{source.paper}: cannot read the paper ({error})")
     path = source.transcript
-    if path is not None:
-        experiment.transcript_provenance = {"engine": "file", "file": path.name}
-    elif speech is not None:
-        try:
-            path = await speech.transcript_for(source.video)
-        except MediaError as error:
-            experiment.problems.append(f"speech-to-text: {error}")
-            return experiment
-        except RuntimeError as error:  # SpeechEngineError
-            experiment.problems.append(f"speech-to-text: {error}")
-            return experiment
-        data = json.loads(path.read_text(encoding="utf-8"))
-        experiment.transcript_provenance = dict(data.get("provenance") or {})
     if path is not None:
         try:
             experiment.transcript = await asyncio.to_thread(read_transcript, path)

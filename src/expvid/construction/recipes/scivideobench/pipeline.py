@@ -26,15 +26,15 @@ from expvid.construction.pipeline import _check_out
 from expvid.construction.prompts import PromptError
 from expvid.construction.recipes.scivideobench import prompts as recipe_prompts
 from expvid.construction.recipes.scivideobench.audits import blind_audit, text_audits
-from expvid.construction.recipes.scivideobench.config import SvbBuildConfig
+from expvid.construction.recipes.scivideobench.config import REDO_PHASES, SvbBuildConfig
 from expvid.construction.recipes.scivideobench.drafts import RoleOutput, RoleStore, SvbDraft
 from expvid.construction.recipes.scivideobench.inputs import Experiment, load_experiment
 from expvid.construction.recipes.scivideobench.report import markdown_report
 from expvid.construction.recipes.scivideobench.roles import Roles, load_exemplars
 from expvid.construction.recipes.scivideobench.writer import write_release
-from expvid.construction.retries import RetryBook
+from expvid.construction.retries import CURRENT_EXPERIMENT, RetryBook
 from expvid.construction.sources import discover_sources
-from expvid.construction.speech.local import SpeechEngineError
+from expvid.construction.speech.sources import fill_transcripts, open_stage
 from expvid.construction.speech.stage import SpeechStage
 from expvid.construction.state import STATE_DIR, BuildState, write_atomic
 from expvid.models import ModelBackend, create_backend
@@ -51,18 +51,21 @@ def _prices(config: SvbBuildConfig) -> dict[str, Any]:
     return prices
 
 
-async def _experiments(config: SvbBuildConfig, speech: SpeechStage | None) -> list[Experiment]:
+async def _experiments(
+    config: SvbBuildConfig, speech: SpeechStage | None, epochs: dict[str, int]
+) -> tuple[list[Experiment], list[Problem]]:
+    """Every experiment, transcribed where it has a video and no transcript; transcription failures
+    as failed units (the experiment is rejected with the reason; the next run asks again)."""
     sources = discover_sources(config.sources)
-    return list(await asyncio.gather(*(load_experiment(s, speech) for s in sources)))
-
-
-def _speech(config: SvbBuildConfig, state_root: Any) -> SpeechStage | None:
-    if config.stt is None:
-        return None
-    try:
-        return SpeechStage(config.stt, state_root / "speech", concurrency=config.concurrency)
-    except SpeechEngineError as error:
-        raise DataError(f"speech-to-text: {error}") from None
+    filled = await fill_transcripts(sources, speech, epochs)
+    experiments = await asyncio.gather(
+        *(load_experiment(s, filled.provenance.get(s.video_id)) for s in filled.sources)
+    )
+    failures = [
+        Problem(video_id=video_id, stage="transcription", message=message, failed=True)
+        for video_id, message in sorted(filled.failures.items())
+    ]
+    return list(experiments), failures
 
 
 def _check_inputs(config: SvbBuildConfig) -> dict[str, list[dict[str, str]]]:
@@ -83,9 +86,12 @@ async def build_scivideobench(config: SvbBuildConfig, *, log: Log | None = None)
     discover_sources(config.sources)  # a missing folder stops here, before any model is created
     out.mkdir(parents=True, exist_ok=True)
     state = BuildState(out)
-    speech = _speech(config, state.root)
+    speech = open_stage(config.stt, state.root, concurrency=config.concurrency)
     ledger = Ledger(prices=_prices(config))
     retries = RetryBook(state.root, retry_failed=config.retry_failed)
+    retries.redo(config.redo_phases(), allowed=tuple(REDO_PHASES.values()))
+    if config.redo:
+        say(f"redo: {', '.join(config.redo)} asked again with fresh requests")
     options = {"concurrency": config.concurrency, **config.backend_options, "cache_dir": state.cache_dir}
     backends: dict[str, ModelBackend] = {"llm": create_backend(config.llm, **options)}
     if config.blind_samples and config.blind_llm and config.blind_llm != config.llm:
@@ -107,7 +113,7 @@ async def build_scivideobench(config: SvbBuildConfig, *, log: Log | None = None)
     calls = asyncio.Semaphore(config.concurrency)
     roles = Roles(config, llm, RoleStore(state.root / "svb"), exemplars, calls)
     try:
-        experiments = await _experiments(config, speech)
+        experiments, speech_problems = await _experiments(config, speech, retries.epochs)
         say(f"{len(experiments)} experiment(s) found in {config.sources}")
         usable = [e for e in experiments if not e.problems]
         outputs = await asyncio.gather(*(_draft(roles, e, say) for e in usable))
@@ -126,6 +132,7 @@ async def build_scivideobench(config: SvbBuildConfig, *, log: Log | None = None)
             calls=calls,
         )
         rows = write_release(out, drafts, by_id, audit.flags, audit.blind)
+        audit.problems += speech_problems
         report = _report(config, experiments, outputs, drafts, rows, audit, ledger, speech, roles, started)
     finally:
         if speech is not None:
@@ -144,6 +151,7 @@ def _row(draft: SvbDraft, experiment: Experiment) -> dict[str, Any]:
 
 
 async def _draft(roles: Roles, experiment: Experiment, say: Log) -> RoleOutput:
+    CURRENT_EXPERIMENT.set(experiment.video_id)  # this task's calls are this experiment's (`--redo X:ID`)
     generated = await roles.generate(experiment)
     if not generated.complete:
         return generated

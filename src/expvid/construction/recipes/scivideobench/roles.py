@@ -81,6 +81,14 @@ class Roles:
     def prompt_hashes(self, *ids: str) -> list[str]:
         return [self.prompt(prompt_id).sha256 for prompt_id in ids]
 
+    def redo_epoch(self, phase: str) -> list[int]:
+        """The `--redo` epoch of `phase` for the current experiment as a fingerprint part: a redone
+        role is not reused from its saved output (none when 0, so fingerprints from before any
+        redo stay valid)."""
+        retries = self.llm.retries
+        epoch = retries.epoch(phase) if retries is not None else 0
+        return [epoch] if epoch else []
+
     # -- QA generator ------------------------------------------------------------------------------
 
     async def generate(self, experiment: Experiment) -> RoleOutput:
@@ -90,6 +98,7 @@ class Roles:
             self.prompt_hashes("svb_analysis", "svb_generate"),
             self.exemplars,
             self.llm.model,
+            *self.redo_epoch("svb_generate"),
         )
 
         async def compute(output: RoleOutput) -> None:
@@ -169,7 +178,11 @@ class Roles:
     ) -> RoleOutput:
         prompt_id = f"svb_{role}"
         fingerprint = self.config.fingerprint(
-            role, previous.fingerprint, self.prompt_hashes(prompt_id), self.llm.model
+            role,
+            previous.fingerprint,
+            self.prompt_hashes(prompt_id),
+            self.llm.model,
+            *self.redo_epoch(prompt_id),
         )
 
         async def compute(output: RoleOutput) -> None:

@@ -51,9 +51,17 @@ function clampToWindow(video) {
   if (replay) {
     replay.addEventListener("click", () => {
       video.currentTime = start;
-      video.play();
+      playQuietly(video);
     });
   }
+}
+
+// A pause (key "k", a seek) that lands before playback starts rejects play()'s promise with an
+// AbortError: that is the reviewer's intent, not a fault, so only other rejections reach the console.
+function playQuietly(video) {
+  video.play().catch((error) => {
+    if (error && error.name !== "AbortError") console.warn("video did not play:", error);
+  });
 }
 
 function playerWindow(video) {
@@ -424,7 +432,7 @@ function onKey(event) {
   let handled = true;
   if (key === "?") toggleShortcuts();
   else if ((key === " " || key === "k") && video) {
-    if (video.paused) video.play();
+    if (video.paused) playQuietly(video);
     else video.pause();
   } else if ((key === "," || key === ".") && video) {
     const fps = parseFloat(video.dataset.fps) || 25;
@@ -488,17 +496,26 @@ document.addEventListener("DOMContentLoaded", () => {
   document.addEventListener("keydown", onKey);
 });
 
-// SciVideoBench review: a time button plays the video from that time (to the range's end, if any).
+// SciVideoBench review: a time button plays the video from that time, to the range's end if any. The
+// end is checked every animation frame, as the clip window is (timeupdate alone overshoots by up to
+// 250 ms); a later click replaces an earlier range.
 document.addEventListener("click", (event) => {
   const button = event.target.closest("[data-seek]");
   const video = document.getElementById("player");
   if (!button || !video) return;
   const start = parseFloat(button.dataset.seek);
   const end = button.dataset.seekEnd ? parseFloat(button.dataset.seekEnd) : null;
+  const token = String(Number(video.dataset.seekToken || 0) + 1);
+  video.dataset.seekToken = token;
   video.currentTime = start;
-  video.play();
-  if (end !== null) {
-    const stop = () => { if (video.currentTime >= end) { video.pause(); video.removeEventListener("timeupdate", stop); } };
-    video.addEventListener("timeupdate", stop);
-  }
+  const watch = () => {
+    if (video.dataset.seekToken !== token || end === null) return;
+    if (video.currentTime >= end) {
+      video.pause();
+      video.currentTime = end;
+      return;
+    }
+    if (!video.paused) requestAnimationFrame(watch);
+  };
+  video.play().then(() => requestAnimationFrame(watch), () => {});
 });
