@@ -7,12 +7,17 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
+import collection_record
 from expvid.suites.sample import make_sample
 
 # Hypothesis's per-example deadline (200 ms) measures the machine, not the code: on CI's 2 busy cores
 # a first example that imports or compiles something takes longer. Correctness is what is tested.
 settings.register_profile("expvid", deadline=None)
 settings.load_profile("expvid")
+
+
+def pytest_itemcollected(item: pytest.Item) -> None:
+    collection_record.record(item)
 
 
 @pytest.fixture(scope="session")

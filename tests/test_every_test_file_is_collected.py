@@ -2,8 +2,10 @@
 
 pytest skips folders named `build`, `dist`, `venv`, `*.egg` and dot-folders by default
 (`norecursedirs`); a test folder with such a name silently never runs in CI (this is how 119 tests in
-`tests/build/` went unrun). The check runs the same plain command, collection only, in a fresh
-interpreter from the repository root, and compares the files it collected with the files on disk.
+`tests/build/` went unrun). The check compares the files the plain command collects with the files on
+disk. When this session is that command (`pytest` from the repository root, no paths given), what it
+collected is the answer; otherwise (a chosen file or folder) the plain command is run, collection only, in
+a fresh interpreter.
 """
 
 from __future__ import annotations
@@ -12,7 +14,19 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from collection_record import COLLECTED_FILES
+
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def _collected_by_this_session(config: pytest.Config) -> set[str] | None:
+    plain = (
+        config.args_source == pytest.Config.ArgsSource.TESTPATHS
+        and Path(config.invocation_params.dir).resolve() == ROOT
+    )
+    return set(config.stash.get(COLLECTED_FILES, set())) if plain else None
 
 
 def _collected_files() -> set[str]:
@@ -33,14 +47,14 @@ def _collected_files() -> set[str]:
     return files
 
 
-def test_every_test_file_on_disk_is_collected_by_plain_pytest() -> None:
+def test_every_test_file_on_disk_is_collected_by_plain_pytest(pytestconfig: pytest.Config) -> None:
     on_disk = {
         path.relative_to(ROOT).as_posix()
         for path in (ROOT / "tests").rglob("test_*.py")
         if "__pycache__" not in path.parts
     }
     assert len(on_disk) > 100, "the test tree was not found where expected"
-    collected = _collected_files()
+    collected = _collected_by_this_session(pytestconfig) or _collected_files()
     missing = sorted(on_disk - collected)
     assert not missing, f"{len(missing)} test files are never collected by `pytest`: {missing}"
 

@@ -23,7 +23,6 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-import pytest
 from build_helpers import bodies, read_jsonl, run_build
 from build_responder import ScriptedLab
 from sqlalchemy import func, select
@@ -137,8 +136,6 @@ def _outcomes(report: dict[str, Any]) -> dict[str, str]:
 
 
 def test_a_campaign_in_three_batches_keeps_every_decision_identity_and_paid_call(sample_sources, tmp_path):
-    # The platform's batch import (identity keys, per-item outcomes) is issue 18's platform part.
-    pytest.importorskip("expvid.platform.services.import_report")
     campaign = Campaign(tmp_path, sample_sources)
 
     # -- batch 1: draft, import, two reviewers decide half (and disagree on a few) --------------

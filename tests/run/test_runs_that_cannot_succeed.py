@@ -93,19 +93,22 @@ def test_transient_errors_and_mixed_outcomes_never_stop_a_run(
 
     lock, seen = threading.Lock(), {"n": 0}
 
-    def every_other(request: RecordedRequest) -> Reply:
+    def every_third(request: RecordedRequest) -> Reply:
         with lock:
             seen["n"] += 1
-            odd = seen["n"] % 2
-        return Reply.ok("\\boxed{A}") if odd else Reply(status=400, raw_body=RESPONSES_ONLY.encode())
+            fail = seen["n"] % 3 == 0
+        return Reply(status=400, raw_body=RESPONSES_ONLY.encode()) if fail else Reply.ok("\\boxed{A}")
 
-    with LoopbackServer(every_other) as server:
+    with LoopbackServer(every_third) as server:
         code, output = _eval(
             sample_dir, tmp_path / "mixed", frame_cache_dir, f"openai:m@{server.openai_base_url}",
-            "--stop-after-errors", "2", "--limit", "8", "--concurrency", "1",
+            "--stop-after-errors", "3", "--limit", "9", "--concurrency", "1",
         )  # fmt: skip
-    # One at a time: failures and successes alternate, so no two identical errors come in a row.
-    assert code == 3 and len(_lines(tmp_path / "mixed")) == 8, output
+    # One request at a time, every third refused: two answers between failures. Outcomes are counted
+    # as they come back, which may swap neighbours; three failures in a row would take far more.
+    assert code == 3, output
+    outcomes = [line.get("error") is None for line in _lines(tmp_path / "mixed")]
+    assert len(outcomes) == 9 and outcomes.count(False) == 3, outcomes
 
 
 def test_gemini_2_5_pro_without_thinking_sends_its_minimum_budget(
