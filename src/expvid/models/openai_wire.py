@@ -20,8 +20,24 @@ from expvid.models.types import BackendError, GenerateRequest, GenerateResponse,
 from expvid.schema import Usage
 
 
+class Base64DataUrl(str):
+    """A data URL made here: a checked MIME type and base64, so every character can go into a JSON
+    string unescaped. `body_bytes` splices these without scanning them (a request's frames are
+    100 KB to megabytes; scanning them for characters to escape was a tenth of the client's CPU)."""
+
+    __slots__ = ()
+
+
+_MIME = re.compile(r"[A-Za-z0-9.+-]+/[A-Za-z0-9.+-]+")
+
+
+def _base64_url(mime: str, payload: str) -> str:
+    url = f"data:{mime};base64,{payload}"
+    return Base64DataUrl(url) if _MIME.fullmatch(mime) else url
+
+
 def data_url(image: ImagePart) -> str:
-    return f"data:{image.mime};base64,{base64.b64encode(image.data).decode('ascii')}"
+    return _base64_url(image.mime, base64.b64encode(image.data).decode("ascii"))
 
 
 def video_data_url(frames: Sequence[ImagePart], where: str = "request") -> str:
@@ -37,7 +53,7 @@ def video_data_url(frames: Sequence[ImagePart], where: str = "request") -> str:
             "sample JPEG frames or use --input-mode images"
         )
     encoded = ",".join(base64.b64encode(frame.data).decode("ascii") for frame in frames)
-    return f"data:video/jpeg;base64,{encoded}"
+    return _base64_url("video/jpeg", encoded)
 
 
 def openai_content(
@@ -78,7 +94,7 @@ _NEEDS_ESCAPE = re.compile(r'[\x00-\x1f\x7f"\\]')
 
 def _json_safe(url: str) -> bool:
     """Whether `url` can go into a JSON string as it is (what `data_url` makes always can)."""
-    return url.isascii() and _NEEDS_ESCAPE.search(url) is None
+    return isinstance(url, Base64DataUrl) or (url.isascii() and _NEEDS_ESCAPE.search(url) is None)
 
 
 def body_bytes(body: dict[str, Any]) -> bytes:

@@ -18,14 +18,13 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
 
 from expvid.media.cache import FrameCache
 from expvid.models.factory import create_backend
-from expvid.run.batch_phase import BatchOutcome, BatchPhase, run_uid
 from expvid.run.config import EvalConfig
 from expvid.run.cost import run_extras
 from expvid.run.error_streak import RunStopped
@@ -50,6 +49,9 @@ from expvid.schema import DataError, Item, SamplerSettings
 from expvid.suites.base import Dataset
 from expvid.suites.protocol import EvalSuite, FrameOptions, GenerationDefaults
 from expvid.suites.registry import get_suite
+
+if TYPE_CHECKING:  # the batch machinery is imported only by runs that use --batch (start-up time)
+    from expvid.run.batch_phase import BatchOutcome
 
 __all__ = ["EvalResult", "evaluate", "judge_spec", "make_suite", "make_suite_named", "select_items"]
 
@@ -346,6 +348,8 @@ async def evaluate(
                     stop_after_errors=config.stop_after_errors,
                 )
                 if adapter is not None and config.batch is not None:
+                    from expvid.run.batch_phase import BatchPhase, run_uid
+
                     outcome = await BatchPhase(
                         generation=phase,
                         adapter=adapter,

@@ -10,21 +10,23 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
 
-from expvid.models.batch import BatchAdapter, batch_adapter
 from expvid.models.pricing import ModelRef, Price, model_ref, price_for
 from expvid.models.types import BackendConfigError, GenerateRequest, ModelBackend
-from expvid.run.batch_phase import BatchOutcome
 from expvid.run.budget import BudgetGate, BudgetStop, Expectation
 from expvid.run.config import EvalConfig
 from expvid.run.cost import run_cost
 from expvid.run.estimate import TYPICAL_OUTPUT, request_expectation
 from expvid.run.rundir import RunDir
 from expvid.schema import DataError
+
+if TYPE_CHECKING:  # imported by --batch runs only (start-up time of every other run)
+    from expvid.models.batch import BatchAdapter
+    from expvid.run.batch_phase import BatchOutcome
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,8 @@ class RunPricing:
 
 def batch_adapter_for(backend: ModelBackend) -> BatchAdapter:
     """The backend's batch adapter, or a DataError before any work when it has none."""
+    from expvid.models.batch import batch_adapter
+
     try:
         return batch_adapter(backend)
     except BackendConfigError as error:

@@ -16,6 +16,7 @@ unparseable, not mapped to anything. Order of rules (first that applies decides)
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from expvid.schema import Item
 from expvid.scoring.extraction.latex import clean_answer_text, find_boxed, latex_to_text, strip_markdown
@@ -41,8 +42,10 @@ _PHRASE_LETTER = re.compile(r"\s*(?:(?i:option|choice)\s*)?[(\[\"'“*]*\s*([A-J
 _OPTION_PREFIX = re.compile(r"^\(?[A-J]\s*[.:)]\s+")
 
 
+@lru_cache(maxsize=1 << 16)
 def normalise_option_text(text: str) -> str:
-    """Case- and space-insensitive form of an option (or reply) for exact text comparison."""
+    """Case- and space-insensitive form of an option (or reply) for exact text comparison. Cached: a
+    run compares every reply with every option of its item, and options repeat across items."""
     text = clean_answer_text(text)
     return re.sub(r"\s+", " ", text).casefold().strip()
 
