@@ -291,16 +291,20 @@ def _int_or_none(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _usage(raw: Any) -> Usage:
+def usage_from(
+    raw: Any, *, input_name: str = "prompt_tokens", output_name: str = "completion_tokens"
+) -> Usage:
+    """Token counts of an OpenAI usage object: Chat Completions names them prompt/completion tokens, the
+    Responses API input/output tokens; both put reasoning and cached tokens in `<name>_details`."""
     if not isinstance(raw, dict):
         return Usage()
-    details = raw.get("completion_tokens_details")
+    details = raw.get(f"{output_name}_details")
     reasoning = _int_or_none(details.get("reasoning_tokens")) if isinstance(details, dict) else None
-    prompt_details = raw.get("prompt_tokens_details")
-    cached = _int_or_none(prompt_details.get("cached_tokens")) if isinstance(prompt_details, dict) else None
+    input_details = raw.get(f"{input_name}_details")
+    cached = _int_or_none(input_details.get("cached_tokens")) if isinstance(input_details, dict) else None
     return Usage(
-        prompt_tokens=_int_or_none(raw.get("prompt_tokens")),
-        completion_tokens=_int_or_none(raw.get("completion_tokens")),
+        prompt_tokens=_int_or_none(raw.get(input_name)),
+        completion_tokens=_int_or_none(raw.get(output_name)),
         reasoning_tokens=reasoning,
         cache_read_tokens=cached,
     )
@@ -356,6 +360,6 @@ def parse_chat_completion(raw: bytes, *, model: str) -> GenerateResponse:
         refusal=refusal or None,
         reasoning=reasoning or None,
         finish_reason=finish_reason if isinstance(finish_reason, str) else None,
-        usage=_usage(body.get("usage")),
+        usage=usage_from(body.get("usage")),
         model=body["model"] if isinstance(body.get("model"), str) else model,
     )

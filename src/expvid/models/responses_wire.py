@@ -24,7 +24,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from expvid.models.openai_wire import _temperature_blocked, data_url
+from expvid.models.openai_wire import _temperature_blocked, data_url, usage_from
 from expvid.models.param_fallback import Adjustment
 from expvid.models.param_rules import ChatRules, effort_for
 from expvid.models.retry import AttemptFailure
@@ -130,23 +130,8 @@ def _reasoning(
     return effort
 
 
-def _int_or_none(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
 def responses_usage(raw: Any) -> Usage:
-    if not isinstance(raw, dict):
-        return Usage()
-    details = raw.get("output_tokens_details")
-    reasoning = _int_or_none(details.get("reasoning_tokens")) if isinstance(details, dict) else None
-    input_details = raw.get("input_tokens_details")
-    cached = _int_or_none(input_details.get("cached_tokens")) if isinstance(input_details, dict) else None
-    return Usage(
-        prompt_tokens=_int_or_none(raw.get("input_tokens")),
-        completion_tokens=_int_or_none(raw.get("output_tokens")),
-        reasoning_tokens=reasoning,
-        cache_read_tokens=cached,
-    )
+    return usage_from(raw, input_name="input_tokens", output_name="output_tokens")
 
 
 def parse_response_object(body: dict[str, Any], *, model: str) -> GenerateResponse:
