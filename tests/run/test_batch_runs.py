@@ -14,7 +14,12 @@ from expvid.models.pricing import Price
 from expvid.run.batch_settings import BatchSettings
 from expvid.run.config import EvalConfig
 from expvid.run.evaluate import EvalResult, evaluate
+from expvid.run.report.table import build_table, load_runs
+from expvid.run.report.text_formats import run_notes
 from expvid.suites.registry import get_suite
+from expvid.view import ViewSession
+from expvid.view.overview import build_overview
+from expvid.view.rows import build_rows
 
 TASKS = ["tools", "materials"]
 
@@ -94,6 +99,10 @@ def test_a_batch_left_behind_is_collected_by_another_process(
     first = _run(sample_dir, model, out, frame_cache_dir, tasks=["tools"], batch=settings)
     assert first.pending == 2 and not (out / "predictions.jsonl").read_text()
     assert json.loads((out / "scores.json").read_text())["run"]["pending_batch_requests"] == 2
+    waiting = "2 request(s) still waiting in the provider's batches are missing from the scores"
+    report_notes = run_notes(build_table(get_suite("expvid"), load_runs([out]), references=[]))
+    viewer_notes = build_overview(session := ViewSession([out]), build_rows(session))["table_notes"]
+    assert any(waiting in note for note in report_notes) and any(waiting in note for note in viewer_notes)
     # The process died between creating the batch and recording its id: only metadata can find it.
     [chunk_path] = list((out / "batches").glob("chunk-*.json"))
     chunk = json.loads(chunk_path.read_text())

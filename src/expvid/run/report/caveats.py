@@ -69,6 +69,11 @@ def run_caveats(label: str, scores: RunScores) -> list[str]:
         lines.append(
             f"{label}: {run.budget_stop}; {run.n_missing} item(s) not asked are missing from the scores"
         )
+    if run.pending_batch_requests:
+        lines.append(
+            f"{label}: {run.pending_batch_requests} request(s) still waiting in the provider's batches are "
+            "missing from the scores; re-run the same command to collect them"
+        )
     n_failed, where = _per_task(tasks, lambda t: t.n_failed)
     if n_failed:
         kinds = ", ".join(f"{kind} {n}" for kind, n in run.failed_by_kind.items()) or "kinds not recorded"
