@@ -52,9 +52,11 @@ def _build(sources: Path, out: Path, server: LoopbackServer) -> dict[str, Any]:
     result = CliRunner().invoke(
         app,
         ["build", str(sources), "--recipe", "promqa", "--out", str(out),
-         "--llm", f"openai:gen-a@{server.openai_base_url}", "-R", f"generator=openai:gen-b@{server.openai_base_url}",
+         # The drafting model's server as --base-url and retries as --backend-option (eval's endpoint options).
+         "--llm", "openai:gen-a", "--base-url", server.openai_base_url,
+         "-R", f"generator=openai:gen-b@{server.openai_base_url}",
          "-R", "template=step-target,step-dot", "-R", "next=4", "-R", "missing=4", "-R", "others=2",
-         "--price", "llm=2.5,10", "--max-retries", "0", "--preset", "ultrafast", "--quiet"],
+         "--price", "llm=2.5,10", "--backend-option", "max_retries=0", "--preset", "ultrafast", "--quiet"],
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     report: dict[str, Any] = json.loads((out / "build_report.json").read_text())

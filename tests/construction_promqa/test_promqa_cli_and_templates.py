@@ -40,6 +40,13 @@ def test_option_mistakes_fail_before_any_work(sample_sources: Path, tmp_path: Pa
     assert expvid_only.exit_code == 2 and "--vlm" in expvid_only.output
     stray = runner.invoke(app, [*base, "-R", "next=3"])
     assert stray.exit_code == 2 and "-R" in stray.output
+    for other in ("promqa", "scivideobench"):  # the model-spec and URL checks of every command
+        no_scheme = runner.invoke(app, [*base[:-1], "openai:m@127.0.0.1:9/v1", "--recipe", other])
+        assert no_scheme.exit_code == 2 and "without a scheme" in no_scheme.output, no_scheme.output
+        bad_url = runner.invoke(
+            app, [*base[:-1], "openai:m", "--base-url", "127.0.0.1:9/v1", "--recipe", other]
+        )
+        assert bad_url.exit_code == 2 and "not an http(s) URL" in bad_url.output, bad_url.output
     assert not (tmp_path / "out").exists()
 
 

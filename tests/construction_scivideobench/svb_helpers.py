@@ -30,8 +30,9 @@ class SvbBuild:
 def build_args(sources: Path, out: Path, llm: LoopbackServer, stt: TranscriptionServer) -> list[str]:
     return [
         "build", str(sources), "--recipe", "scivideobench", "--out", str(out),
-        "--llm", f"openai:lab-r1@{llm.openai_base_url}", "--price", "llm=1.25,10", "--blind-samples", "1",
-        "--max-retries", "0", "--quiet",
+        # The server as --base-url and retries as --backend-option: the endpoint options `eval` takes.
+        "--llm", "openai:lab-r1", "--base-url", llm.openai_base_url, "--price", "llm=1.25,10",
+        "--blind-samples", "1", "--backend-option", "max_retries=0", "--quiet",
         "-R", f"stt=openai:whisper-1@{stt.openai_base_url}", "-R", "stt_price=0.006",
         "-R", "per_type=conceptual:1,hypothetical:2,quantitative:1", "-R", "frames=4", "-R", "frame_max_side=128",
     ]  # fmt: skip

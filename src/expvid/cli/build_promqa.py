@@ -16,7 +16,8 @@ from typing import Any
 
 import typer
 
-from expvid.cli.errors import friendly_errors, require_http_urls
+from expvid.cli.endpoints import endpoint_options_of
+from expvid.cli.errors import friendly_errors, require_spec_urls
 from expvid.run.terminal import message_console
 
 #: `expvid build`'s defaults, which for this recipe mean "the official generation settings".
@@ -71,13 +72,8 @@ def run_promqa(params: dict[str, Any]) -> None:
         except ValueError as error:
             raise typer.BadParameter(str(error), param_hint="--price") from None
         prices.update(dict.fromkeys(roles, value))
-    require_http_urls("--base-url", params.get("base_url"))
-    backend_options: dict[str, object] = {}
-    for flag, key in (("base_url", "base_url"), ("api_key_env", "api_key_env"), ("timeout", "timeout_s")):
-        if params.get(flag):
-            backend_options[key] = params[flag]
-    if params.get("max_retries") is not None:
-        backend_options["max_retries"] = params["max_retries"]
+    require_spec_urls("--llm", params.get("llm"))
+    backend_options = endpoint_options_of(params)
     try:
         rest, generation = _split_generation(list(params.get("recipe_option") or []))
         options = recipe_options(rest)

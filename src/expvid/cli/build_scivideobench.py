@@ -22,7 +22,8 @@ import typer
 from pydantic import ValidationError
 
 from expvid.cli.build_speech import STT_KEYS, recipe_options, stt_settings
-from expvid.cli.errors import friendly_errors, require_http_urls
+from expvid.cli.endpoints import endpoint_options_of
+from expvid.cli.errors import friendly_errors, require_spec_urls
 from expvid.run.terminal import message_console
 
 console = message_console(stderr=True)
@@ -80,13 +81,9 @@ def config_from(values: dict[str, Any]) -> Any:
         except ValueError as error:
             raise typer.BadParameter(str(error), param_hint="--price") from None
         prices.update(dict.fromkeys(roles, value))
-    require_http_urls("--base-url", values.get("base_url"))
-    backend_options: dict[str, object] = {}
-    for key, name in (("base_url", "base_url"), ("api_key_env", "api_key_env"), ("timeout", "timeout_s")):
-        if values.get(key):
-            backend_options[name] = values[key]
-    if values.get("max_retries") is not None:
-        backend_options["max_retries"] = values["max_retries"]
+    require_spec_urls("--llm", values.get("llm"))
+    require_spec_urls("--blind-llm", values.get("blind_llm"))
+    backend_options = endpoint_options_of(values)
     stt = stt_settings(options)
     redo = tuple(part.strip() for part in (values.get("redo") or "").split(",") if part.strip())
     for entry in redo:

@@ -58,3 +58,21 @@ def endpoint_options(
         return assemble(list(base_url or []), api_key_env, timeout, max_retries, list(backend_option or []))
     except ValueError as error:
         raise typer.BadParameter(str(error), param_hint="--backend-option") from None
+
+
+def endpoint_options_of(values: dict[str, object]) -> dict[str, object]:
+    """`endpoint_options` from a command's parameters by name (the build recipes get `expvid build`'s
+    parameters as one dict), so every recipe takes the same endpoint options as `expvid eval`."""
+    base_url, backend_option = values.get("base_url"), values.get("backend_option")
+    api_key_env, timeout, max_retries = (
+        values.get("api_key_env"),
+        values.get("timeout"),
+        values.get("max_retries"),
+    )
+    return endpoint_options(
+        [str(url) for url in base_url] if isinstance(base_url, list) else None,
+        api_key_env if isinstance(api_key_env, str) else None,
+        float(timeout) if isinstance(timeout, int | float) else None,
+        max_retries if isinstance(max_retries, int) else None,
+        [str(pair) for pair in backend_option] if isinstance(backend_option, list) else None,
+    )
