@@ -222,10 +222,22 @@ def compose_body(
             body["media_io_kwargs"] = video
             sent["video"] = video["video"]
 
+    return with_extra_body(body, sent, not_sent, extra_body, ("temperature", "reasoning_effort", "seed"))
+
+
+def with_extra_body(
+    body: dict[str, Any],
+    sent: dict[str, Any],
+    not_sent: dict[str, str],
+    extra_body: Mapping[str, Any] | None,
+    recorded: Sequence[str],
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The user's `extra_body` merged last; for the `recorded` names its explicit value is what went
+    out (and no longer "not sent"). `sent` gets the reasons for what was left out."""
     if extra_body:
         body.update(extra_body)
-        for name in ("temperature", "reasoning_effort", "seed"):
-            if name in extra_body:  # the user's explicit value is what went out
+        for name in recorded:
+            if name in extra_body:
                 sent[name] = extra_body[name]
                 not_sent.pop(name, None)
     if not_sent:

@@ -24,7 +24,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from expvid.models.openai_wire import _temperature_blocked, data_url, usage_from
+from expvid.models.openai_wire import _temperature_blocked, data_url, usage_from, with_extra_body
 from expvid.models.param_fallback import Adjustment
 from expvid.models.param_rules import ChatRules, effort_for
 from expvid.models.retry import AttemptFailure
@@ -82,15 +82,7 @@ def compose_responses_body(
     sent["seed"] = None
     if request.seed is not None:
         not_sent["seed"] = NO_SEED
-    if extra_body:
-        body.update(extra_body)
-        for name in ("temperature", "reasoning"):
-            if name in extra_body:
-                sent[name] = extra_body[name]
-                not_sent.pop(name, None)
-    if not_sent:
-        sent["not_sent"] = not_sent
-    return body, sent
+    return with_extra_body(body, sent, not_sent, extra_body, ("temperature", "reasoning"))
 
 
 def _reasoning(
