@@ -4,8 +4,9 @@ It reads each request as a model would (which role's prompt, the timed narration
 question and options) and answers in the role's JSON format. What it writes is deliberately
 uneven, as real drafting is: per experiment the second hypothetical question is one the evaluator
 finds unanswerable (dropped and counted), every quantitative question's key value is spoken but not
-shown (the comparer says so: the verifier's overlay tool is for it), and the blind solver always
-answers "A" (so items whose answer is A are flagged as blind-answerable).
+shown (the comparer says so: the verifier's overlay tool is for it), the refiner rewrites every
+text distractor (so the evaluator is asked again on them), and the blind solver always answers "A"
+(so items whose answer is A are flagged as blind-answerable).
 """
 
 from __future__ import annotations
@@ -95,13 +96,13 @@ class SvbLab:
                         {
                             "type": kind,
                             "question": question,
-                            "value": 2.5 + k,
+                            "value": round(2.47 + k, 2),
                             "unit": "g",
                             "decimals": 2,
                             "evidence": evidence,
                         }
                     )
-                    self.answers[question] = f"{2.5 + k:.2f} g"
+                    self.answers[question] = f"{2.47 + k:.2f} g"
                     continue
                 extra = f" {UNANSWERABLE}" if kind == "hypothetical" and k == 1 else ""
                 question = f"In {topic}, why is the step where '{said[:50]}' needed{extra} ({kind} {k + 1})?"
@@ -122,8 +123,10 @@ class SvbLab:
         return {"questions": questions}
 
     def _find(self, question: str) -> str | None:
+        """The answer of a generated question, also once the refiner put "At mm:ss-mm:ss, " before it."""
+        asked = question.casefold()
         for known, answer in self.answers.items():
-            if known in question or question.split(", ", 1)[-1] in known:
+            if known.casefold() in asked or asked.split(", ", 1)[-1] in known.casefold():
                 return answer
         return None
 
@@ -179,4 +182,8 @@ class SvbLab:
         ]
         if "Keep the numeric options" in text:
             distractors = []
+        else:  # sharpened: a hedge the question's context makes wrong
+            distractors = [
+                d if d.endswith(" in this protocol") else f"{d} in this protocol" for d in distractors
+            ]
         return {"question": rewritten, "distractors": distractors}

@@ -30,6 +30,12 @@ def test_build_transcribes_drafts_verifies_and_writes_the_release(svb_build: Svb
     assert report["items"]["hypothetical"] == {"kept": 2, "dropped": {"evaluator: unanswerable": 2}}
     assert report["items"]["conceptual"]["kept"] == 2 and report["items"]["quantitative"]["kept"] == 2
     assert report["total_items"] == 6 and not report["failed_units"]
+    # the QA generator saw the video as the paper's does: the 4 frames the evaluator sees, labelled
+    generator = [
+        r for r in svb_build.llm.requests if any("Analyse the experiment below" in t for t in r.texts)
+    ]
+    assert len(generator) == 2 and all(len(r.images) == 4 for r in generator)
+    assert all(sum(t.startswith("[0") for t in r.texts) == 4 for r in generator)
     # every role is its own counted stage; nothing unpriced
     stages = set(report["calls"]["by_stage"])
     assert {"llm:svb_analysis", "llm:svb_generate", "llm:svb_evaluate", "llm:svb_compare", "llm:svb_refine",
@@ -53,15 +59,16 @@ def test_build_transcribes_drafts_verifies_and_writes_the_release(svb_build: Svb
         assert len(set(values)) == 10 and all(text.endswith(" g") for text in row["options"].values())
     provenance = {line["uid"]: line for line in _jsonl(out / "provenance.jsonl")}
     assert set(provenance) == {item.id for item in dataset.items}  # uid = the id eval gives the item
-    for line in provenance.values():
+    for uid, line in provenance.items():
         assert {"experiment_id", "draft_key", "content_sha256", "question_id"} <= set(line)
-        assert [d["role"] for d in line["drafts"]] == [
-            "qa_generator",
-            "qa_generator",
-            "evaluator",
-            "visual_comparer",
-            "refiner",
-        ]
+        roles = ["qa_generator", "qa_generator", "evaluator", "visual_comparer", "refiner"]
+        if not uid.endswith("/quantitative"):  # the refiner rewrote the options: the evaluator again
+            roles.append("evaluator_after_refiner")
+            assert (
+                line["evaluator_after_refiner"]["answer"] == line["evaluator_after_refiner"]["correct_letter"]
+            )
+        assert [d["role"] for d in line["drafts"]] == roles
+
         assert line["transcript"]["engine"] == "openai" and line["transcript"]["model"] == "whisper-1"
         assert line["evaluator"]["rationale"] and line["visual_cues"][0]["start"]
     assert all(
@@ -175,11 +182,14 @@ def test_redo_stages_of_the_recipe(svb_build: SvbBuild, tmp_path) -> None:  # ty
     before = (out / "scivideobench_1k.jsonl").read_text(encoding="utf-8")
     generated = svb_build.report["calls"]["by_stage"]["llm:svb_evaluate"]
     questions = generated["requests"] + generated["cache_hits"]
-    # The whole evaluator stage: every question evaluated afresh; the same verdicts make the same
-    # comparer and refiner requests, answered by the cache.
+    # The whole evaluator stage: every question evaluated afresh, and the evaluation of the refiner's
+    # rewritten options too; the same verdicts make the same comparer and refiner requests, answered
+    # by the cache.
     result = runner.invoke(app, [*args, "--redo", "evaluator"])
     assert result.exit_code == 0, result.output
-    assert _sent(out) == {"llm:svb_evaluate": questions}
+    rechecked = svb_build.report["calls"]["by_stage"]["llm:svb_recheck"]["requests"]
+    assert rechecked == 4  # the kept conceptual and hypothetical questions
+    assert _sent(out) == {"llm:svb_evaluate": questions, "llm:svb_recheck": rechecked}
     assert (out / "scivideobench_1k.jsonl").read_text(encoding="utf-8") == before
     # Transcription and the blind audit of one experiment.
     first = sorted(p.name for p in svb_build.sources.iterdir())[0]

@@ -168,7 +168,8 @@ def build_command(
             help="KEY=VALUE setting. Speech-to-text for videos without a transcript, expvid and scivideobench "
             "recipes: stt=faster-whisper:MODEL|openai:MODEL@URL, stt_price (USD/min), stt_language, "
             "stt_api_key_env, stt_beam_size. --recipe scivideobench also: per_type=conceptual:2,..., exemplars, "
-            "prompts, frames, frame_max_side, paper_chars, noise (docs/scivideobench-recipe.md); --recipe promqa: "
+            "prompts, frames, frame_max_side, paper_chars, noise, generator=frames|video|text, disciplines "
+            "(docs/scivideobench-recipe.md); --recipe promqa: "
             "template, generator, next, missing, others, count.TYPE, ... (docs/build_promqa.md). Repeatable.",
         ),
     ] = None,

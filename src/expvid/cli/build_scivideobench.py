@@ -10,6 +10,8 @@ settings come as `-R KEY=VALUE`:
     stt_price=USD_PER_MINUTE   stt_language=en   stt_api_key_env=VAR   stt_beam_size=5
     per_type=conceptual:2,hypothetical:2,quantitative:2   questions asked per experiment and type
     exemplars=FILE   prompts=DIR   frames=16   frame_max_side=448   paper_chars=24000   noise=0.2
+    generator=frames|video|text   what the QA generator sees of the video (default frames)
+    disciplines=FILE   JSON {label: Biology|Chemistry|Medicine|Physics} for meta.json labels
 """
 
 from __future__ import annotations
@@ -47,6 +49,8 @@ RECIPE_KEYS = (
     "frame_max_side",
     "paper_chars",
     "noise",
+    "generator",
+    "disciplines",
 )
 
 
@@ -97,9 +101,11 @@ def config_from(values: dict[str, Any]) -> Any:
                 extra[key] = int(options[key])
         if "noise" in options:
             extra["noise"] = float(options["noise"])
-        for key in ("exemplars", "prompts"):
+        for key in ("exemplars", "prompts", "disciplines"):
             if key in options:
                 extra[key] = Path(options[key]).expanduser()
+        if "generator" in options:
+            extra["generator"] = options["generator"].strip()
         if "per_type" in options:
             extra["per_type"] = _per_type(options["per_type"])
         return SvbBuildConfig(
@@ -157,7 +163,11 @@ def run_scivideobench(values: dict[str, Any]) -> None:
         f"see {config.out / 'build_report.md'}",
         markup=False,
     )
+    for video_id, reasons in report["experiments"]["rejected"].items():
+        console.print(f"rejected {video_id}: {'; '.join(reasons)}", markup=False)
     if report["failed_units"]:
+        for unit in report["failed_units"][:20]:
+            console.print(f"failed: {unit['video_id']} {unit['stage']}: {unit['message']}", markup=False)
         console.print(
             f"{len(report['failed_units'])} unit(s) failed; everything else is written. Run the same command "
             "again to retry exactly those.",

@@ -37,6 +37,7 @@ from expvid.models.types import (
     GenerateRequest,
     GenerateResponse,
     ImagePart,
+    InputMode,
     Message,
     ModelBackend,
     TextPart,
@@ -188,7 +189,12 @@ class LLMClient:
         seed: int | None = None,
         temperature: float | None = None,
         phase: str = "",
+        input_mode: InputMode = "images",
+        metadata: dict[str, Any] | None = None,
     ) -> Drafted[T]:
+        """Ask until `parse` accepts. `input_mode="video"`: each run of consecutive images is one
+        video (the backend must take videos); `metadata` is added to the request's (never sent, not
+        in the cache key; e.g. the frames' times, which video backends read)."""
         phase = phase or phase_of(prompt_id)
         counts = self.ledger.counts(self.role, stage)
         phase_counts = self.ledger.phase(phase)
@@ -204,7 +210,9 @@ class LLMClient:
                 stage=stage,
                 prompt_id=prompt_id,
                 attempt=attempt,
+                input_mode=input_mode,
             )
+            request.metadata.update(metadata or {})
             if unit is None:
                 unit = request_key(request)
                 if self.retries is not None:
@@ -313,6 +321,7 @@ def make_request(
     stage: str,
     prompt_id: str,
     attempt: int = 1,
+    input_mode: InputMode = "images",
 ) -> GenerateRequest:
     """The request `LLMClient.ask` sends (the dry run builds the same one to look it up in the cache)."""
     return GenerateRequest(
@@ -320,6 +329,7 @@ def make_request(
         temperature=temperature,
         max_tokens=max_tokens,
         seed=seed,
+        input_mode=input_mode,
         metadata={"stage": stage, "prompt_id": prompt_id, "attempt": attempt},
     )
 

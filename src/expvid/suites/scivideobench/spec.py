@@ -89,6 +89,32 @@ DISCIPLINE_GROUPS: dict[str, str] = {
     "Physics": "Physics",
     "Engineering": "Physics",
 }
+#: Appendix B ("Disciplines and Subjects"): the subjects the paper lists under each discipline, as
+#: printed. Microfluidics is listed under both Biology and Physics. Used by the recipe to place a
+#: source labelled with a subject ("Neuroscience") in its discipline.
+APPENDIX_B_SUBJECTS: dict[str, tuple[str, ...]] = {
+    "Biology": (
+        "Biochemistry", "Bioengineering", "Biogeotechnology", "Bioinformatics", "Genetic Engineering",
+        "Lipidomics", "Mechanobiology", "Microfluidics", "Mycology", "Neurohistology", "Neuroscience",
+        "Phycology", "Proteomics", "Regenerative Biology", "Structural Biology", "Cell Biology",
+        "Molecular Biology",
+    ),
+    "Chemistry": (
+        "Analytical Chemistry", "Electrochemistry", "Green Chemistry", "Nanomaterials", "Organic Chemistry",
+        "Photocatalysis", "Photovoltaics", "Physical Chemistry", "Radiochemistry", "Materials Chemistry",
+    ),
+    "Medicine": (
+        "Biomaterials", "Cardiovascular Research", "Dentistry", "Drug Delivery", "Immunology",
+        "Molecular Imaging", "Nanomedicine", "Oncology", "Ophthalmology", "Pharmacology",
+        "Radiopharmaceuticals", "Regenerative Medicine", "Surgical Devices", "Therapeutics",
+    ),
+    "Physics": (
+        "Acoustofluidics", "Additive Manufacturing", "Aerosol Science", "Applied Physics", "Ceramic Engineering",
+        "Ceramics", "Civil Engineering", "Condensed Matter Physics", "Ecological Engineering", "Electronics",
+        "Fluid Dynamics", "Materials Science", "Mechanical Engineering", "Microfluidics", "Nanofabrication",
+        "Plasma Physics", "Semiconductor", "Sensors", "Soft Robotics", "Thermal Engineering",
+    ),
+}  # fmt: skip
 #: Group sizes implied by Table 2's percentages (the only denominators that fit every row):
 #: a check for the mapping above on the real release (they sum to 1000).
 PAPER_DISCIPLINE_COUNTS: dict[str, int] = {"Biology": 409, "Chemistry": 165, "Medicine": 107, "Physics": 319}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -52,6 +52,13 @@ class SvbBuildConfig(BaseModel):
     prompts: Path | None = None
     #: Frames the evaluator and the comparer see (uniform over the video, each labelled with its time).
     frames: int = Field(default=16, ge=1)
+    #: What the QA generator sees of the video (section 2.2: "video, transcript, and associated paper
+    #: text"): "frames" (the same labelled frames as the evaluator), "video" (those frames as one
+    #: video, for models that take video), or "text" (transcript and paper only: cheaper).
+    generator: Literal["frames", "video", "text"] = "frames"
+    #: Replacement discipline labels (JSON {label: Biology | Chemistry | Medicine | Physics}), on top
+    #: of SciVideoBench's own: its four disciplines and the subjects its appendix B lists under them.
+    disciplines: Path | None = None
     frame_max_side: int = Field(default=448, ge=64)
     #: Paper text sent with the prompts (characters; the head of the paper Markdown).
     paper_chars: int = Field(default=24_000, ge=0)

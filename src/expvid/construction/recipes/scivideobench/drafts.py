@@ -39,6 +39,9 @@ class SvbDraft(BaseModel):
     generated_question: str = ""
     evaluation: dict[str, Any] | None = None
     comparison: dict[str, Any] | None = None
+    #: The refiner rewrote the (text) distractors: the evaluator is asked again (`recheck`).
+    options_rewritten: bool = False
+    recheck: dict[str, Any] | None = None
     drafts: list[dict[str, Any]] = Field(default_factory=list)
 
     @property

@@ -12,12 +12,16 @@ Nothing is sent and nothing is written. Per experiment:
   size, and what follows it (the questions a missing generator reply would write, the later roles of
   a question whose evaluator reply is missing) is counted at its upper bound, as below. So a finished
   build forecasts 0 calls and a half-finished one exactly the requests still to send;
-- otherwise, upper bounds: the QA generator's two calls; evaluator, comparer and refiner once per
-  question asked for (dropped questions skip the later roles); the blind audit `blind_samples` per
-  question. Prompt tokens are the filled prompt's characters / 4 (transcript and paper included; a
-  transcript not made yet is taken as 150 words a minute) plus `IMAGE_TOKENS` per frame.
+- otherwise, upper bounds: the QA generator's two calls (each with the frames unless
+  `-R generator=text`); evaluator, comparer and refiner once per question asked for (dropped
+  questions skip the later roles); the evaluator again once per text question (it is asked when the
+  refiner rewrites the options); the blind audit `blind_samples` per question. Prompt tokens are the
+  filled prompt's characters / 4 (transcript and paper included; a transcript not made yet is taken
+  as 150 words a minute) plus `IMAGE_TOKENS` per frame.
 
 Output tokens are typical reply sizes per role (no reasoning tokens: run a pilot for a reasoning model).
+The estimate also prices the other generator mode: what showing the generator the frames adds (or
+what `-R generator=text` saves), from the generator calls counted and `frames` x `IMAGE_TOKENS` each.
 """
 
 from __future__ import annotations
@@ -31,9 +35,11 @@ from expvid.construction.accounting import Ledger
 from expvid.construction.llm import LLMClient
 from expvid.construction.recipes.scivideobench import prompts as recipe_prompts
 from expvid.construction.recipes.scivideobench.config import REDO_PHASES, SvbBuildConfig
+from expvid.construction.recipes.scivideobench.disciplines import DisciplineMap
 from expvid.construction.recipes.scivideobench.drafts import RoleStore
+from expvid.construction.recipes.scivideobench.exemplars import exemplars_text
 from expvid.construction.recipes.scivideobench.inputs import Experiment, load_experiment
-from expvid.construction.recipes.scivideobench.roles import Roles, _exemplars
+from expvid.construction.recipes.scivideobench.roles import Roles
 from expvid.construction.retries import CURRENT_EXPERIMENT, RetryBook
 from expvid.construction.sources import SourceExperiment
 from expvid.construction.speech.sources import plan_transcripts
@@ -51,6 +57,7 @@ OUTPUT_TOKENS = {
     "svb_evaluate": 500,
     "svb_compare": 400,
     "svb_refine": 500,
+    "svb_recheck": 500,
     "blind": 8,
 }
 #: Prompt id (a request's `stage`) -> the row of the estimate it is counted in.
@@ -60,9 +67,12 @@ ROW_OF = {
     "svb_evaluate": "svb_evaluate",
     "svb_compare": "svb_compare",
     "svb_refine": "svb_refine",
+    "svb_recheck": "svb_recheck",
     "scivideobench_official_prompt": "blind_audit",
 }
-ROWS = ("svb_generate", "svb_evaluate", "svb_compare", "svb_refine", "blind_audit")
+ROWS = ("svb_generate", "svb_evaluate", "svb_compare", "svb_refine", "svb_recheck", "blind_audit")
+#: The role after each (a request not cached: what follows it is counted at its upper bound).
+LATER = {"svb_evaluate": "svb_compare", "svb_compare": "svb_refine", "svb_refine": "svb_recheck"}
 
 
 def _tokens(text: str) -> int:
@@ -134,46 +144,65 @@ class UpperBound:
         self.exemplars = exemplars
         self.transcript_chars = transcript_chars
         self.context = transcript_chars + min(config.paper_chars, paper_chars)
+        #: The generator's view of the video: the frames, unless -R generator=text.
+        self.generator_frames = 0 if config.generator == "text" else config.frames * IMAGE_TOKENS
 
     def analysis(self, rows: Rows) -> None:
         prompt = recipe_prompts.load("svb_analysis", self.config.prompts)
         rows.add(
             "svb_generate",
             1,
-            _tokens(prompt.user) + self.context // CHARS_PER_TOKEN,
+            _tokens(prompt.user) + self.context // CHARS_PER_TOKEN + self.generator_frames,
             OUTPUT_TOKENS["svb_analysis"],
         )
 
     def generate(self, rows: Rows) -> None:
         prompt = recipe_prompts.load("svb_generate", self.config.prompts)
         tokens = (
-            _tokens(prompt.user + _exemplars(self.exemplars, self.config.per_type))
+            _tokens(prompt.user + exemplars_text(self.exemplars, self.config.per_type))
             + self.context // CHARS_PER_TOKEN
             + OUTPUT_TOKENS["svb_analysis"]
+            + self.generator_frames
         )
         rows.add("svb_generate", 1, tokens, OUTPUT_TOKENS["svb_generate"])
 
-    def after(self, rows: Rows, phase: str, questions: int) -> None:
-        """`questions` questions' calls of `phase` and every role after it (the blind audit last)."""
+    def after(self, rows: Rows, phase: str, questions: int, text_questions: int | None = None) -> None:
+        """`questions` questions' calls of `phase` and every role after it (the blind audit last);
+        `text_questions` of them may be asked the evaluator again (all of them when not known)."""
         if questions <= 0:
             return
         frames = self.config.frames * IMAGE_TOKENS
+        evaluate = self.context // CHARS_PER_TOKEN + frames
         roles = (
-            ("svb_evaluate", self.context // CHARS_PER_TOKEN + frames),
-            ("svb_compare", self.transcript_chars // CHARS_PER_TOKEN + frames + 400),
-            ("svb_refine", 600),
+            ("svb_evaluate", "svb_evaluate", evaluate, questions),
+            (
+                "svb_compare",
+                "svb_compare",
+                self.transcript_chars // CHARS_PER_TOKEN + frames + 400,
+                questions,
+            ),
+            ("svb_refine", "svb_refine", 600, questions),
+            (
+                "svb_recheck",
+                "svb_evaluate",
+                evaluate,
+                questions if text_questions is None else text_questions,
+            ),
         )
-        names = [name for name, _ in roles]
+        names = [name for name, *_ in roles]
         first = names.index(phase) if phase in names else len(names)
-        for role, extra in roles[first:]:
-            template = recipe_prompts.load(role, self.config.prompts)
-            rows.add(role, questions, _tokens(template.user) + extra, OUTPUT_TOKENS[role])
+        for row, prompt_id, extra, count in roles[first:]:
+            template = recipe_prompts.load(prompt_id, self.config.prompts)
+            rows.add(row, count, _tokens(template.user) + extra, OUTPUT_TOKENS[row])
         rows.add("blind_audit", questions * self.config.blind_samples, 350, OUTPUT_TOKENS["blind"])
 
     def whole(self, rows: Rows) -> None:
         self.analysis(rows)
         self.generate(rows)
-        self.after(rows, "svb_evaluate", sum(self.config.per_type.values()))
+        per_type = self.config.per_type
+        self.after(
+            rows, "svb_evaluate", sum(per_type.values()), per_type["conceptual"] + per_type["hypothetical"]
+        )
 
 
 class Replay:
@@ -208,10 +237,12 @@ class Replay:
 
         if not (state / "cache" / CACHE_FILE_NAME).is_file():
             return None
+        from expvid.construction.recipes.scivideobench.pipeline import backend_options
+
         replay = cls(config, exemplars, state, retries)
         options = {"concurrency": config.concurrency, **config.backend_options, "cache_dir": state / "cache"}
         try:
-            replay.backends["llm"] = create_backend(config.llm, **options)
+            replay.backends["llm"] = create_backend(config.llm, **backend_options(config, state / "cache"))
             if config.blind_samples and config.blind_llm and config.blind_llm != config.llm:
                 replay.backends["blind"] = create_backend(config.blind_llm, **options)
         except Exception as error:  # a backend that cannot be made here is the real run's problem
@@ -254,13 +285,18 @@ class Replay:
             if "svb_analysis" in missed:
                 bound.generate(rows)  # the analysis reply is missing: the generator's second call too
             if missed:  # (a unit that fails from the cache itself, with --keep-failed, sends nothing)
-                bound.after(rows, "svb_evaluate", sum(self.config.per_type.values()))
+                per_type = self.config.per_type
+                bound.after(
+                    rows,
+                    "svb_evaluate",
+                    sum(per_type.values()),
+                    per_type["conceptual"] + per_type["hypothetical"],
+                )
         else:
             verified = await roles.verify(experiment, generated)
             for request in llm.misses:  # a unit stopped here: its question's later roles are bounds
-                phase = str(request.metadata.get("stage"))
-                later = {"svb_evaluate": "svb_compare", "svb_compare": "svb_refine", "svb_refine": "blind"}
-                bound.after(rows, later.get(phase, "blind"), 1)
+                stage = str(request.metadata.get("stage"))
+                bound.after(rows, LATER.get(stage, "blind"), 1)
             items = [record_to_item(record(d, experiment), self.state.parent) for d in verified.drafts]
             await blind_audit(
                 self._client(blind_backend, "blind") if self.config.blind_samples else None,
@@ -299,12 +335,18 @@ async def estimate(
     for stage in ROWS:
         rows.row(stage)
     skipped: dict[str, str] = {}
+    disciplines = DisciplineMap.load(config.disciplines)
     replay = await Replay.open(config, exemplars, state, retries)
     replayed = 0
     try:
         for source in speech.sources:
             if source.video is None:
                 skipped[source.video_id] = "no video"
+                continue
+            try:
+                disciplines.place(source.discipline, None)
+            except ValueError as error:
+                skipped[source.video_id] = f"{source.folder / 'meta.json'}: {error}"
                 continue
             if source.transcript is None and source.video_id not in speech.pending:
                 skipped[source.video_id] = speech.unreadable.get(
@@ -324,7 +366,7 @@ async def estimate(
                     continue
                 UpperBound(config, exemplars, source.transcript.stat().st_size, paper).whole(rows)
                 continue
-            experiment = await load_experiment(source, speech.provenance.get(source.video_id))
+            experiment = await load_experiment(source, speech.provenance.get(source.video_id), disciplines)
             if experiment.problems:
                 skipped[source.video_id] = "; ".join(experiment.problems)
                 continue
@@ -352,6 +394,7 @@ async def estimate(
     }
     speech_cost = speech.cost()
     costs = [s["cost"] for s in stages.values()] + [speech_cost]
+    total = None if any(c is None for c in costs) else round(sum(c for c in costs if c is not None), 6)
     experiments = len(sources) - len(skipped)
     notes = [
         f"prompt tokens = characters / {CHARS_PER_TOKEN} + {IMAGE_TOKENS} per frame; output tokens are typical reply sizes",
@@ -387,10 +430,24 @@ async def estimate(
             "cached_minutes": round(speech.cached_minutes, 2),
             "cost": speech_cost,
         },
-        "total_cost": None
-        if any(c is None for c in costs)
-        else round(sum(c for c in costs if c is not None), 6),
+        "total_cost": total,
+        "generator_view": _other_view(config, rows.calls["svb_generate"]["calls"], total),
         "notes": notes,
+    }
+
+
+def _other_view(config: SvbBuildConfig, generator_calls: int, total: float | None) -> dict[str, Any]:
+    """The same estimate with the generator's other view of the video: frames priced both ways."""
+    tokens = generator_calls * config.frames * IMAGE_TOKENS
+    other = "text" if config.generator != "text" else "frames"
+    sign = -1 if other == "text" else 1
+    price = config.prices.get("llm")
+    delta = None if price is None else round(price.cost(tokens, 0), 6)
+    return {
+        "mode": config.generator,
+        "other": other,
+        "frame_tokens": tokens,
+        "other_total_cost": None if total is None or delta is None else round(total + sign * delta, 6),
     }
 
 
@@ -417,6 +474,13 @@ def estimate_markdown(estimate: dict[str, Any]) -> str:
             f"| | {speech['cached_minutes']} min | | | {money(speech['cost'])} |"
         )
     lines += ["", f"Total: {money(estimate['total_cost'])}", ""]
+    view = estimate["generator_view"]
+    change = "without" if view["other"] == "text" else "with"
+    lines += [
+        f"QA generator sees: {view['mode']}. With -R generator={view['other']} ({change} the "
+        f"{view['frame_tokens']} frame tokens of its calls): {money(view['other_total_cost'])}",
+        "",
+    ]
     lines += [f"- {note}" for note in estimate["notes"]]
     lines += [f"- skipped {vid}: {why}" for vid, why in estimate["skipped"].items()]
     return "\n".join(lines) + "\n"

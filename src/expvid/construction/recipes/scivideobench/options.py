@@ -1,10 +1,10 @@
 """Ten options per question, placed by the item's own content.
 
-Quantitative distractors are the answer plus Gaussian noise (SciVideoBench section 2.2), drawn from a
-generator seeded by the item's draft key, rounded to the answer's decimals, each at least one display
-step from the answer and from each other (a distractor that rounds to the answer would be a second
-right answer). The answer's letter and the distractors' order come from a hash of the item's uid,
-never from its position among other items, so adding or removing questions moves no letter.
+The answer's letter and the distractors' order come from a hash of the item's uid, never from its
+position among other items, so adding or removing questions moves no letter. Quantitative
+distractors are made by `numeric_options` (the answer plus Gaussian noise, drawn so that no blind
+statistic singles the answer out); text distractors pass `option_checks` at generation and again
+after the refiner.
 """
 
 from __future__ import annotations
@@ -12,35 +12,10 @@ from __future__ import annotations
 import hashlib
 import random
 
+from expvid.construction.recipes.scivideobench.numeric_options import N_OPTIONS
 from expvid.schema import OPTION_LETTERS
 
-N_OPTIONS = 10
-
-
-def number_text(value: float, decimals: int, unit: str | None) -> str:
-    text = f"{value:.{decimals}f}"
-    return f"{text} {unit}".strip() if unit else text
-
-
-def gaussian_distractors(value: float, decimals: int, *, relative_sigma: float, seed: str) -> list[float]:
-    """Nine distinct values around `value`, never equal to it once rounded; positive when it is."""
-    rng = random.Random(hashlib.sha256(seed.encode()).hexdigest())
-    step = 10.0 ** (-decimals)
-    sigma = max(abs(value) * relative_sigma, 3 * step)
-    answer = round(value, decimals)
-    chosen: list[float] = []
-    tries = 0
-    while len(chosen) < N_OPTIONS - 1:
-        tries += 1
-        if tries % 200 == 0:
-            sigma *= 1.5  # few distinct values fit: widen
-        candidate = round(value + rng.gauss(0.0, sigma), decimals)
-        if abs(candidate - answer) < step / 2 or any(abs(candidate - c) < step / 2 for c in chosen):
-            continue
-        if value > 0 and candidate <= 0:
-            continue
-        chosen.append(candidate)
-    return chosen
+__all__ = ["N_OPTIONS", "answer_position", "place_options"]
 
 
 def answer_position(uid: str) -> int:

@@ -27,10 +27,12 @@ from expvid.construction.prompts import PromptError
 from expvid.construction.recipes.scivideobench import prompts as recipe_prompts
 from expvid.construction.recipes.scivideobench.audits import blind_audit, text_audits
 from expvid.construction.recipes.scivideobench.config import REDO_PHASES, SvbBuildConfig
+from expvid.construction.recipes.scivideobench.disciplines import DisciplineMap
 from expvid.construction.recipes.scivideobench.drafts import RoleOutput, RoleStore, SvbDraft
+from expvid.construction.recipes.scivideobench.exemplars import load_exemplars
 from expvid.construction.recipes.scivideobench.inputs import Experiment, load_experiment
 from expvid.construction.recipes.scivideobench.report import markdown_report
-from expvid.construction.recipes.scivideobench.roles import Roles, load_exemplars
+from expvid.construction.recipes.scivideobench.roles import Roles
 from expvid.construction.recipes.scivideobench.writer import write_release
 from expvid.construction.retries import CURRENT_EXPERIMENT, RetryBook
 from expvid.construction.sources import discover_sources
@@ -52,14 +54,14 @@ def _prices(config: SvbBuildConfig) -> dict[str, Any]:
 
 
 async def _experiments(
-    config: SvbBuildConfig, speech: SpeechStage | None, epochs: dict[str, int]
+    config: SvbBuildConfig, speech: SpeechStage | None, epochs: dict[str, int], disciplines: DisciplineMap
 ) -> tuple[list[Experiment], list[Problem]]:
     """Every experiment, transcribed where it has a video and no transcript; transcription failures
     as failed units (the experiment is rejected with the reason; the next run asks again)."""
     sources = discover_sources(config.sources)
     filled = await fill_transcripts(sources, speech, epochs)
     experiments = await asyncio.gather(
-        *(load_experiment(s, filled.provenance.get(s.video_id)) for s in filled.sources)
+        *(load_experiment(s, filled.provenance.get(s.video_id), disciplines) for s in filled.sources)
     )
     failures = [
         Problem(video_id=video_id, stage="transcription", message=message, failed=True)
@@ -68,13 +70,32 @@ async def _experiments(
     return list(experiments), failures
 
 
-def _check_inputs(config: SvbBuildConfig) -> dict[str, list[dict[str, str]]]:
-    """Replacement prompts and exemplars, checked before anything is asked (one-line errors)."""
+def _check_inputs(config: SvbBuildConfig) -> tuple[dict[str, list[dict[str, str]]], DisciplineMap]:
+    """Replacement prompts, exemplars and discipline labels, checked before anything is asked
+    (one-line errors)."""
     try:
         recipe_prompts.check_override_dir(config.prompts)
     except PromptError as error:
         raise DataError(str(error)) from None
-    return load_exemplars(config.exemplars)
+    return load_exemplars(config.exemplars), DisciplineMap.load(config.disciplines)
+
+
+def backend_options(config: SvbBuildConfig, cache_dir: Any) -> dict[str, Any]:
+    """Options of the drafting model's backend: with `-R generator=video` it must take videos."""
+    options = {"concurrency": config.concurrency, **config.backend_options, "cache_dir": cache_dir}
+    if config.generator == "video":
+        options["input_mode"] = "video"
+    return options
+
+
+def check_video_input(config: SvbBuildConfig, backend: ModelBackend) -> None:
+    """`-R generator=video` with a model that takes only images: stop before anything is asked."""
+    modes = getattr(backend, "input_modes", lambda: ("images",))()
+    if config.generator == "video" and "video" not in modes:
+        raise DataError(
+            f"-R generator=video: {config.llm} takes frames as images only; use -R generator=frames "
+            "(the same frames, each labelled with its time)"
+        )
 
 
 async def build_scivideobench(config: SvbBuildConfig, *, log: Log | None = None) -> dict[str, Any]:
@@ -82,7 +103,7 @@ async def build_scivideobench(config: SvbBuildConfig, *, log: Log | None = None)
     started = time.monotonic()
     out = config.out.expanduser()
     _check_out(out)
-    exemplars = _check_inputs(config)
+    exemplars, disciplines = _check_inputs(config)
     discover_sources(config.sources)  # a missing folder stops here, before any model is created
     out.mkdir(parents=True, exist_ok=True)
     state = BuildState(out)
@@ -93,7 +114,10 @@ async def build_scivideobench(config: SvbBuildConfig, *, log: Log | None = None)
     if config.redo:
         say(f"redo: {', '.join(config.redo)} asked again with fresh requests")
     options = {"concurrency": config.concurrency, **config.backend_options, "cache_dir": state.cache_dir}
-    backends: dict[str, ModelBackend] = {"llm": create_backend(config.llm, **options)}
+    backends: dict[str, ModelBackend] = {
+        "llm": create_backend(config.llm, **backend_options(config, state.cache_dir))
+    }
+    check_video_input(config, backends["llm"])
     if config.blind_samples and config.blind_llm and config.blind_llm != config.llm:
         backends["blind"] = create_backend(config.blind_llm, **options)
 
@@ -113,7 +137,7 @@ async def build_scivideobench(config: SvbBuildConfig, *, log: Log | None = None)
     calls = asyncio.Semaphore(config.concurrency)
     roles = Roles(config, llm, RoleStore(state.root / "svb"), exemplars, calls)
     try:
-        experiments, speech_problems = await _experiments(config, speech, retries.epochs)
+        experiments, speech_problems = await _experiments(config, speech, retries.epochs, disciplines)
         say(f"{len(experiments)} experiment(s) found in {config.sources}")
         usable = [e for e in experiments if not e.problems]
         outputs = await asyncio.gather(*(_draft(roles, e, say) for e in usable))
@@ -155,9 +179,8 @@ async def _draft(roles: Roles, experiment: Experiment, say: Log) -> RoleOutput:
     generated = await roles.generate(experiment)
     if not generated.complete:
         return generated
-    verified = await roles.verify(experiment, generated)
+    verified = await roles.verify(experiment, generated)  # its problems include the generator's
     say(f"{experiment.video_id}: {len(generated.drafts)} generated, {len(verified.drafts)} kept")
-    verified.problems = [*generated.problems, *verified.problems]
     return verified
 
 

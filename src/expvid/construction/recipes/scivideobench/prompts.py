@@ -22,6 +22,7 @@ PROMPTS: dict[str, str] = {
     "svb_evaluate": "Evaluator: answer with frames, transcript and paper, with a rationale",
     "svb_compare": "Visual comparer: visual cues of the rationale with timestamps",
     "svb_refine": "Refiner: references to visual segments, sharper distractors",
+    "svb_video": "QA generator, -R generator=video: the frame times stated before the video",
 }
 
 

@@ -1,43 +1,89 @@
 """SciVideoBench section 2.2's model roles, each a cached, counted stage per experiment.
 
-QA generator (two calls: the analysis, then the questions), evaluator, visual comparer, refiner.
-Each call goes through `LLMClient` (reply validated, re-asked with the problem when unusable,
-counted by role and stage, cached by request); each role's output is saved per experiment
-(`RoleStore`) with a fingerprint chained from the previous role's, so a re-run reuses finished roles
-and a changed prompt or input redoes exactly the roles after it. A question the evaluator cannot
-answer, answers differently, or the comparer finds not grounded in the video is dropped and counted
-by reason.
+QA generator (two calls: the analysis, then the questions; it sees the video's frames, or the frames
+as one video, as the paper's generator does, or only the text with `-R generator=text`), evaluator,
+visual comparer, refiner, and the evaluator again on every question whose options the refiner
+rewrote (a twin the refiner introduces is caught there, not released). Each call goes through
+`LLMClient` (reply validated by `checks.py`, re-asked with the problem when unusable, counted by role
+and stage, cached by request); each role's output is saved per experiment (`RoleStore`) with a
+fingerprint chained from the previous role's (and its drafts' content), so a re-run reuses finished
+roles and a changed prompt or input redoes exactly the roles after it. A unit that fails is carried
+to the end of the chain: no later role is saved while one failed, the build lists it and exits
+non-zero, and the next run asks exactly that unit again (the others come from the cache).
+A question the evaluator cannot answer, answers differently, or the comparer finds not grounded in
+the video is dropped and counted by reason, as is a quantitative one whose options could not hide
+its answer (`numeric_options`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
-import re
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from expvid.construction.llm import Drafted, DraftFailure, InvalidReply, LLMClient, json_parser
+from expvid.construction.llm import Drafted, DraftFailure, LLMClient, json_parser
 from expvid.construction.prompts import Prompt
 from expvid.construction.recipes.scivideobench import prompts as recipe_prompts
-from expvid.construction.recipes.scivideobench.config import QUESTION_TYPES, SvbBuildConfig
+from expvid.construction.recipes.scivideobench.checks import (
+    check_analysis,
+    check_comparison,
+    check_evaluation,
+    check_generated,
+    check_refined,
+)
+from expvid.construction.recipes.scivideobench.config import SvbBuildConfig
 from expvid.construction.recipes.scivideobench.drafts import RoleOutput, RoleStore, SvbDraft, new_draft
+from expvid.construction.recipes.scivideobench.exemplars import counts_text, exemplars_text
 from expvid.construction.recipes.scivideobench.inputs import Experiment
-from expvid.construction.recipes.scivideobench.options import N_OPTIONS, gaussian_distractors, number_text
+from expvid.construction.recipes.scivideobench.numeric_options import (
+    N_OPTIONS,
+    ComparableError,
+    numeric_options,
+    value_decimals,
+)
 from expvid.construction.recipes.scivideobench.schemas import (
     Analysis,
     Comparison,
+    DraftQuestion,
     Evaluation,
     Generated,
     Refined,
-    clock_seconds,
+    clock,
 )
-from expvid.construction.schemas import norm_text
-from expvid.models.types import ContentPart, Message, TextPart
+from expvid.models.hf import FRAME_TIMES_KEY
+from expvid.models.types import ContentPart, InputMode, Message, TextPart
 
-_TIME = re.compile(r"(?<![\d:])(\d{1,2}):([0-5]\d)(?![\d:])")
+#: Drop reason of a quantitative question whose options could not hide the answer's rank.
+NO_ROOM = "quantitative: nine distractors of the answer's precision and roundness do not fit"
+
+#: role -> (prompt, phase of its calls: what `--redo` and failed-unit rounds go by, stage in the report)
+ROLE_CALLS: dict[str, tuple[str, str, str]] = {
+    "evaluate": ("svb_evaluate", "svb_evaluate", "svb_evaluate"),
+    "compare": ("svb_compare", "svb_compare", "svb_compare"),
+    "refine": ("svb_refine", "svb_refine", "svb_refine"),
+    # the evaluator again, on what the refiner rewrote: an evaluator call (`--redo evaluator`)
+    "recheck": ("svb_evaluate", "svb_evaluate", "svb_recheck"),
+}
+
+Step = Callable[[Experiment, SvbDraft], Awaitable[tuple[SvbDraft | None, str, DraftFailure | None]]]
+
+
+@dataclass(frozen=True)
+class View:
+    """What a call shows of the video: parts before the prompt's text, and how they are sent."""
+
+    parts: Sequence[ContentPart] = ()
+    input_mode: InputMode = "images"
+    metadata: dict[str, Any] | None = None
+
+
+def drafts_digest(drafts: list[SvbDraft]) -> str:
+    """Content identity of a role's drafts (the next role's fingerprint depends on it)."""
+    payload = json.dumps([d.model_dump(mode="json", exclude={"drafts"}) for d in drafts], sort_keys=True)
+    return hashlib.sha256(payload.encode()).hexdigest()[:20]
 
 
 @dataclass
@@ -57,21 +103,24 @@ class Roles:
         values: dict[str, str],
         parse: Any,
         *,
-        images: Sequence[ContentPart] = (),
+        view: View = View(),
         phase: str,
+        stage: str | None = None,
     ) -> Drafted[Any]:
         prompt = self.prompt(prompt_id)
         system, user = prompt.fill(**values)
         messages = [Message(role="system", content=[TextPart(text=system)])] if system else []
-        messages.append(Message(role="user", content=[*images, TextPart(text=user)]))
+        messages.append(Message(role="user", content=[*view.parts, TextPart(text=user)]))
         async with self.calls:
             return await self.llm.ask(
                 messages,
                 parse,
                 prompt_id=prompt_id,
                 prompt_sha256=prompt.sha256,
-                stage=prompt_id,
+                stage=stage or prompt_id,
                 phase=phase,
+                input_mode=view.input_mode,
+                metadata=view.metadata,
             )
 
     def paper(self, experiment: Experiment) -> str:
@@ -89,37 +138,66 @@ class Roles:
         epoch = retries.epoch(phase) if retries is not None else 0
         return [epoch] if epoch else []
 
+    async def frames_view(self, experiment: Experiment) -> View:
+        """The labelled frames the evaluator and the comparer see."""
+        return View(await experiment.frames(self.config.frames, self.config.frame_max_side))
+
+    async def generator_view(self, experiment: Experiment) -> View:
+        """What the QA generator sees of the video (`config.generator`)."""
+        mode = self.config.generator
+        if mode == "text":
+            return View()
+        if mode == "frames":
+            return await self.frames_view(experiment)
+        images, times = await experiment.video_frames(self.config.frames, self.config.frame_max_side)
+        header = self.prompt("svb_video").fill(
+            count=str(len(images)),
+            duration=f"{experiment.duration:.0f} s",
+            times=", ".join(clock(t) for t in times),
+        )[1]
+        return View([TextPart(text=header), *images], "video", {FRAME_TIMES_KEY: times})
+
     # -- QA generator ------------------------------------------------------------------------------
 
     async def generate(self, experiment: Experiment) -> RoleOutput:
+        video_prompt = ["svb_video"] if self.config.generator == "video" else []
         fingerprint = self.config.fingerprint(
             "generate",
             experiment.stamp(),
-            self.prompt_hashes("svb_analysis", "svb_generate"),
+            self.prompt_hashes("svb_analysis", "svb_generate", *video_prompt),
             self.exemplars,
             self.llm.model,
             *self.redo_epoch("svb_generate"),
         )
 
         async def compute(output: RoleOutput) -> None:
+            duration = experiment.duration
             base = {
                 "title": experiment.source.title,
-                "discipline": experiment.source.discipline,
+                "discipline": experiment.discipline_text,
                 "transcript": experiment.transcript_lines(),
                 "paper": self.paper(experiment),
             }
             try:
-                analysis = await self.ask("svb_analysis", base, json_parser(Analysis), phase="svb_generate")
+                view = await self.generator_view(experiment)
+                analysis = await self.ask(
+                    "svb_analysis",
+                    base,
+                    json_parser(Analysis, lambda a: check_analysis(a, duration)),
+                    view=view,
+                    phase="svb_generate",
+                )
                 generated = await self.ask(
                     "svb_generate",
                     {
-                        "counts": _counts(self.config.per_type),
-                        "exemplars": _exemplars(self.exemplars, self.config.per_type),
+                        "counts": counts_text(self.config.per_type),
+                        "exemplars": exemplars_text(self.exemplars, self.config.per_type),
                         "analysis": json.dumps(analysis.value.model_dump(), ensure_ascii=False, indent=1),
                         "transcript": base["transcript"],
                         "paper": base["paper"],
                     },
-                    json_parser(Generated, lambda g: _check_generated(g, self.config.per_type)),
+                    json_parser(Generated, lambda g: check_generated(g, self.config.per_type, duration)),
+                    view=view,
                     phase="svb_generate",
                 )
             except DraftFailure as failure:
@@ -128,67 +206,85 @@ class Roles:
             output.value = analysis.value.model_dump()
             provenance = [analysis.provenance(), generated.provenance()]
             for question in generated.value.questions:
-                if question.type == "quantitative":
-                    assert question.value is not None
-                    decimals = (
-                        question.decimals if question.decimals is not None else _decimals(question.value)
-                    )
-                    key_seed = f"{experiment.video_id}:{question.question}"
-                    values = gaussian_distractors(
-                        question.value, decimals, relative_sigma=self.config.noise, seed=key_seed
-                    )
-                    draft = new_draft(
-                        experiment.video_id,
-                        "quantitative",
-                        question.question,
-                        number_text(question.value, decimals, question.unit),
-                        [number_text(v, decimals, question.unit) for v in values],
-                        quantity={
-                            "value": question.value,
-                            "unit": question.unit,
-                            "decimals": decimals,
-                            "noise_relative_sigma": self.config.noise,
-                        },
-                    )
-                else:
-                    assert question.answer is not None and question.distractors is not None
-                    draft = new_draft(
-                        experiment.video_id,
-                        question.type,
-                        question.question,
-                        question.answer.strip(),
-                        list(question.distractors),
-                    )
+                draft = self._draft(experiment, question, output)
+                if draft is None:
+                    continue
                 draft.evidence = [span.model_dump() for span in question.evidence]
                 draft.drafts = [{**p, "role": "qa_generator"} for p in provenance]
                 output.drafts.append(draft)
 
         return await self.store.run(experiment.video_id, "generate", fingerprint, compute)
 
-    # -- evaluator, comparer, refiner (per draft) ---------------------------------------------------
+    def _draft(self, experiment: Experiment, question: DraftQuestion, output: RoleOutput) -> SvbDraft | None:
+        if question.type != "quantitative":
+            assert question.answer is not None and question.distractors is not None
+            return new_draft(
+                experiment.video_id,
+                question.type,
+                question.question,
+                question.answer.strip(),
+                list(question.distractors),
+            )
+        assert question.value is not None
+        decimals = question.decimals if question.decimals is not None else value_decimals(question.value)
+        try:
+            made = numeric_options(
+                question.value,
+                decimals,
+                question.unit,
+                relative_sigma=self.config.noise,
+                seed=f"{experiment.video_id}:{question.question}",
+                about_precision=question.about_precision,
+            )
+        except ComparableError as error:
+            output.drop("quantitative", NO_ROOM)
+            output.problem(f"QA generator: {question.question[:80]!r} dropped: {error}", failed=False)
+            return None
+        return new_draft(
+            experiment.video_id,
+            "quantitative",
+            question.question,
+            made.answer,
+            made.distractors,
+            quantity={
+                "value": question.value,
+                "unit": question.unit,
+                "decimals": decimals,
+                "noise_relative_sigma": self.config.noise,
+                "about_precision": question.about_precision,
+                **made.describe(decimals),
+            },
+        )
+
+    # -- evaluator, comparer, refiner, evaluator again (per draft) ----------------------------------
 
     async def verify(self, experiment: Experiment, generated: RoleOutput) -> RoleOutput:
-        """Evaluator -> visual comparer -> refiner over every generated draft (one saved stage each)."""
+        """Evaluator -> visual comparer -> refiner -> evaluator on rewritten options (a saved stage each)."""
         evaluated = await self._per_draft(experiment, generated, "evaluate", self._evaluate)
         compared = await self._per_draft(experiment, evaluated, "compare", self._compare)
-        return await self._per_draft(experiment, compared, "refine", self._refine)
+        refined = await self._per_draft(experiment, compared, "refine", self._refine)
+        return await self._per_draft(experiment, refined, "recheck", self._recheck)
 
     async def _per_draft(
-        self, experiment: Experiment, previous: RoleOutput, role: str, step: Any
+        self, experiment: Experiment, previous: RoleOutput, role: str, step: Step
     ) -> RoleOutput:
-        prompt_id = f"svb_{role}"
+        prompt_id, phase, _stage = ROLE_CALLS[role]
         fingerprint = self.config.fingerprint(
             role,
             previous.fingerprint,
+            drafts_digest(previous.drafts),
             self.prompt_hashes(prompt_id),
             self.llm.model,
-            *self.redo_epoch(prompt_id),
+            *self.redo_epoch(phase),
         )
 
         async def compute(output: RoleOutput) -> None:
             for task, reasons in previous.dropped.items():
                 for reason, count in reasons.items():
                     output.dropped.setdefault(task, {})[reason] = count
+            # a failed unit of an earlier role stays a failure of this one: nothing after it is
+            # saved, so the next run carries the retried unit through every later role
+            output.problems = list(previous.problems)
             results = await asyncio.gather(*(step(experiment, draft) for draft in previous.drafts))
             for draft, (kept, reason, problem) in zip(previous.drafts, results, strict=True):
                 if problem is not None:
@@ -200,25 +296,31 @@ class Roles:
 
         return await self.store.run(experiment.video_id, role, fingerprint, compute)
 
+    async def _ask_evaluator(
+        self, experiment: Experiment, draft: SvbDraft, stage: str
+    ) -> tuple[Drafted[Evaluation], str]:
+        options, letter = draft.options()
+        reply = await self.ask(
+            "svb_evaluate",
+            {
+                "title": experiment.source.title,
+                "transcript": experiment.transcript_lines(),
+                "paper": self.paper(experiment),
+                "question": draft.question,
+                "options": _options_text(options),
+            },
+            json_parser(Evaluation, lambda e: check_evaluation(e, options)),
+            view=await self.frames_view(experiment),
+            phase="svb_evaluate",
+            stage=stage,
+        )
+        return reply, letter
+
     async def _evaluate(
         self, experiment: Experiment, draft: SvbDraft
     ) -> tuple[SvbDraft | None, str, DraftFailure | None]:
-        options, letter = draft.options()
-        frames = await experiment.frames(self.config.frames, self.config.frame_max_side)
         try:
-            reply = await self.ask(
-                "svb_evaluate",
-                {
-                    "title": experiment.source.title,
-                    "transcript": experiment.transcript_lines(),
-                    "paper": self.paper(experiment),
-                    "question": draft.question,
-                    "options": _options_text(options),
-                },
-                json_parser(Evaluation, lambda e: _check_evaluation(e, options)),
-                images=frames,
-                phase="svb_evaluate",
-            )
+            reply, letter = await self._ask_evaluator(experiment, draft, "svb_evaluate")
         except DraftFailure as failure:
             return None, "", failure
         evaluation = reply.value
@@ -234,7 +336,6 @@ class Roles:
     async def _compare(
         self, experiment: Experiment, draft: SvbDraft
     ) -> tuple[SvbDraft | None, str, DraftFailure | None]:
-        frames = await experiment.frames(self.config.frames, self.config.frame_max_side)
         duration = experiment.duration
         try:
             reply = await self.ask(
@@ -246,8 +347,8 @@ class Roles:
                     "rationale": str((draft.evaluation or {}).get("rationale", "")),
                     "transcript": experiment.transcript_lines(),
                 },
-                json_parser(Comparison, lambda c: _check_comparison(c, duration)),
-                images=frames,
+                json_parser(Comparison, lambda c: check_comparison(c, duration)),
+                view=await self.frames_view(experiment),
                 phase="svb_compare",
             )
         except DraftFailure as failure:
@@ -285,143 +386,41 @@ class Roles:
                     ),
                     "distractor_rule": rule,
                 },
-                json_parser(Refined, lambda r: _check_refined(r, draft, experiment.duration)),
+                json_parser(
+                    Refined, lambda r: check_refined(r, draft.answer, quantitative, experiment.duration)
+                ),
                 phase="svb_refine",
             )
         except DraftFailure as failure:
             return None, "", failure
         kept = draft.model_copy(deep=True)
         kept.question = reply.value.question
-        if not quantitative and reply.value.distractors:
+        if not quantitative and reply.value.distractors and reply.value.distractors != draft.distractors:
             kept.distractors = list(reply.value.distractors)
+            kept.options_rewritten = True
         kept.drafts.append({**reply.provenance(), "role": "refiner"})
         return kept, "", None
 
-
-def _counts(per_type: dict[str, int]) -> str:
-    return ", ".join(f"{n} {t}" for t, n in per_type.items() if n)
-
-
-def _exemplars(exemplars: dict[str, list[dict[str, str]]], per_type: dict[str, int]) -> str:
-    lines = []
-    for task, count in per_type.items():
-        if not count:
-            continue
-        lines.append(f"{QUESTION_TYPES[task]}:")
-        for example in exemplars.get(task, []):
-            lines.append(f"- Q: {example['question']}\n  A: {example['answer']}")
-    return "\n".join(lines)
-
-
-def _decimals(value: float) -> int:
-    text = f"{value:.6f}".rstrip("0")
-    return max(0, len(text.split(".")[1])) if "." in text else 0
-
-
-def _check_generated(generated: Generated, per_type: dict[str, int]) -> Generated:
-    problems = []
-    kept = []
-    for task, wanted in per_type.items():
-        questions = [q for q in generated.questions if q.type == task]
-        if len(questions) < wanted:
-            problems.append(f"{wanted} {task} question(s) were asked for, the reply has {len(questions)}")
-        kept += questions[:wanted]
-    for q in kept:
-        if q.type == "quantitative":
-            if q.value is None:
-                problems.append(f"quantitative question {q.question[:60]!r} needs a numeric 'value'")
-            continue
-        if not q.answer or not q.answer.strip():
-            problems.append(f"{q.type} question {q.question[:60]!r} has no 'answer'")
-            continue
-        texts = [norm_text(d) for d in q.distractors or []]
-        if len(texts) != N_OPTIONS - 1 or len(set(texts)) != len(texts):
-            problems.append(
-                f"{q.type} question {q.question[:60]!r} needs exactly {N_OPTIONS - 1} different distractors, got {len(set(texts))}"
-            )
-        elif norm_text(q.answer) in texts:
-            problems.append(f"a distractor of {q.question[:60]!r} is the answer itself")
-    if problems:
-        raise InvalidReply("; ".join(problems))
-    return Generated(questions=kept)
+    async def _recheck(
+        self, experiment: Experiment, draft: SvbDraft
+    ) -> tuple[SvbDraft | None, str, DraftFailure | None]:
+        """The evaluator on the refined question with the refiner's options (only when it rewrote them)."""
+        if not draft.options_rewritten:
+            return draft, "", None
+        try:
+            reply, letter = await self._ask_evaluator(experiment, draft, "svb_recheck")
+        except DraftFailure as failure:
+            return None, "", failure
+        evaluation = reply.value
+        kept = draft.model_copy(deep=True)
+        kept.recheck = {**evaluation.model_dump(), "correct_letter": letter}
+        kept.drafts.append({**reply.provenance(), "role": "evaluator_after_refiner"})
+        if not evaluation.answerable:
+            return None, "evaluator after the refiner: unanswerable", None
+        if evaluation.answer != letter:
+            return None, "evaluator after the refiner: chose another option", None
+        return kept, "", None
 
 
 def _options_text(options: dict[str, str]) -> str:
     return "\n".join(f"{letter}. {text}" for letter, text in options.items())
-
-
-def _check_evaluation(evaluation: Evaluation, options: dict[str, str]) -> Evaluation:
-    if evaluation.answerable and evaluation.answer not in options:
-        raise InvalidReply(
-            f"'answer' must be one of the letters {', '.join(options)} when answerable is true"
-        )
-    return evaluation
-
-
-def _check_comparison(comparison: Comparison, duration: float) -> Comparison:
-    for cue in comparison.cues:
-        for value in (cue.start, cue.end):
-            if value is None:
-                continue
-            seconds = clock_seconds(value)
-            if seconds > duration + 1:
-                raise InvalidReply(
-                    f"cue {cue.cue!r}: time {value} is after the end of the video ({duration:.0f} s)"
-                )
-        if cue.visible and cue.start is None:
-            raise InvalidReply(f"visible cue {cue.cue!r} needs its time in the video ('start', mm:ss)")
-    return comparison
-
-
-def question_times(question: str) -> list[float]:
-    return [int(m.group(1)) * 60 + int(m.group(2)) for m in _TIME.finditer(question)]
-
-
-def _check_refined(refined: Refined, draft: SvbDraft, duration: float) -> Refined:
-    times = question_times(refined.question)
-    if not times:
-        raise InvalidReply(
-            "the question must refer to the video segment(s) it needs, written as 'at mm:ss-mm:ss'"
-        )
-    late = [t for t in times if t > duration + 1]
-    if late:
-        raise InvalidReply(
-            f"the question refers to {late[0]:.0f} s, after the end of the video ({duration:.0f} s)"
-        )
-    if draft.task != "quantitative":
-        texts = [norm_text(d) for d in refined.distractors or []]
-        if len(texts) != N_OPTIONS - 1 or len(set(texts)) != len(texts):
-            raise InvalidReply(f"give exactly {N_OPTIONS - 1} different distractors")
-        if norm_text(draft.answer) in texts:
-            raise InvalidReply("a distractor is the correct answer itself")
-    if len(draft.answer) >= 4 and norm_text(draft.answer) in norm_text(refined.question):
-        raise InvalidReply("the rewritten question gives the answer away")
-    return refined
-
-
-def load_exemplars(path: Path | None) -> dict[str, list[dict[str, str]]]:
-    """The exemplar set: `path` (a replacement) or the bundled `exemplars.json`; checked."""
-    from importlib.resources import files
-
-    from expvid.schema import DataError
-
-    where = str(path) if path else "exemplars.json (bundled)"
-    try:
-        text = (
-            path.read_text(encoding="utf-8")
-            if path
-            else files(__package__).joinpath("exemplars.json").read_text(encoding="utf-8")
-        )
-        data = json.loads(text)
-    except (OSError, ValueError) as error:
-        raise DataError(f"{where}: cannot read the exemplars ({error})") from None
-    result: dict[str, list[dict[str, str]]] = {}
-    for task in QUESTION_TYPES:
-        entries = data.get(task) if isinstance(data, dict) else None
-        if not isinstance(entries, list) or not all(
-            isinstance(e, dict) and isinstance(e.get("question"), str) and isinstance(e.get("answer"), str)
-            for e in entries
-        ):
-            raise DataError(f"{where}: '{task}' must be a list of {{question, answer}} objects")
-        result[task] = [{"question": e["question"], "answer": e["answer"]} for e in entries]
-    return result

@@ -85,6 +85,8 @@ class DraftQuestion(_Lenient):
     value: float | None = None
     unit: str | None = None
     decimals: int | None = Field(default=None, ge=0, le=6)
+    #: The question is about a reading's precision: distractors one display step away are the point.
+    about_precision: bool = False
     evidence: list[Span] = Field(default_factory=list)
 
 

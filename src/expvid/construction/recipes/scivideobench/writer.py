@@ -47,7 +47,7 @@ def record(draft: SvbDraft, experiment: Experiment) -> dict[str, Any]:
         "answer": answer,
         "question_type": draft.question_type,
         "video_duration": round(experiment.duration, 3),
-        "discipline": experiment.source.discipline,
+        "discipline": experiment.discipline,
     }
     if experiment.subject:
         row["subject"] = experiment.subject
@@ -87,6 +87,7 @@ def provenance(
         "evidence": draft.evidence,
         "quantity": draft.quantity,
         "evaluator": draft.evaluation,
+        "evaluator_after_refiner": draft.recheck,
         "visual_cues": (draft.comparison or {}).get("cues", []),
         "overlay_suggestions": draft.overlay_suggestions(),
         "drafts": draft.drafts,
@@ -138,7 +139,8 @@ def write_release(
             {
                 "video_id": video_id,
                 "title": experiment.source.title,
-                "discipline": experiment.source.discipline,
+                "discipline": experiment.discipline,
+                "discipline_label": experiment.source.discipline,
                 "subject": experiment.subject,
                 "duration": round(experiment.duration, 3),
                 "full_video": release_video_name(experiment),
