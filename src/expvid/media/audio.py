@@ -5,7 +5,10 @@ Whisper takes), and names it by the sha256 of the coded audio stream (codec, rat
 packet's bytes): stream-copying into another container, renaming or `touch`ing the video keeps the
 name, so a transcript cached under it is found again; a changed narration is a new name. (The
 decoded samples are not a stable name: containers trim the encoder's priming samples differently,
-an MP4 edit list versus Matroska's codec delay.) `chunk_bounds` splits a long track at its quietest moments so each piece fits an upload limit
+an MP4 edit list versus Matroska's codec delay.) The track also knows where it starts on the
+video's clock (`start`): an audio stream may begin after the video (`ffmpeg -itsoffset 5`, a
+recorder that starts sound late), and speech-to-text times its segments from the first sample, so
+those times are video times only once `start` is added (`expvid.construction.speech`). `chunk_bounds` splits a long track at its quietest moments so each piece fits an upload limit
 (OpenAI's transcription endpoint takes 25 MB). `wav_bytes` is the upload form. `mux_audio` adds a
 PCM track to a video by stream-copying the video (the sample generator's narrated sources).
 """
@@ -30,11 +33,14 @@ SAMPLE_RATE = 16_000
 
 @dataclass(frozen=True)
 class AudioTrack:
-    """Mono 16-bit PCM samples at `rate` Hz and the sha256 that names them."""
+    """Mono 16-bit PCM samples at `rate` Hz and the sha256 that names them; `start` is the time of
+    the first sample on the video's timeline (seconds from the time 0 a player shows,
+    `expvid.media.timeline`), 0 for audio that starts with the video."""
 
     samples: np.ndarray  # int16, shape (n,)
     rate: int
     sha256: str
+    start: float = 0.0
 
     @property
     def duration(self) -> float:
@@ -46,7 +52,7 @@ class AudioTrack:
 
     def slice(self, start: float, end: float) -> AudioTrack:
         piece = self.samples[round(start * self.rate) : round(end * self.rate)]
-        return AudioTrack(piece, self.rate, pcm_sha256(piece, self.rate))
+        return AudioTrack(piece, self.rate, pcm_sha256(piece, self.rate), self.start + start)
 
 
 def pcm_sha256(samples: np.ndarray, rate: int) -> str:
@@ -67,11 +73,13 @@ def extract_audio(path: Path | str, *, rate: int = SAMPLE_RATE) -> AudioTrack:
     """Decode the first audio stream of `path` to mono int16 PCM at `rate`; `MediaError` naming the
     file when there is no audio stream or it cannot be decoded."""
     chunks: list[np.ndarray] = []
+    first: float | None = None
     try:
         with av.open(str(path)) as container:
             if not container.streams.audio:
                 raise MediaError(path, "no audio stream (speech-to-text needs the narration track)")
             stream = container.streams.audio[0]
+            origin = _timeline_origin(container, stream)
             codec = stream.codec_context
             digest = hashlib.sha256(f"{codec.name}:{codec.sample_rate}:{codec.channels}:{rate}:".encode())
             resampler = av.AudioResampler(format="s16", layout="mono", rate=rate)
@@ -79,6 +87,8 @@ def extract_audio(path: Path | str, *, rate: int = SAMPLE_RATE) -> AudioTrack:
                 if packet.size:
                     digest.update(bytes(packet))
                 for frame in packet.decode():
+                    if first is None and frame.time is not None:
+                        first = float(frame.time)
                     for out in resampler.resample(frame):
                         chunks.append(out.to_ndarray().reshape(-1))
             for out in resampler.resample(None):
@@ -88,7 +98,21 @@ def extract_audio(path: Path | str, *, rate: int = SAMPLE_RATE) -> AudioTrack:
     samples = np.concatenate(chunks).astype(np.int16) if chunks else np.zeros(0, dtype=np.int16)
     if not len(samples):
         raise EmptyMediaError(path, "the audio stream holds no samples")
-    return AudioTrack(samples, rate, digest.hexdigest())
+    start = round((first if first is not None else origin) - origin, 6)
+    return AudioTrack(samples, rate, digest.hexdigest(), start)
+
+
+def _timeline_origin(container: av.container.InputContainer, audio: av.AudioStream) -> float:
+    """The pts (seconds) of the video's time 0: 0, or for running-clock formats (MPEG-TS, ...)
+    the first timestamp of the video stream (of the audio when there is no video)."""
+    from expvid.media.timeline import running_clock
+
+    if not running_clock(container.format.name):
+        return 0.0
+    stream = container.streams.video[0] if container.streams.video else audio
+    if stream.start_time is None or stream.time_base is None:
+        return 0.0
+    return float(stream.start_time * stream.time_base)
 
 
 def wav_bytes(track: AudioTrack) -> bytes:

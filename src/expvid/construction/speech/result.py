@@ -43,6 +43,22 @@ class SpeechResult:
             provenance=dict(data.get("provenance") or {}),
         )
 
+    def shifted(self, start: float) -> SpeechResult:
+        """The transcript on the clock of a video whose audio starts at `start` seconds: every segment
+        and word moved by it (what an engine timed from the first sample becomes a video time);
+        anything before the video's time 0 is cut."""
+        moved = clean_segments(self.segments, offset=start)
+        kept = []
+        for segment in moved:
+            if segment["end"] <= 0:
+                continue
+            segment["start"] = max(0.0, segment["start"])
+            for word in segment.get("words", []):
+                word["start"], word["end"] = max(0.0, word["start"]), max(0.0, word["end"])
+            kept.append(segment)
+        provenance = {**self.provenance, "audio_start": round(start, 3)}
+        return SpeechResult(kept, self.language, self.duration, provenance)
+
     @property
     def text(self) -> str:
         return " ".join(str(s.get("text", "")).strip() for s in self.segments).strip()

@@ -190,7 +190,7 @@ def plan_transcripts(
             continue
         assert source.video is not None
         epoch = transcription_epoch(epochs or {}, source.video_id)
-        path = stage.cached_path(source.video, epoch)
+        path = stage.cached_path(source.video, epoch, planning=True)
         if path is not None:
             result = SpeechResult.read(path)
             plan.sources[index] = source.with_transcript(path)

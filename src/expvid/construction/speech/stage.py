@@ -6,8 +6,12 @@ transcribed with the same settings before, by this build or any other that share
 otherwise the engine is asked and the result written atomically before it is used, so a killed run
 loses at most the video in progress. `--redo transcription[:ID]` gives a video a new *epoch*: its
 transcript is asked for afresh and cached beside the old one (`<audio>-<settings>@<epoch>.json`),
-and later runs in that epoch reuse it. `index.json` remembers which audio a video file (path, size,
-mtime) held, so `--dry-run` knows what is cached without decoding. Every call is counted in
+and later runs in that epoch reuse it. Engines time segments from the first audio sample; an audio
+stream that starts after the video (`AudioTrack.start`) gets a second file beside the cached one,
+`<audio>-<settings>[@epoch]+<ms>ms.json`, with every segment and word moved to the video's clock
+(the cache stays in the audio's clock, so the same narration muxed at another offset is not paid
+for again). `index.json` remembers which audio a video file (path, size, mtime) held and where it
+starts, so `--dry-run` knows what is cached without decoding. Every call is counted in
 `SpeechLedger`: requests, cache hits, minutes of audio sent and reused, failures, and cost (remote
 engines: USD per minute; local: 0; a remote engine without a price: unknown, never 0).
 `fill_transcripts` (`sources.py`) runs the stage over a sources folder for either recipe.
@@ -65,10 +69,11 @@ class SpeechLedger:
 
 
 def transcribe_track(track: AudioTrack, settings: SpeechSettings) -> SpeechResult:
-    """One-shot transcription without a cache (blocking; for scripts and tests)."""
-    if settings.remote:
-        return asyncio.run(_remote_once(track, settings))
-    return transcribe_local(track, settings)
+    """One-shot transcription without a cache (blocking; for scripts and tests), in the video's clock."""
+    result = (
+        asyncio.run(_remote_once(track, settings)) if settings.remote else transcribe_local(track, settings)
+    )
+    return result.shifted(track.start) if round(track.start * 1000) else result
 
 
 async def _remote_once(track: AudioTrack, settings: SpeechSettings) -> SpeechResult:
@@ -100,34 +105,54 @@ class SpeechStage:
         if not settings.remote:
             check_local(settings)
 
-    def path_for(self, audio_sha256: str, epoch: int = 0) -> Path:
+    def path_for(self, audio_sha256: str, epoch: int = 0, start: float = 0.0) -> Path:
+        """The transcript of that audio: in the audio's clock, or moved to a video where it starts at
+        `start` seconds (a file of its own when that is not 0)."""
         suffix = f"@{epoch}" if epoch else ""
-        return self.root / f"{audio_sha256[:24]}-{self.settings.key()}{suffix}.json"
+        milliseconds = round(start * 1000)
+        shift = f"+{milliseconds}ms" if milliseconds else ""
+        return self.root / f"{audio_sha256[:24]}-{self.settings.key()}{suffix}{shift}.json"
 
-    def _index(self) -> dict[str, str]:
+    def _index(self) -> dict[str, tuple[str, float | None]]:
+        """Video stamp -> (audio sha256, the audio's start; None when written before starts were)."""
         path = self.root / "index.json"
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-            return {str(k): str(v) for k, v in data.items()}
-        except (OSError, ValueError, AttributeError):
+            index: dict[str, tuple[str, float | None]] = {}
+            for key, value in data.items():
+                if isinstance(value, dict):
+                    index[str(key)] = (str(value["audio"]), float(value.get("start") or 0.0))
+                else:
+                    index[str(key)] = (str(value), None)
+            return index
+        except (OSError, ValueError, AttributeError, KeyError, TypeError):
             return {}
 
-    def _remember(self, video: Path, audio_sha256: str) -> None:
+    def _remember(self, video: Path, track: AudioTrack) -> None:
         with self._index_lock:
-            index = self._index()
-            index[_stamp(video)] = audio_sha256
-            write_atomic(self.root / "index.json", json.dumps(index, indent=1, sort_keys=True) + "\n")
+            entries = {
+                k: ({"audio": sha, "start": start} if start is not None else sha)
+                for k, (sha, start) in self._index().items()
+            }
+            entries[_stamp(video)] = {"audio": track.sha256, "start": track.start}
+            write_atomic(self.root / "index.json", json.dumps(entries, indent=1, sort_keys=True) + "\n")
 
-    def cached_path(self, video: Path, epoch: int = 0) -> Path | None:
-        """The cached transcript of `video` when its file is known unchanged (no decoding)."""
-        sha = self._index().get(_stamp(video))
-        if sha is None:
+    def cached_path(self, video: Path, epoch: int = 0, *, planning: bool = False) -> Path | None:
+        """The cached transcript of `video` when its file is known unchanged (no decoding). An entry
+        from before audio starts were recorded is found only when `planning` (the dry run counts
+        with it; a build decodes once to learn where the audio starts)."""
+        entry = self._index().get(_stamp(video))
+        if entry is None:
             return None
-        path = self.path_for(sha, epoch)
+        sha, start = entry
+        if start is None and not planning:
+            return None
+        path = self.path_for(sha, epoch, start or 0.0)
         return path if path.is_file() else None
 
     async def transcript_for(self, video: Path, epoch: int = 0) -> Path:
-        """Path of the transcript JSON; `MediaError` / `SpeechEngineError` say what went wrong."""
+        """Path of the transcript JSON, in the video's clock; `MediaError` / `SpeechEngineError` say
+        what went wrong."""
         known = self.cached_path(video, epoch)
         if known is not None:
             result = SpeechResult.read(known)
@@ -140,23 +165,31 @@ class SpeechStage:
             except MediaError:
                 self.ledger.failures += 1
                 raise
-            self._remember(video, track.sha256)
-            path = self.path_for(track.sha256, epoch)
-            if path.is_file():
+            self._remember(video, track)
+            base = self.path_for(track.sha256, epoch)
+            target = self.path_for(track.sha256, epoch, track.start)
+            if target.is_file():
                 self.ledger.cache_hits += 1
                 self.ledger.cached_audio_seconds += track.duration
-                return path
-            try:
-                result = await self._transcribe(track)
-            except (SpeechEngineError, MediaError):
-                self.ledger.failures += 1
-                raise
-        result.provenance["audio_sha256"] = track.sha256
-        result.write(path)
-        self.ledger.transcribed += 1
-        self.ledger.audio_seconds += track.duration
-        self.ledger.engine_seconds += float(result.provenance.get("seconds") or 0.0)
-        return path
+                return target
+            if base.is_file():
+                result = SpeechResult.read(base)
+                self.ledger.cache_hits += 1
+                self.ledger.cached_audio_seconds += track.duration
+            else:
+                try:
+                    result = await self._transcribe(track)
+                except (SpeechEngineError, MediaError):
+                    self.ledger.failures += 1
+                    raise
+                result.provenance["audio_sha256"] = track.sha256
+                result.write(base)
+                self.ledger.transcribed += 1
+                self.ledger.audio_seconds += track.duration
+                self.ledger.engine_seconds += float(result.provenance.get("seconds") or 0.0)
+        if target != base:
+            result.shifted(track.start).write(target)
+        return target
 
     async def _transcribe(self, track: AudioTrack) -> SpeechResult:
         if not self.settings.remote:
