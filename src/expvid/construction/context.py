@@ -350,12 +350,14 @@ def _read(path: Path) -> str | None:
 
 
 def link_or_copy(source: Path, target: Path) -> None:
-    """Hard-link `source` to `target` (same file system, no extra space), else copy it; atomic."""
+    """Hard-link `source` to `target` (same file system, no extra space), else copy it; atomic. A
+    symlinked source is linked as the file it points to (Linux `link` would copy the symlink itself,
+    relative target and all, into the output)."""
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(f".{target.name}.partial")
     partial.unlink(missing_ok=True)
     try:
-        os.link(source, partial)
+        os.link(os.path.realpath(source), partial)
     except OSError:
         shutil.copyfile(source, partial)
     os.replace(partial, target)

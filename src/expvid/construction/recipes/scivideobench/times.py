@@ -27,7 +27,7 @@ RANGE = re.compile(
 
 
 def _length(duration: float) -> str:
-    return f"{clock(math.ceil(duration))} ({duration:.1f} s)"
+    return f"{clock(math.ceil(duration))}, {duration:.1f} s"
 
 
 def span_problem(start: str | None, end: str | None, duration: float, what: str) -> str | None:
@@ -51,7 +51,7 @@ def question_time_problems(question: str, duration: float) -> list[str]:
     problems = []
     for match in RANGE.finditer(question):
         start, end = (match.group(1), match.group(2)) if match.group(1) else (match.group(3), match.group(4))
-        problem = span_problem(start, end, duration, f"the question's range {match.group(0)!r}")
+        problem = span_problem(start, end, duration, "the question's range")
         if problem is not None:
             problems.append(problem)
     for match in TIME.finditer(question):
