@@ -5,9 +5,14 @@ against the scripted lab of the tests (loopback OpenAI server for the roles, loo
 server for speech-to-text), then again from the cache, and prints per role: calls, tokens, and the
 cost at the given prices, per released item; the ratio of a resumed build's calls to a fresh one's;
 and how `--dry-run` forecasts compare with the calls then sent (a fresh build: upper bounds; a
-finished one: the response cache replayed; `--redo evaluator`: the redone calls).
-The lab's replies are short, so token counts are the prompts' real sizes but replies are smaller than
-a real model's: read the prompt side, and re-run against a real endpoint for replies.
+finished one: the response cache replayed; `--redo evaluator`: the redone calls). Then the same fresh
+build with the generator on text only (`-R generator=text`), for the cost of showing it the video.
+
+The build settings are the recipe's defaults, which the documented command uses: 16 frames of at most
+448 pixels, per_type conceptual:2,hypothetical:2,quantitative:2, 3 blind samples. The lab counts
+tokens as a server would, roughly (4 characters a token, 500 a frame), and its replies are short, so
+the prompt side is real-sized and the reply side smaller than a real model's: read the prompt side,
+and re-run against a real endpoint for replies.
 
     .venv/bin/python benchmarks/scivideobench_recipe.py --experiments 2 --price 1.25,10 --stt-price 0.006
 """
@@ -31,6 +36,9 @@ def main() -> None:
     parser.add_argument("--price", default="1.25,10", help="USD per 1M input,output tokens")
     parser.add_argument("--stt-price", type=float, default=0.006, help="USD per minute of audio")
     parser.add_argument("--blind-samples", type=int, default=3)
+    parser.add_argument(
+        "--frames", type=int, default=None, help="frames per call (default: the recipe's, 16)"
+    )
     args = parser.parse_args()
 
     from svb_lab import SvbLab
@@ -63,8 +71,7 @@ def main() -> None:
                 ),
                 prices={"llm": price},
                 blind_samples=args.blind_samples,
-                frames=8,
-                frame_max_side=256,
+                **({"frames": args.frames} if args.frames else {}),
             )
             runs = []
             forecasts = []
@@ -75,8 +82,16 @@ def main() -> None:
                 report = asyncio.run(build_scivideobench(scenario))
                 runs.append((label, time.perf_counter() - started, report))
                 forecasts.append((label, forecast, report))
+            text = config.model_copy(update={"generator": "text", "out": root / "text"})
+            text_forecast = asyncio.run(estimate_scivideobench(text))
+            text_report = asyncio.run(build_scivideobench(text))
     (_, fresh_seconds, fresh), (_, resumed_seconds, resumed) = runs[:2]
     items = fresh["total_items"]
+    print(
+        f"settings: {config.frames} frames of at most {config.frame_max_side} px, per_type "
+        f"{','.join(f'{t}:{n}' for t, n in config.per_type.items())}, {config.blind_samples} blind samples, "
+        f"generator={config.generator}; prices {args.price} USD per 1M tokens, {args.stt_price} USD per audio minute"
+    )
     kinds = ", ".join(f"{task} {entry['kept']}" for task, entry in fresh["items"].items())
     print(f"released items: {items} ({kinds})")
     print(f"{'role:stage':40} {'calls/item':>10} {'in tok/item':>12} {'out tok/item':>13} {'USD/item':>10}")
@@ -108,6 +123,19 @@ def main() -> None:
         sent = report["calls"]["sent"]
         ratio = f"{predicted / sent:.2f}x" if sent else ("exact" if predicted == 0 else "-")
         print(f"{label:24} {predicted:8} {exact:13} {forecast['cached_replies']:12} {sent:5}  {ratio}")
+    fresh_view = forecasts[0][1]["generator_view"]
+    print(
+        f"dry run of the fresh build: ${forecasts[0][1]['total_cost']:.4f} with the generator seeing "
+        f"{fresh_view['mode']}; ${fresh_view['other_total_cost']:.4f} with -R generator=text "
+        f"(the text build's own dry run: ${text_forecast['total_cost']:.4f})"
+    )
+    text_per = text_report["per_item"]
+    print(
+        f"generator=text build: {text_report['total_items']} items, per item {text_per['calls']} calls, "
+        f"{text_per['tokens']} tokens, ${text_per['cost_this_run']} "
+        f"(generator=frames: {per['tokens']} tokens, ${per['cost_this_run']}; "
+        f"{per['cost_this_run'] / text_per['cost_this_run']:.2f}x)"
+    )
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """Quantitative options that do not give the answer away, tested on 600 generated items.
 
 The answers are drawn the way quantitative answers come: computed values of 2-4 significant figures
-over eight orders of magnitude, round measured-looking values (2.50 g, 37 degC, 250 mL, 12.5 %),
+over eight orders of magnitude, round measured-looking values (37 degC, 12.5 %, 375 mL; those too
+small on their own grid to hide their rank, like 2.50 g or 25 degC, are refused and left out),
 negative ones. Every item goes through the recipe's own generator and option placement. The blind
 pickers below are the strategies a solver that never saw the video would try on numbers alone;
 each must score within chance (10% +- 3 standard errors). (Written here compactly; the validity

@@ -62,8 +62,9 @@ class SvbBuildConfig(BaseModel):
     frame_max_side: int = Field(default=448, ge=64)
     #: Paper text sent with the prompts (characters; the head of the paper Markdown).
     paper_chars: int = Field(default=24_000, ge=0)
-    #: Quantitative distractors: answer + N(0, (noise x |answer|)^2), at least one display step apart
-    #: (section 2.2: "adding appropriate Gaussian noise to the correct answer").
+    #: Quantitative distractors: the Gaussian scale, sigma = noise x |answer| (section 2.2: "adding
+    #: appropriate Gaussian noise to the correct answer"); drawn so that the answer's rank is uniform,
+    #: on the answer's grid, no two within a display step (`numeric_options.py`).
     noise: float = Field(default=0.2, gt=0)
     blind_samples: int = Field(default=3, ge=0)
     blind_temperature: float = 1.0
@@ -127,6 +128,7 @@ class SvbBuildConfig(BaseModel):
                 "leak_margin",
                 "retry_failed",
                 "redo",
+                "disciplines",  # the placed discipline is part of each experiment's stamp
             },
         )
         payload = json.dumps([relevant, *parts], sort_keys=True, default=str)
