@@ -296,41 +296,50 @@ class Roles:
 
         return await self.store.run(experiment.video_id, role, fingerprint, compute)
 
-    async def _ask_evaluator(
-        self, experiment: Experiment, draft: SvbDraft, stage: str
-    ) -> tuple[Drafted[Evaluation], str]:
-        options, letter = draft.options()
-        reply = await self.ask(
-            "svb_evaluate",
-            {
-                "title": experiment.source.title,
-                "transcript": experiment.transcript_lines(),
-                "paper": self.paper(experiment),
-                "question": draft.question,
-                "options": _options_text(options),
-            },
-            json_parser(Evaluation, lambda e: check_evaluation(e, options)),
-            view=await self.frames_view(experiment),
-            phase="svb_evaluate",
-            stage=stage,
-        )
-        return reply, letter
-
     async def _evaluate(
         self, experiment: Experiment, draft: SvbDraft
     ) -> tuple[SvbDraft | None, str, DraftFailure | None]:
+        return await self._verdict(experiment, draft, after_refiner=False)
+
+    async def _verdict(
+        self, experiment: Experiment, draft: SvbDraft, *, after_refiner: bool
+    ) -> tuple[SvbDraft | None, str, DraftFailure | None]:
+        """The evaluator answers the draft's question from its options: kept when it picks the answer."""
+        stage, role, who = (
+            ("svb_recheck", "evaluator_after_refiner", "evaluator after the refiner")
+            if after_refiner
+            else ("svb_evaluate", "evaluator", "evaluator")
+        )
+        options, letter = draft.options()
         try:
-            reply, letter = await self._ask_evaluator(experiment, draft, "svb_evaluate")
+            reply = await self.ask(
+                "svb_evaluate",
+                {
+                    "title": experiment.source.title,
+                    "transcript": experiment.transcript_lines(),
+                    "paper": self.paper(experiment),
+                    "question": draft.question,
+                    "options": _options_text(options),
+                },
+                json_parser(Evaluation, lambda e: check_evaluation(e, options)),
+                view=await self.frames_view(experiment),
+                phase="svb_evaluate",
+                stage=stage,
+            )
         except DraftFailure as failure:
             return None, "", failure
         evaluation = reply.value
         kept = draft.model_copy(deep=True)
-        kept.evaluation = {**evaluation.model_dump(), "correct_letter": letter}
-        kept.drafts.append({**reply.provenance(), "role": "evaluator"})
+        verdict = {**evaluation.model_dump(), "correct_letter": letter}
+        if after_refiner:
+            kept.recheck = verdict
+        else:
+            kept.evaluation = verdict
+        kept.drafts.append({**reply.provenance(), "role": role})
         if not evaluation.answerable:
-            return None, "evaluator: unanswerable", None
+            return None, f"{who}: unanswerable", None
         if evaluation.answer != letter:
-            return None, "evaluator: chose another option", None
+            return None, f"{who}: chose another option", None
         return kept, "", None
 
     async def _compare(
@@ -407,19 +416,7 @@ class Roles:
         """The evaluator on the refined question with the refiner's options (only when it rewrote them)."""
         if not draft.options_rewritten:
             return draft, "", None
-        try:
-            reply, letter = await self._ask_evaluator(experiment, draft, "svb_recheck")
-        except DraftFailure as failure:
-            return None, "", failure
-        evaluation = reply.value
-        kept = draft.model_copy(deep=True)
-        kept.recheck = {**evaluation.model_dump(), "correct_letter": letter}
-        kept.drafts.append({**reply.provenance(), "role": "evaluator_after_refiner"})
-        if not evaluation.answerable:
-            return None, "evaluator after the refiner: unanswerable", None
-        if evaluation.answer != letter:
-            return None, "evaluator after the refiner: chose another option", None
-        return kept, "", None
+        return await self._verdict(experiment, draft, after_refiner=True)
 
 
 def _options_text(options: dict[str, str]) -> str:
