@@ -223,15 +223,11 @@ def test_an_unpriced_run_says_cost_unknown_once_in_every_rendering(sample_dir, t
     from expvid.view.render import render_overview
 
     with LoopbackServer(Reply.ok("\\boxed{A}", prompt_tokens=100, completion_tokens=5)) as server:
-        out = tmp_path / "run"
-        _run(
-            sample_dir,
-            server,
-            out,
-            frame_cache_dir,
-            model=f"openai:my-lab-vlm@{server.openai_base_url}",
-            prices={},
+        out, unpriced = (
+            tmp_path / "run",
+            {"model": f"openai:my-lab-vlm@{server.openai_base_url}", "prices": {}},
         )
+        _run(sample_dir, server, out, frame_cache_dir, **unpriced)
     assert json.loads((out / "scores.json").read_text())["run"]["cost"]["usd"] is None
     runs = load_runs([out])
     table = build_table(get_suite("expvid"), runs, references=[])
