@@ -6,7 +6,7 @@ module before running, which is what `expvid` did before commands were registere
 then also imported every `expvid.media` module on `import expvid.media`, so the old cost was a
 little higher still). `python -c pass` and `import typer` are the floor any Typer CLI pays.
 
-Cases: `expvid --help`, `expvid frames --help`, `expvid eval --help` (45 options; before its options
+Cases: `expvid --help`, `expvid --version`, `expvid frames --help`, `expvid eval --help` (45 options; before its options
 were resolved in `expvid.run.eval_options` it imported the runner and took 2.3 s), and
 `expvid frames VIDEO --num 8 --no-cache` on a
 3 s 320x180 clip (decoding included: what a user waits for). The target is 0.3 s for these.
@@ -85,6 +85,7 @@ def main() -> None:
         }
         cases = {
             "expvid --help": ["--help"],
+            "expvid --version": ["--version"],
             "expvid frames --help": ["frames", "--help"],
             "expvid eval --help": ["eval", "--help"],
             "expvid frames CLIP -n 8": ["frames", str(clip), "--num", "8", "--no-cache"],

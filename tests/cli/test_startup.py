@@ -170,3 +170,26 @@ def test_the_media_package_exports_lazily() -> None:
         assert getattr(media, name) is not None
     loaded = _modules_after("import expvid.media; from expvid.media import MediaError")
     assert not loaded & {*MEDIA, "pydantic", "pysbd"}
+
+
+def test_version_says_the_installed_version_and_loads_no_command() -> None:
+    import tomllib
+    from importlib.metadata import version
+
+    import expvid
+
+    pyproject = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text())
+    expected = pyproject["project"]["version"]
+    assert version("expvid") == expvid.__version__ == expected  # the three places agree
+    result = CliRunner().invoke(app, ["--version"])
+    assert result.exit_code == 0 and result.output == f"expvid {expected}\n"
+    assert "--version" in CliRunner().invoke(app, ["--help"]).output
+    loaded = _modules_after(_run_cli("--version"))
+    assert not loaded & {*HEAVY, *MEDIA, *TYPER_PARAMETERS}, sorted(
+        loaded & {*HEAVY, *MEDIA, *TYPER_PARAMETERS}
+    )
+    assert {name for name in loaded if name.startswith("expvid.")} == {
+        "expvid.cli",
+        "expvid.cli.main",
+        "expvid.cli.lazy",
+    }

@@ -96,7 +96,8 @@ def test_a_with_asr_run_of_a_built_benchmark_says_how_much_the_narration_gives_a
     assert result.exit_code == 0, result.output
     scores = json.loads((run / "scores.json").read_text())
     (note,) = [n for n in scores["run"]["notes"] if "word-overlap solver" in n]
-    assert "--with-asr on a benchmark built by expvid build" in note
+    assert "-S with_asr=true (the ASR ablation) on a benchmark built by expvid build" in note
+    assert "--with-asr" not in note  # the deprecated flag is not what a reader should type
     assert "word-overlap solver" in flat(result.output)
     plain = runner.invoke(
         app,

@@ -12,6 +12,7 @@ from sqlalchemy import select
 from typer.testing import CliRunner
 
 from expvid.cli.main import app
+from expvid.export.lmms_eval_runtime import doc_to_text
 from expvid.hub.dataset_repo import make_hub_repo
 from expvid.platform import open_database
 from expvid.platform.config import PasswordPolicy
@@ -119,6 +120,7 @@ def test_platform_export_hf_is_a_loadable_hub_repository(sample_dir, tmp_path):
         rows = datasets.load_dataset(str(out), name, split="test", cache_dir=str(tmp_path / "hf"))
         task = Path(files["path"]).stem
         assert len(rows) == sum(1 for item in local if item.task == task), name
+        assert "Json" not in repr(rows.features), (name, rows.features)  # typed, no JSON fallback
     steps = datasets.load_dataset("json", data_files=str(out / "annotations/level2/step_prediction.jsonl"),
                                   split="train", cache_dir=str(tmp_path / "hf"))  # fmt: skip
     assert steps.features["answer"].dtype == "int64"
@@ -159,3 +161,37 @@ def test_a_benchmark_with_a_missing_video_is_refused(sample_dir, tmp_path):
     with pytest.raises(DataError, match=rf"1 video file\(s\) not found:\n  .*{gone.name}"):
         make_hub_repo(root)
     assert not (root / "README.md").exists()
+
+
+def test_every_column_loads_typed_in_datasets_through_the_card(sample_dir, tmp_path):
+    """Completeness verification maps 3 to 10 letters: inferred, `datasets` reads `options` as JSON."""
+    root = tmp_path / "bench"
+    shutil.copytree(sample_dir / "annotations", root / "annotations")
+    shutil.copytree(sample_dir / "videos", root / "videos")
+    make_hub_repo(root)
+    items = [item for item in load_expvid(root) if item.task == "video_verification"]
+    assert len({len(item.options or {}) for item in items}) > 1  # the condition: option counts differ
+    datasets.disable_progress_bars()
+    meta, _ = _card(root)
+    for config in meta["configs"]:
+        rows = datasets.load_dataset(
+            str(root), config["config_name"], split="test", cache_dir=str(tmp_path / "hf")
+        )
+        assert "Json" not in repr(rows.features), (config["config_name"], rows.features)
+    rows = datasets.load_dataset(
+        str(root), "level2_video_verification", split="test", cache_dir=str(tmp_path / "hf")
+    )
+    options = rows.features["options"]
+    letters = sorted({letter for item in items for letter in item.options or {}})
+    assert isinstance(options, dict) and sorted(options) == letters
+    assert all(feature == datasets.Value("string") for feature in options.values())
+    # An item with fewer letters has them null; the lmms-eval hooks read the item's own options.
+    assert [{k: v for k, v in row["options"].items() if v is not None} for row in rows] == [
+        item.options for item in items
+    ]
+    from expvid.suites.registry import get_suite
+
+    suite = get_suite("expvid")
+    assert [doc_to_text("video_verification", row, root, None) for row in rows] == [
+        suite.prompt_text(item) for item in items
+    ]

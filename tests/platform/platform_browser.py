@@ -47,8 +47,12 @@ def _watch(page: object) -> None:
 
 
 def sign_in(browser: object, server: LiveServer, username: str) -> object:
-    context = browser.new_context(base_url=server.url)  # type: ignore[attr-defined]
-    context.set_default_timeout(10_000)
+    return sign_in_in(browser.new_context(base_url=server.url), server, username)  # type: ignore[attr-defined]
+
+
+def sign_in_in(context: object, server: LiveServer, username: str) -> object:
+    """Sign in on a new page of `context` (a browser context the caller set up)."""
+    context.set_default_timeout(10_000)  # type: ignore[attr-defined]
     context.on("page", _watch)
     page = context.new_page()
     page.goto("/login")

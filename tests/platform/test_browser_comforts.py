@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from platform_browser import browser, no_page_errors, sign_in
+from platform_browser import browser, no_page_errors, sign_in, sign_in_in
 from platform_env import FAST_PASSWORDS, Env, LiveServer, add_users, decide
 from sqlalchemy import func, select
 
@@ -289,4 +289,32 @@ def test_the_sample_shows_the_step_editor_and_the_paper_on_a_first_try(
     annotator.goto(f"/items/{level3}")
     paper = annotator.inner_text("[data-testid=paper]")
     assert "Results" in paper and "Discussion" in paper and "No paper sections" not in paper
+    _question_shows_whole(annotator)
     annotator.context.close()  # type: ignore[attr-defined]
+    # The same where CSS cannot size a box to its text (Firefox, older Safari): app.js does it.
+    context = browser.new_context(base_url=server.url, bypass_csp=True)  # type: ignore[attr-defined]
+    context.add_init_script(
+        "const supports = CSS.supports.bind(CSS);"
+        "CSS.supports = (p, v) => (String(p).startsWith('field-sizing') ? false : supports(p, v));"
+        "document.addEventListener('DOMContentLoaded', () => { const s = document.createElement('style');"
+        "s.textContent = 'textarea.grow { field-sizing: fixed !important }'; document.head.append(s); }, true);"
+    )
+    older = sign_in_in(context, server, "ann1")
+    older.goto(f"/items/{level3}")
+    assert (
+        older.evaluate("() => getComputedStyle(document.querySelector('#question')).fieldSizing") == "fixed"
+    )
+    _question_shows_whole(older)
+    context.close()
+
+
+def _question_shows_whole(page: object) -> None:
+    """A Level-3 question is a paragraph: its box shows all of it and grows as the reviewer writes."""
+    size = "() => { const t = document.querySelector('#question'); return [t.clientHeight, t.scrollHeight]; }"
+    shown, needed = page.evaluate(size)  # type: ignore[attr-defined]
+    assert needed <= shown + 1, (shown, needed)
+    page.focus("#question")  # type: ignore[attr-defined]
+    page.keyboard.press("End")  # type: ignore[attr-defined]
+    page.keyboard.type(" More text the reviewer adds here." * 6)  # type: ignore[attr-defined]
+    grown, needed = page.evaluate(size)  # type: ignore[attr-defined]
+    assert grown > shown and needed <= grown + 1, (shown, grown, needed)

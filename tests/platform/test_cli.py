@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 from typer.testing import CliRunner
@@ -155,3 +158,46 @@ def test_import_exits_3_when_items_are_left_unapplied(db_url: str, candidates: P
     assert data["counts"]["conflict"] == 1 and data["counts"]["unchanged"] == 10
     code, out = invoke("import", str(second), "--db", db_url)
     assert code == 3 and "conflict:" in out and "not applied" in out
+
+
+def _expvid(*args: str, stdin: str | None) -> subprocess.CompletedProcess[str]:
+    """`expvid ...` as a script runs it: a child process whose standard input is a pipe, no terminal."""
+    env = {**os.environ, "COLUMNS": "40"}
+    return subprocess.run(
+        [sys.executable, "-m", "expvid.cli.main", *args],
+        input=stdin if stdin is not None else "", capture_output=True, text=True, env=env, timeout=120,
+    )  # fmt: skip
+
+
+def test_user_add_as_documented_runs_without_a_terminal(tmp_path: Path) -> None:
+    """The README's `user add` with the password piped in (`--password-stdin`), as a setup script
+    or CI job runs it; without the option and without a terminal, one clear line says what to do."""
+    from sqlalchemy import select
+
+    from expvid.platform import open_database
+    from expvid.platform.config import PasswordPolicy
+    from expvid.platform.db.models import User
+    from expvid.platform.security.passwords import Passwords
+
+    db = f"sqlite:///{tmp_path / 'platform.db'}"
+    base = ["platform", "user", "add", "alice", "--role", "annotator", "--discipline", "Biology", "--db", db]
+    refused = _expvid(*base, stdin="correct horse battery\n")  # no terminal, no --password-stdin
+    assert refused.returncode == 2, refused.stderr
+    said = " ".join(refused.stderr.split())
+    assert (
+        "no terminal to ask for the password on" in said
+        and "| expvid platform user add alice --password-stdin" in said
+    )
+    empty = _expvid(*base, "--password-stdin", stdin="")
+    assert empty.returncode == 2 and "standard input held no password" in " ".join(empty.stderr.split())
+    created = _expvid(*base, "--password-stdin", stdin="correct horse battery\n")
+    assert created.returncode == 0, created.stderr
+    assert "created annotator alice (Biology)" in " ".join(created.stdout.split())
+    database = open_database(db)
+    try:
+        with database.read() as session:
+            users = list(session.scalars(select(User)))
+    finally:
+        database.dispose()
+    assert [user.username for user in users] == ["alice"]  # the refused attempts created nothing
+    assert Passwords(PasswordPolicy()).verify(users[0].password_hash, "correct horse battery")

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import csv
+import io
 import json
 import math
 from pathlib import Path
@@ -84,14 +86,17 @@ def test_dry_run_without_a_key_or_a_server_and_with_the_batch_discount(sample_di
 def _run(sample_dir: Path, server: LoopbackServer, out: Path, cache: Path, **fields: Any) -> EvalResult:
     config = EvalConfig(
         data=sample_dir,
-        model=f"openai:gpt-4o@{server.openai_base_url}",
         out=out,
         tasks=["tools", "materials"],
         limit=2,
         concurrency=1,
         cache_dir=cache,
         n_bootstrap=20,
-        **{"prices": {"": Price(input_per_m=1.0, output_per_m=1.0, source="--price 1,1")}, **fields},
+        **{
+            "model": f"openai:gpt-4o@{server.openai_base_url}",
+            "prices": {"": Price(input_per_m=1.0, output_per_m=1.0, source="--price 1,1")},
+            **fields,
+        },
     )
     return asyncio.run(evaluate(config, command=["test"], show_progress=False))
 
@@ -208,3 +213,39 @@ def test_prompt_cache_reads_are_billed_at_the_cached_price(sample_dir, tmp_path,
     assert {p["usage"]["cache_read_tokens"] for p in predictions} == {8_000}
     summary = to_markdown(build_table(get_suite("expvid"), load_runs([out]), references=[]))
     assert "of the input from the provider's prompt cache" in summary
+
+
+def test_an_unpriced_run_says_cost_unknown_once_in_every_rendering(sample_dir, tmp_path, frame_cache_dir):
+    """A model the price table does not know, run without --price: every rendering says "cost unknown"
+    and how to give a price, never "cost cost unknown"."""
+    from expvid.run.report.html import to_html
+    from expvid.view import ViewSession
+    from expvid.view.render import render_overview
+
+    with LoopbackServer(Reply.ok("\\boxed{A}", prompt_tokens=100, completion_tokens=5)) as server:
+        out, unpriced = (
+            tmp_path / "run",
+            {"model": f"openai:my-lab-vlm@{server.openai_base_url}", "prices": {}},
+        )
+        _run(sample_dir, server, out, frame_cache_dir, **unpriced)
+    assert json.loads((out / "scores.json").read_text())["run"]["cost"]["usd"] is None
+    runs = load_runs([out])
+    table = build_table(get_suite("expvid"), runs, references=[])
+    report = runner.invoke(app, ["report", str(out)])
+    assert report.exit_code == 0, report.output
+    renderings = {
+        "markdown": to_markdown(table),
+        "html": to_html(table, runs, title="t"),
+        "report command": report.output,
+        "viewer": render_overview(ViewSession([out])),
+    }
+    for name, text in renderings.items():
+        flat = " ".join(text.split())
+        assert "cost cost" not in flat, name
+        assert (
+            "my-lab-vlm (partial): cost unknown (no price: give --price MODEL=IN,OUT) for 4 request(s)"
+            in flat
+        ), name
+    [row] = csv.DictReader(io.StringIO(to_csv(table)))
+    assert row["cost_usd"] == "" and row["model"] == "my-lab-vlm (partial)"  # unknown: empty, not 0
+    assert row["model spec"].startswith("openai:my-lab-vlm@http://127.0.0.1:")

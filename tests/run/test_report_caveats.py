@@ -55,7 +55,8 @@ def test_partial_and_truncated_runs_are_labelled_everywhere(
         sum((p.get("finish_reason") or p["meta"].get("finish_reason")) == "length" for p in predictions) == 4
     )
 
-    label = f"openai:lb@{server.openai_base_url} (partial)"
+    label = "lb (partial)"  # the model's name; its spec in a footnote
+    spec = f"openai:lb@{server.openai_base_url}"
     html, table = tmp_path / "r.html", tmp_path / "r.csv"
     report = runner.invoke(
         app, ["report", str(out), "--reference", "GPT-5", "--html", str(html), "--csv", str(table)]
@@ -64,6 +65,7 @@ def test_partial_and_truncated_runs_are_labelled_everywhere(
     lines = report.output.splitlines()
     assert any(line.startswith(f"| **{label}** |") for line in lines)
     assert any(line.startswith("| _GPT-5") for line in lines)
+    assert f"- lb: model `{spec}`" in lines
     assert any(
         line.startswith(f"- {label}: PARTIAL run (at most 4 of up to 18 records per task (--limit)")
         for line in lines
@@ -76,6 +78,7 @@ def test_partial_and_truncated_runs_are_labelled_everywhere(
     )
     rows = list(csv.DictReader(io.StringIO(table.read_text())))
     assert rows[0]["model"] == label and rows[0]["partial"].startswith("at most 4 of")
+    assert rows[0]["model spec"] == spec
     assert rows[-1]["reference"] == "1" and rows[-1]["partial"] == ""
     page = html.read_text()
     assert label in page and "PARTIAL run" in page and "<b>partial run</b>" in page

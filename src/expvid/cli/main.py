@@ -6,6 +6,8 @@ Commands are registered by reference and imported only when they run (`expvid.cl
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 
 from expvid.cli.lazy import LazyCommand, lazy_group
@@ -73,8 +75,33 @@ app = typer.Typer(
 )
 
 
+def _installed_version() -> str:
+    """The installed distribution's version (what `pip` installed), or the package's own outside one."""
+    from importlib.metadata import PackageNotFoundError, version  # only when asked: not on --help
+
+    try:
+        return version("expvid")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        from expvid import __version__
+
+        return __version__
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"expvid {_installed_version()}")
+        raise typer.Exit()
+
+
 @app.callback()
-def _expvid() -> None:
+def _expvid(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", help="Print expvid's version and exit.", is_eager=True, callback=_print_version
+        ),
+    ] = False,
+) -> None:
     """Build, verify and run scientific-experiment video benchmarks for multimodal LLMs."""
 
 

@@ -459,9 +459,19 @@ def _hash_pool(db: str) -> HashPool:
     return HashPool(Passwords(PlatformSettings(database_url=db).passwords), slots=1, nice=0)
 
 
-def _read_password(password_stdin: bool) -> str:
+def _read_password(password_stdin: bool, command: str) -> str:
+    """The password: the first line of standard input with --password-stdin, else asked twice on the
+    terminal. Without a terminal (a script, CI, `ssh host cmd`) there is nobody to ask: say how to pipe it."""
     if password_stdin:
-        return sys.stdin.readline().rstrip("\n")
+        password = sys.stdin.readline().rstrip("\r\n")
+        if not password:
+            raise typer.BadParameter("standard input held no password", param_hint="--password-stdin")
+        return password
+    if not sys.stdin.isatty():
+        raise typer.BadParameter(
+            f"no terminal to ask for the password on; pipe it in: printf '%s\\n' \"$PASSWORD\" | {command} --password-stdin",
+            param_hint="--password-stdin",
+        )
     return str(typer.prompt("password", hide_input=True, confirmation_prompt=True))
 
 
@@ -473,14 +483,17 @@ def user_add(
     discipline: Annotated[
         list[str] | None, typer.Option(help="Discipline(s) reviewed; repeat or comma-separate. None = any.")
     ] = None,
-    password_stdin: Annotated[bool, typer.Option(help="Read the password from standard input.")] = False,
+    password_stdin: Annotated[
+        bool,
+        typer.Option(help="Read the password from the first line of standard input (scripts, no terminal)."),
+    ] = False,
 ) -> None:
     """Create an account (the password is prompted for, or read from stdin)."""
     from expvid.platform import open_database
     from expvid.platform.services.errors import SYSTEM, InvalidInput
     from expvid.platform.services.users import create_account
 
-    password = _read_password(password_stdin)
+    password = _read_password(password_stdin, f"expvid platform user add {name}")
     database = open_database(db)
     pool = _hash_pool(db)
     try:
@@ -506,14 +519,16 @@ def user_add(
 def user_passwd(
     name: Annotated[str, typer.Argument(help="User name.")],
     db: DbOption,
-    password_stdin: Annotated[bool, typer.Option(help="Read the new password from standard input.")] = False,
+    password_stdin: Annotated[
+        bool, typer.Option(help="Read the new password from the first line of standard input (no terminal).")
+    ] = False,
 ) -> None:
     """Set a new password for an account (an admin's reset); its sessions end."""
     from expvid.platform import open_database
     from expvid.platform.services.errors import SYSTEM, InvalidInput, NotFound
     from expvid.platform.services.users import reset_password
 
-    password = _read_password(password_stdin)
+    password = _read_password(password_stdin, f"expvid platform user passwd {name}")
     database = open_database(db)
     pool = _hash_pool(db)
     try:

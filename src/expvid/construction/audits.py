@@ -16,7 +16,7 @@ both; thresholds below were chosen there and are asserted to still separate the 
   that single out the correct option (the share of the correct option's identifying words among them,
   minus the best distractor's share, at least `ASR_LEAK_MARGIN`); for a blank item, whether an answer
   is spoken verbatim in the narration of its video (Level-3 videos keep their sound, and the
-  `--with-asr` ablation shows the narration).
+  `-S with_asr=true` ablation shows the narration).
 - Answer in the question (`answer_in_question`): the correct option's words, in order, in the question;
   for blanks, an answer in the question AS SHOWN (after the `Title:` and `Discipline:` lines).
 - Option length (`length_bias`): the correct option is the unique longest and at least 1.25x the next.

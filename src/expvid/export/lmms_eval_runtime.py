@@ -60,13 +60,24 @@ def doc_to_item(
     settings: dict[str, Any] | None = None,
 ) -> Item:
     """An lmms-eval document (a row of the task's release file, as `datasets` returns it) as an item."""
-    item: Item = _suite(suite, settings).item_from_record(dict(doc), task, root)
+    item: Item = _suite(suite, settings).item_from_record(_record(doc), task, root)
     return item
+
+
+def _record(doc: dict[str, Any]) -> dict[str, Any]:
+    """A `datasets` row as the release record it was read from. Through a Hub export's card,
+    `options` is a struct of every letter the task uses (`expvid.hub.features`), null where this
+    item has fewer options: those letters are not options of the item."""
+    record = dict(doc)
+    options = record.get("options")
+    if isinstance(options, dict):
+        record["options"] = {letter: text for letter, text in options.items() if text is not None}
+    return record
 
 
 def task_of(doc: dict[str, Any], suite: str, settings: dict[str, Any] | None = None) -> str | None:
     """The task of a document of a release file that holds several (`process_docs` keeps one task's)."""
-    found: str | None = _suite(suite, settings).task_of(dict(doc))
+    found: str | None = _suite(suite, settings).task_of(_record(doc))
     return found
 
 

@@ -1,8 +1,10 @@
 """The dataset card (README.md) of a benchmark published on the Hub: YAML metadata, then what a user needs.
 
 The YAML header is what the Hub and `datasets` read: `configs` (one per task, named like the ExpVid
-release's own card, `level1_tools`, with its annotation file as the `test` split), `license`,
-`task_categories`, `size_categories`, `pretty_name`. The body gives counts per task and discipline,
+release's own card, `level1_tools`, with its annotation file as the `test` split), `dataset_info`
+(each config's column types, `expvid.hub.features`: without them `datasets` reads completeness
+verification's `options` as untyped JSON), `license`, `task_categories`, `size_categories`,
+`pretty_name`. The body gives counts per task and discipline,
 the agreement between the two expert reviews, the build and verification summary, the fields, and
 how to load it (`expvid eval --data hf:...`, `datasets.load_dataset`).
 """
@@ -24,7 +26,11 @@ FIELDS = (
         "the clip, relative to the repository root; names are content hashes and reveal no answer",
     ),
     ("question", "the question text, verbatim"),
-    ("options", "letter -> option text (multiple-choice tasks only)"),
+    (
+        "options",
+        "letter -> option text (multiple-choice tasks only); in `datasets` a struct of the task's letters, "
+        "null where an item has fewer options",
+    ),
     (
         "answer",
         "a letter; a step number (step_prediction); step numbers (sequence_generation); one text per blank (Level 3)",
@@ -49,6 +55,7 @@ def _size_category(n: int) -> str:
 def render_card(
     *,
     specs: list[TaskSpec],
+    features: dict[str, list[dict[str, Any]]] | None = None,
     empty_tasks: list[str] | None = None,
     summary: ExportSummary,
     pretty_name: str,
@@ -68,6 +75,13 @@ def render_card(
             for spec in specs
         ],
     }
+    declared = features or {}
+    if any(config_name(spec) in declared for spec in specs):
+        meta["dataset_info"] = [
+            {"config_name": config_name(spec), "features": declared[config_name(spec)]}
+            for spec in specs
+            if config_name(spec) in declared
+        ]
     header = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True)
     where = repo_id or "ORG/NAME"
     parts = [

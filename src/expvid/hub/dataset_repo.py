@@ -4,7 +4,8 @@ Runs after the platform's exporter, on its output directory, and changes only wh
 - each task's `annotations/level{N}/<task>.jsonl` is rewritten with the release fields only and one
   type per column (the release mixes `2` and `"2"` in step_prediction answers; `datasets` then falls
   back to an untyped column), order and texts unchanged;
-- `README.md`: the dataset card (`expvid.hub.card`) with one `configs` entry per task;
+- `README.md`: the dataset card (`expvid.hub.card`) with one `configs` entry per task and its column
+  types (`expvid.hub.features`), so `datasets` types every column instead of falling back to JSON;
 - `.gitattributes`: videos through LFS, as the Hub expects;
 - internal files the exporter leaves in the folder (provenance with reviewer names, platform
   manifests with local paths) are written to `.gitignore` (for `git add`) and returned in
@@ -23,6 +24,7 @@ from typing import Any
 
 from expvid.hub.card import config_name, render_card
 from expvid.hub.export_summary import ExportSummary, summarize
+from expvid.hub.features import task_features
 from expvid.schema import AnswerType, DataError, RecordProblem, read_jsonl
 from expvid.suites.expvid_suite import EXPVID_TASKS, RECORD_FIELDS, load_expvid
 
@@ -65,8 +67,11 @@ def make_hub_repo(
         raise DataError(f"{root}: {len(missing)} video file(s) not found:\n  {listing}")
     report = HubRepoReport(root=root)
     dropped: set[str] = set()
+    features: dict[str, list[dict[str, Any]]] = {}
     for spec in dataset.tasks:
-        dropped |= _normalise(root / spec.path, spec.answer_type)
+        task_dropped, records = _normalise(root / spec.path, spec.answer_type)
+        dropped |= task_dropped
+        features[config_name(spec)] = task_features(records, spec.answer_type)
     reloaded = load_expvid(root, check_media=True, strict=True)
     if [i.id for i in reloaded] != [i.id for i in dataset] or [i.answer for i in reloaded] != [
         i.answer for i in dataset
@@ -83,6 +88,7 @@ def make_hub_repo(
     report.configs = [config_name(spec) for spec in specs]
     card = render_card(
         specs=specs,
+        features=features,
         empty_tasks=report.empty_tasks,
         summary=report.summary,
         pretty_name=pretty_name or root.name,
@@ -100,8 +106,9 @@ def make_hub_repo(
     return report
 
 
-def _normalise(path: Path, answer_type: AnswerType) -> set[str]:
-    """Rewrite one task file with the release fields and one type per column; returns dropped field names."""
+def _normalise(path: Path, answer_type: AnswerType) -> tuple[set[str], list[dict[str, Any]]]:
+    """Rewrite one task file with the release fields and one type per column; returns the dropped
+    field names and the records as written."""
     records: list[dict[str, Any]] = []
     for _line, record in read_jsonl(path):
         if isinstance(record, RecordProblem):
@@ -132,7 +139,7 @@ def _normalise(path: Path, answer_type: AnswerType) -> set[str]:
     tmp = path.with_suffix(".jsonl.tmp")
     tmp.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in out), encoding="utf-8")
     tmp.replace(path)
-    return dropped
+    return dropped, out
 
 
 def describe(report: HubRepoReport, repo_id: str | None) -> list[str]:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from expvid.run.cost import RunCost
 from expvid.run.report.caveats import unfinished_reason
+from expvid.run.report.display_names import display_names
 from expvid.run.rundir import RunDir
 from expvid.run.scoring_phase import RunScores, RunSummary, read_item_scores, read_scores
 from expvid.schema import DataError, ItemScore
@@ -40,6 +41,8 @@ class Comparison:
     notes: list[str] = field(default_factory=list)
     #: What each run directory cost (None: its scores predate cost accounting).
     costs: tuple[RunCost | None, RunCost | None] = (None, None)
+    #: Who A and B are: "display name: model spec (run directory)".
+    runs: tuple[str, str] | None = None
 
 
 def _annotations(run: RunSummary) -> str | None:
@@ -95,8 +98,17 @@ def compare_runs(run_a: Path, run_b: Path, *, n_boot: int = 2000, seed: int = 0)
     left_out = sum(max(c.scored_a, c.scored_b) - c.compared for c in counts)
     if left_out:
         notes.append(f"{left_out} item(s) scored by only one run are left out of the comparison")
+    specs = (scores_a.run.model, scores_b.run.model)
+    names = display_names(specs, (run_a.name, run_b.name))
+    runs = tuple(
+        f"{name}: `{spec}` ({path})" for name, spec, path in zip(names, specs, (run_a, run_b), strict=True)
+    )
     return Comparison(
-        results=results, counts=counts, notes=notes, costs=(scores_a.run.cost, scores_b.run.cost)
+        results=results,
+        counts=counts,
+        notes=notes,
+        costs=(scores_a.run.cost, scores_b.run.cost),
+        runs=(runs[0], runs[1]),
     )
 
 
@@ -136,6 +148,8 @@ def format_comparison(comparison: Comparison | dict[str, PairedResult]) -> str:
         lines.append(
             f"| {name} | {r.score_a:.1f} | {r.score_b:.1f} | {r.diff:+.1f} | {ci} | {p} | {r.n_items} | {r.n_clusters} |"
         )
+    if comparison.runs:  # who A and B are: display name, spec, directory
+        lines += ["", *(f"- {name} = {run}" for name, run in zip("AB", comparison.runs, strict=True))]
     if comparison.counts:
         lines += [
             "",

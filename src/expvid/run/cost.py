@@ -61,10 +61,9 @@ class RunCost(BaseModel):
         )
 
     def summary(self) -> str:
-        """One line for reports: "$1.2345 for 120 requests (1.2M tokens in, 45k out; 3 cached; ...)"."""
-        spent = (
-            "cost unknown (no price: give --price MODEL=IN,OUT)" if self.usd is None else f"${self.usd:.4f}"
-        )
+        """One line for reports, said after "cost": "$1.2345 for 120 requests (1.2M tokens in, 45k out;
+        3 cached; ...)", or "unknown (no price: ...) for 120 requests (...)"."""
+        spent = "unknown (no price: give --price MODEL=IN,OUT)" if self.usd is None else f"${self.usd:.4f}"
         parts = [f"{_tokens(self.prompt_tokens)} tokens in", f"{_tokens(self.completion_tokens)} out"]
         if self.reasoning_tokens:
             parts.append(f"{_tokens(self.reasoning_tokens)} reasoning")

@@ -216,7 +216,7 @@ def load_for_run(suite: EvalSuite, config: EvalConfig) -> Dataset:
 
 
 def _asr_notes(config: EvalConfig, suite: EvalSuite, items: Sequence[Item]) -> list[str]:
-    """`--with-asr` on a benchmark built by `expvid build`: how much a word-overlap solver gets from the
+    """`-S with_asr=true` on a benchmark built by `expvid build`: how much a word-overlap solver gets from the
     narration alone (`expvid.suites.expvid_asr`), for the console and the report."""
     if suite.name != "expvid" or not getattr(getattr(suite, "settings", None), "with_asr", False):
         return []

@@ -134,7 +134,7 @@ class ScoringInputs:
     invalid: Sequence[InvalidRecord] = ()
     #: Why the run leaves records out (--limit, --tasks), or None.
     partial: str | None = None
-    #: Caveats the report must show with the scores (e.g. `--with-asr` on a built benchmark).
+    #: Caveats the report must show with the scores (e.g. `-S with_asr=true` on a built benchmark).
     notes: Sequence[str] = ()
 
 

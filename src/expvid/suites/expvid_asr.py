@@ -1,11 +1,12 @@
-"""What `--with-asr` means on a benchmark built by `expvid build`: the narration names the answer.
+"""What the ASR ablation (`-S with_asr=true`) means on a benchmark built by `expvid build`: the narration
+names the answer.
 
-ExpVid's release carries `asr_caption` (the clip's narration) in every record, and `--with-asr` shows
+ExpVid's release carries `asr_caption` (the clip's narration) in every record, and `-S with_asr=true` shows
 it to the model (an ablation; the main setting never does). On a benchmark drafted by `expvid build`
 the Level-1 answers are extracted FROM that narration (G.1: a target must be spoken, "Do not
 hallucinate"), so a solver that only counts the words an option shares with the narration, with no
 model and no video, answers most Level-1 items (93-100% per task on the scripted sample). A
-`--with-asr` score on such a benchmark measures reading, not seeing; this module measures that
+`-S with_asr=true` score on such a benchmark measures reading, not seeing; this module measures that
 solver on the run's own items so the report can say so with a number.
 """
 
@@ -46,14 +47,14 @@ def word_overlap_accuracy(items: Sequence[Item]) -> tuple[int, int]:
 
 
 def asr_shortcut_note(root: Path | str | None, items: Sequence[Item]) -> str | None:
-    """The report note for a `--with-asr` run of a built benchmark (None for other data)."""
+    """The report note for a `-S with_asr=true` run of a built benchmark (None for other data)."""
     if not is_built_benchmark(root):
         return None
     correct, total = word_overlap_accuracy(items)
     if not total:
         return None
     return (
-        f"--with-asr on a benchmark built by expvid build: asr_caption is each clip's narration and Level-1 "
+        f"-S with_asr=true (the ASR ablation) on a benchmark built by expvid build: asr_caption is each clip's narration and Level-1 "
         f"answers were extracted from it, so a word-overlap solver (no model, no video) answers {correct}/{total} "
         f"({correct / total:.0%}) of this run's Level-1 items from it; compare Level-1 scores with that, not chance"
     )

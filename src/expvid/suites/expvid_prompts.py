@@ -23,7 +23,7 @@ _INSTRUCTION_FILES: dict[AnswerType, str] = {
     AnswerType.BLANKS: "instruction_fill_in_blank.txt",
 }
 
-#: Header of the narration block in the `--with-asr` ablation (ours; the paper gives no wording).
+#: Header of the narration block in the `-S with_asr=true` ablation (ours; the paper gives no wording).
 ASR_HEADER = "Narration transcript of this video (ASR):"
 
 

@@ -52,6 +52,7 @@ def item_detail(
             {
                 "key": run.key,
                 "label": run.label,
+                "spec": run.spec,
                 "samples": [_sample(run, item, item_id, sample, frames) for sample in samples],
             }
             for run in session.runs

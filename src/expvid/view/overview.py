@@ -60,6 +60,7 @@ def _run(run: RunView, counts: dict[str, Any], session: ViewSession) -> dict[str
     return {
         "key": run.key,
         "label": run.label,
+        "spec": run.spec,
         "root": str(run.root),
         "model": raw.get("model"),
         "suite": raw.get("suite"),
@@ -208,32 +209,36 @@ def disagree(cells: list[dict[str, Any]]) -> bool:
 
 
 def _pairs(rows: dict[str, Any], session: ViewSession) -> list[dict[str, Any]]:
-    """Each run against the first, on items both scored: both right, only one right, neither;
-    and how many items the list's "runs disagree" filter shows for the pair."""
+    """Each run against the first: every item in exactly one of both right, only one right, neither,
+    or not comparable (one run has no score for it), so the counts sum to the items; and, apart,
+    how many of them the list's "runs disagree" filter shows for the pair (a subset, counted again)."""
     pairs = []
+    first = session.runs[0]
     for other in range(1, len(session.runs)):
-        counts: Counter[str] = Counter()
+        second = session.runs[other]
+        names = ["both correct", f"only {first.label}", f"only {second.label}", "neither", "not comparable"]
+        counts = dict.fromkeys(names, 0)
+        disagreeing = 0
         for row in rows["rows"]:
             a, b = row["r"][0], row["r"][other]
-            if disagree([a, b]):
-                counts["disagree"] += 1
+            disagreeing += disagree([a, b])
             if {a["o"], b["o"]} & {"pending", "unscored", "absent"}:
                 counts["not comparable"] += 1
                 continue
             right_a, right_b = a["o"] == "correct", b["o"] == "correct"
-            if right_a and right_b:
-                counts["both correct"] += 1
-            elif right_a:
-                counts[f"only {session.runs[0].label}"] += 1
-            elif right_b:
-                counts[f"only {session.runs[other].label}"] += 1
-            else:
-                counts["neither"] += 1
+            both, only_a, only_b, neither = names[:4]
+            counts[
+                both if right_a and right_b else only_a if right_a else only_b if right_b else neither
+            ] += 1
         pairs.append(
             {
-                "a": session.runs[0].label,
-                "b": session.runs[other].label,
-                "counts": dict(sorted(counts.items())),
+                "a": first.label,
+                "b": second.label,
+                "a_spec": first.spec,
+                "b_spec": second.spec,
+                "counts": counts,
+                "total": len(rows["rows"]),
+                "disagree": disagreeing,
             }
         )
     return pairs

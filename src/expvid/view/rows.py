@@ -110,7 +110,7 @@ def build_rows(session: ViewSession) -> dict[str, Any]:
                 tasks[name] = spec.paper_name
     return {
         "version": session.version,
-        "runs": [{"key": run.key, "label": run.label} for run in session.runs],
+        "runs": [{"key": run.key, "label": run.label, "spec": run.spec} for run in session.runs],
         "tasks": [{"name": name, "label": label} for name, label in tasks.items()],
         "disciplines": sorted(disciplines),
         "rows": rows,

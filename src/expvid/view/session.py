@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from expvid.run.report.display_names import display_names
 from expvid.schema import DataError, Item, SamplerSettings
 from expvid.view.dataset import RunDataset, load_run_dataset, locate, sampler_for
 from expvid.view.frames import FrameResolver, FrameSet
@@ -25,7 +26,7 @@ class RunView:
     """One run directory and what it points to."""
 
     key: str  # "r0", "r1", ...: how URLs name the run (never a path)
-    label: str
+    label: str  # the model's display name (`expvid.run.report.display_names`)
     files: RunFiles
     dataset: RunDataset
     cache_root: Path | None
@@ -36,6 +37,11 @@ class RunView:
     @property
     def root(self) -> Path:
         return self.files.root
+
+    @property
+    def spec(self) -> str:
+        """The model spec the run recorded (the label's tooltip), or its directory's name."""
+        return _model(self.files)
 
     @property
     def selected_ids(self) -> frozenset[str]:
@@ -74,11 +80,13 @@ def _settings(files: RunFiles) -> dict[str, Any]:
     return settings if isinstance(settings, dict) else {}
 
 
+def _model(files: RunFiles) -> str:
+    return str(files.manifest_raw.get("model") or files.root.name)
+
+
 def _labels(runs: list[RunFiles]) -> list[str]:
-    """The model name, with the directory name added where two runs share a model (as reports do)."""
-    models = [str(files.manifest_raw.get("model") or files.root.name) for files in runs]
-    labels = [f"{m} ({f.root.name})" if models.count(m) > 1 else m for m, f in zip(models, runs, strict=True)]
-    return [f"{label} #{i + 1}" if labels.count(label) > 1 else label for i, label in enumerate(labels)]
+    """The model's display name, told apart where two runs would share it (as reports do)."""
+    return display_names([_model(files) for files in runs], [files.root.name for files in runs])
 
 
 class ViewSession:

@@ -33,7 +33,8 @@ def _table_html(table: Table) -> str:
     parts.append("</tr>")
     for row in table.rows:
         parts.append(f"<tr class={'ref' if row.reference else 'run'}>")
-        parts.append(f"<td class=model>{html.escape(row.label)}</td>")
+        title = f" title='{html.escape(row.spec)}'" if row.spec and row.spec not in row.label else ""
+        parts.append(f"<td class=model{title}>{html.escape(row.label)}</td>")
         for column in table.columns:
             value = row.values.get(column.key)
             ci = row.ci.get(column.key)

@@ -85,7 +85,10 @@ def _row(row: Row, section: BoardSection, table: Table) -> str:
     )
     cells = [_cell(row.values.get(c.key), row.ci.get(c.key), c.fmt, c.kind == "level") for c in table.columns]
     css = "ref" if row.reference else "run"
-    return f"<tr class={css}><td class=model data-v='{label}'>{name}</td>{''.join(cells)}{cost_cell}</tr>"
+    title = f" title='{html.escape(row.spec)}'" if row.spec and row.spec not in row.label else ""
+    return (
+        f"<tr class={css}><td class=model data-v='{label}'{title}>{name}</td>{''.join(cells)}{cost_cell}</tr>"
+    )
 
 
 def _section(section: BoardSection) -> str:

@@ -25,6 +25,7 @@ from typing import Any
 
 from expvid.run.report.caveats import dataset_notes, partial_label, partial_reason, run_caveats
 from expvid.run.report.departures import departure_notes
+from expvid.run.report.display_names import display_names
 from expvid.run.report.settings_note import run_settings_note
 from expvid.run.rundir import RunDir
 from expvid.run.scoring_phase import RunScores, read_scores
@@ -59,6 +60,7 @@ class ColumnGroup:
 
 @dataclass
 class Row:
+    #: What the row is called: a run's display name (+ its partial marker), a published row's model.
     label: str
     values: dict[str, float | None]
     ci: dict[str, tuple[float, float] | None] = field(default_factory=dict)
@@ -81,6 +83,9 @@ class Row:
     #: USD the run directory spent (None: unknown or not recorded) and its one-line summary.
     cost_usd: float | None = None
     cost: str | None = None
+    #: The model spec the run was given (server URL included); None for published rows. HTML shows
+    #: it as the label's tooltip, CSV in a column (Markdown: `Table.models`).
+    spec: str | None = None
 
 
 @dataclass
@@ -89,6 +94,8 @@ class Table:
     rows: list[Row]
     #: Notes about the rows together (runs made on different media), shown under the table.
     notes: list[str] = field(default_factory=list)
+    #: Run label -> the model spec it stands for, where the two differ (a footnote in Markdown).
+    models: dict[str, str] = field(default_factory=dict)
 
     @property
     def columns(self) -> list[Column]:
@@ -123,20 +130,16 @@ class LoadedRun:
 
 
 def load_runs(paths: Sequence[Path]) -> list[LoadedRun]:
-    runs = []
-    labels: dict[str, int] = {}
+    """The runs, labelled with their model's display name (`display_names`: the model's name, told
+    apart by server or directory where two runs would share it); the spec stays in each row."""
+    loaded = []
     for path in paths:
         rundir = RunDir(path)
         if not rundir.scores_path.is_file():
             raise DataError(f"{path}: no scores.json (run `expvid eval` or `expvid score {path}` first)")
-        scores = read_scores(rundir)
-        label = scores.run.model
-        labels[label] = labels.get(label, 0) + 1
-        runs.append(LoadedRun(rundir, scores, label))
-    for run in runs:  # the same model twice: tell the rows apart by directory name
-        if labels[run.label] > 1:
-            run.label = f"{run.label} ({run.rundir.root.name})"
-    return runs
+        loaded.append((rundir, read_scores(rundir)))
+    labels = display_names([s.run.model for _, s in loaded], [d.root.name for d, _ in loaded])
+    return [LoadedRun(rundir, scores, label) for (rundir, scores), label in zip(loaded, labels, strict=True)]
 
 
 def lookup(data: dict[str, Any], column: Column) -> dict[str, Any] | None:
@@ -196,6 +199,7 @@ def run_rows(run: LoadedRun, groups: Sequence[ColumnGroup]) -> list[Row]:
     marker = partial_label(scores)
     label = f"{run.label} ({marker})" if marker else run.label
     row = _row(label, data, groups)
+    row.spec = scores.run.model
     row.settings = run_settings_note(run.rundir)
     settings = [f"{label}: {row.settings}"] if row.settings else []
     row.notes = settings + list(scores.run.notes) + _extras_notes(scores) + departure_notes(run.rundir, label)
@@ -211,6 +215,7 @@ def run_rows(run: LoadedRun, groups: Sequence[ColumnGroup]) -> list[Row]:
     rows = [row]
     for name, mode in data.get("extraction_modes", {}).items():
         extra = _row(f"{label} [{name} extraction]", mode, groups)
+        extra.spec = row.spec
         extra.partial = row.partial
         extra.dataset = row.dataset
         extra.notes = [
@@ -245,4 +250,6 @@ def build_table(suite: EvalSuite, runs: Sequence[LoadedRun], references: Sequenc
     groups = default_layout(suite)
     rows = [row for run in runs for row in run_rows(run, groups)]
     rows.extend(reference_rows(suite, references))
-    return Table(groups=groups, rows=rows, notes=dataset_notes([(run.label, run.scores) for run in runs]))
+    models = {run.label: run.scores.run.model for run in runs if run.label != run.scores.run.model}
+    notes = dataset_notes([(run.label, run.scores) for run in runs])
+    return Table(groups=groups, rows=rows, notes=notes, models=models)

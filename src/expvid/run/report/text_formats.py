@@ -28,7 +28,7 @@ def to_markdown(table: Table, *, title: str | None = None) -> str:
         label = f"_{row.label}_" if row.reference else f"**{row.label}**"
         cells = [_cell(row.values.get(column.key), column.fmt) for column in columns]
         lines.append("| " + " | ".join([label, *cells]) + " |")
-    notes = run_notes(table)
+    notes = [f"{label}: model `{spec}`" for label, spec in table.models.items()] + run_notes(table)
     if notes:
         lines.append("")
         lines.extend(f"- {text}" for text in notes)
@@ -51,7 +51,7 @@ def run_notes(table: Table) -> list[str]:
 def to_csv(table: Table) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer)
-    header = ["model", "reference", "partial", "cost_usd"]
+    header = ["model", "model spec", "reference", "partial", "cost_usd"]
     for group in table.groups:
         for column in group.columns:
             name = f"{group.name}/{column.label}"
@@ -61,7 +61,7 @@ def to_csv(table: Table) -> str:
     writer.writerow(header)
     for row in table.rows:
         cost = "" if row.cost_usd is None else f"{row.cost_usd:.6f}"
-        cells: list[object] = [row.label, int(row.reference), row.partial or "", cost]
+        cells: list[object] = [row.label, row.spec or "", int(row.reference), row.partial or "", cost]
         for column in table.columns:
             value = row.values.get(column.key)
             ci = row.ci.get(column.key)

@@ -232,7 +232,7 @@
     const head = $("#list-head");
     head.replaceChildren(
       h("span", { text: "#" }), h("span", { text: "item" }), h("span", { text: "task" }), h("span", { text: "discipline" }),
-      ...data.runs.map((r) => h("span", null, h("span", { class: "chip " + r.key, text: r.label }))),
+      ...data.runs.map((r) => h("span", null, h("span", { class: "chip " + r.key, title: r.spec, text: r.label }))),
       h("span", { text: "gold" }), h("span", { text: "question" }),
     );
   }
@@ -518,13 +518,13 @@
         const gold = detail.gold === letter;
         list.append(
           h("li", { class: gold ? "gold" : "" }, h("b", { text: letter + ": " }), text, gold ? h("span", { class: "badge o-correct", text: "gold" }) : null,
-            (picks[letter] || []).map((run) => h("span", { class: "chip " + run.key, text: run.label }))),
+            (picks[letter] || []).map((run) => h("span", { class: "chip " + run.key, title: run.spec, text: run.label }))),
         );
       }
       block.append(list);
     }
     block.append(h("p", { class: "gold-line" }, h("b", { text: "Gold answer: " }), h("span", { "data-testid": "gold", text: detail.gold_text })));
-    if (detail.context) block.append(folded("Narration / context (" + detail.context.length + " chars; sent only with --with-asr)", h("pre", { text: detail.context })));
+    if (detail.context) block.append(folded("Narration / context (" + detail.context.length + " chars; sent only with -S with_asr=true)", h("pre", { text: detail.context })));
     if (detail.item_meta && Object.keys(detail.item_meta).length) block.append(folded("Item metadata", kv(detail.item_meta)));
     return block;
   }
@@ -572,7 +572,7 @@
 
   function runColumn(run, entry, detail) {
     const column = h("div", { class: "run-col", "data-testid": "run-" + run.key, dataset: { run: run.key } });
-    column.append(h("h3", null, h("span", { class: "chip " + run.key, text: run.label })));
+    column.append(h("h3", null, h("span", { class: "chip " + run.key, title: run.spec, text: run.label })));
     if (!entry) {
       column.append(badge("pending"), h("p", { class: "hint", text: "no record for this sample" }));
       return column;
@@ -581,16 +581,18 @@
     if (entry.truncated) head.append(" ", h("span", { class: "badge o-truncated", text: "truncated" }));
     if (entry.refusal) head.append(" ", h("span", { class: "badge o-failed", text: "refusal" }));
     column.append(head);
-    if (entry.frames) column.append(framesBlock(entry.frames, entry.prediction));
+    // The reply first, then how it was read and scored; the frames (up to hundreds of thumbnails)
+    // after them, folded when there are many.
     const p = entry.prediction;
+    if (p && p.error) {
+      column.append(section("Error", h("p", { class: "error", "data-testid": "error" }, h("span", { class: "badge o-failed", text: p.error_kind || "error" }), " ", p.http_status ? "HTTP " + p.http_status + " — " : "", p.error)));
+    }
+    if (p) column.append(responseBlock(p));
     if (entry.score) column.append(scoreBlock(entry.score));
     column.append(extractionBlock(entry.extraction));
     if (entry.judgment) column.append(judgeBlock(entry.judgment));
+    if (entry.frames) column.append(framesBlock(entry.frames, entry.prediction));
     if (p) {
-      if (p.error) {
-        column.append(section("Error", h("p", { class: "error", "data-testid": "error" }, h("span", { class: "badge o-failed", text: p.error_kind || "error" }), " ", p.http_status ? "HTTP " + p.http_status + " — " : "", p.error)));
-      }
-      column.append(responseBlock(p));
       column.append(section("Request", kv(Object.assign({}, p.stats, { "prediction line": p.line, model: p.model }))));
       column.append(section("What was sent", Object.keys(p.sent || {}).length ? kv(p.sent) : h("p", { class: "hint", text: "not recorded by this run" })));
       const prompt = p.prompt !== null && p.prompt !== undefined ? h("pre", { class: "prompt", "data-testid": "prompt", text: p.prompt }) : h("p", { class: "hint", text: "not recorded" });
@@ -662,12 +664,20 @@
     return section("Response", parts);
   }
 
+  // Frames shown open up to this many (Level-1 and -2 requests); more (Level-3: 128) start folded.
+  const FRAMES_OPEN_MAX = 16;
+
   function framesBlock(ref, prediction) {
-    const block = h("div", { class: "block frames-block", "data-frames": "1" });
+    const recorded = prediction ? prediction.recorded_frames || [] : [];
+    const block = h("details", { class: "block frames-block", "data-frames": "1", "data-testid": "frames-block", open: recorded.length <= FRAMES_OPEN_MAX });
     block._ref = ref;
-    block._recorded = prediction ? prediction.recorded_frames : [];
-    block.append(h("h4", { text: "Frames sent" }), h("p", { class: "hint", text: "loading…" }));
+    block._recorded = recorded;
+    block.append(framesSummary(recorded.length || null), h("p", { class: "hint", text: "loading…" }));
     return block;
+  }
+
+  function framesSummary(n) {
+    return h("summary", { class: "frames-summary" }, h("h4", { text: "Frames sent" + (n === null ? "" : " (" + n + ")") }));
   }
 
   async function loadFrames(block) {
@@ -675,7 +685,7 @@
     try {
       set = await source.frames(block._ref);
     } catch (error) {
-      block.replaceChildren(h("h4", { text: "Frames sent" }), h("p", { class: "error", text: "cannot load frames: " + error.message }));
+      block.replaceChildren(framesSummary(null), h("p", { class: "error", text: "cannot load frames: " + error.message }));
       return;
     }
     const recorded = (set.recorded && set.recorded.length ? set.recorded : block._recorded) || [];
@@ -698,7 +708,8 @@
       if (src) figure.addEventListener("click", () => zoom(src, label, time));
       strip.append(figure);
     }
-    const parts = [h("h4", { text: "Frames sent (" + n + ")" }), head];
+    if (!block._recorded.length) block.open = n <= FRAMES_OPEN_MAX; // the count is known only now
+    const parts = [framesSummary(n), head];
     if (set.mismatch) parts.push(h("p", { class: "note", "data-testid": "frames-mismatch", text: "The frames recovered now are not the ones recorded: the video changed after the run." }));
     if (!n) parts.push(h("p", { class: "hint", text: "none" }));
     else parts.push(strip);

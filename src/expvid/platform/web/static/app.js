@@ -482,7 +482,18 @@ function wireProcedural(form) {
   update();
 }
 
+function autoGrow(area) {
+  // The CSS `field-sizing: content` of textarea.grow, for browsers without it (Firefox, older Safari).
+  const fit = () => {
+    area.style.height = "auto";
+    area.style.height = Math.min(area.scrollHeight + 2, window.innerHeight * 0.75) + "px";
+  };
+  area.addEventListener("input", fit);
+  fit();
+}
+
 document.addEventListener("DOMContentLoaded", () => {
+  if (!(window.CSS && CSS.supports("field-sizing", "content"))) document.querySelectorAll("textarea.grow").forEach(autoGrow);
   document.querySelectorAll("form.procedural-form").forEach(wireProcedural);
   document.querySelectorAll("video[data-start]").forEach(clampToWindow);
   document.querySelectorAll(".timeline").forEach(wireTimeline);
