@@ -182,6 +182,7 @@ async def _run(
                         frames=config.frames,
                         max_side=config.max_side,
                         frame_cache=frame_cache,
+                        parser=config.parser,
                     )
             except (DraftFailure, MediaError) as error:
                 entry = {
@@ -352,6 +353,7 @@ def _report(
         "settings": {
             "generators": list(config.generators),
             "templates": list(config.templates),
+            "parser": config.parser,
             "temperature": config.temperature,
             "max_tokens": config.max_tokens,
             "sampling": config.sampling.model_dump(),
