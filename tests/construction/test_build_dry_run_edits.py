@@ -65,6 +65,7 @@ def test_the_dry_run_announces_what_a_transcript_edit_costs(sample_sources: Path
         for stage in STAGES:
             assert announced[stage] >= sent[stage], (stage, announced, dict(sent))
         assert sum(announced.values()) <= 3 * sum(sent.values())  # a forecast, not the whole experiment again
+        assert (sum(announced.values()), sum(sent.values())) == (17, 8)  # the figures docs/build.md quotes
         assert sum(_announced(sources, out, server).values()) == 0
 
         # Batch 3: a new experiment and another corrected cue.
