@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from expvid.construction.config import model_identity
 from expvid.construction.recipes.promqa.generation import model_id
 from expvid.models.socratic import split_socratic
 from expvid.models.types import BackendConfigError
@@ -44,20 +45,11 @@ def canonical(name: str | None) -> str:
         try:
             captioner, answerer = split_socratic(text.removeprefix("socratic:"))
         except BackendConfigError:
-            return model_id(model_name(text))
+            return model_id(model_identity(text) or text)
         return f"socratic:{canonical(captioner)}+{canonical(answerer)}"
     if text.startswith("blind:"):
         return f"blind:{canonical(text.removeprefix('blind:'))}"
-    return model_id(model_name(text))
-
-
-def model_name(spec: str) -> str:
-    """The spec without the server of `KIND:MODEL@URL` (a name's own "@", as in Vertex's
-    "claude-3-5-sonnet@20240620", stays)."""
-    for marker in ("@http://", "@https://"):
-        if marker in spec:
-            return spec[: spec.index(marker)]
-    return spec
+    return model_id(model_identity(text) or text)
 
 
 @dataclass

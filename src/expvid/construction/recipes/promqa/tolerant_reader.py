@@ -31,7 +31,7 @@ import re
 from dataclasses import dataclass
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
-_HEADING = re.compile(r"^\s*#{1,6}\s+")
+_HEADING = re.compile(r"^(\s*)#{1,6}\s+")
 _BULLET = re.compile(
     r"^(?P<marker>[*\-+•●◦▪‣–—]|(?P<number>\d{1,2}(?:[.\-]\d{1,2})*)[.):]|\((?:\d{1,2}|[a-z])\)|[a-z][.)])\s+(?P<rest>.*)$",
     re.IGNORECASE,
@@ -96,7 +96,7 @@ def _lines(reply: str) -> list[tuple[int, str]]:
         if _FENCE.match(raw):
             continue
         line = raw.expandtabs(4).replace("**", "").replace("__", "").rstrip()
-        line = _HEADING.sub(lambda m: " " * (len(m.group(0)) - len(m.group(0).lstrip())), line)
+        line = _HEADING.sub(r"\1", line)  # "### Question 1" -> "Question 1", indent kept
         if line.strip():
             out.append((len(line) - len(line.lstrip()), line.strip()))
     return out
@@ -117,12 +117,11 @@ def _items(reply: str) -> list[_Item]:
             role, rest = _tag(rest)
             if role is None and number and re.search(r"[.\-]", number):
                 role = "a"
-        else:
+        else:  # a plain line: a question only when it ends in "?" above deeper items, else commentary
             kind = ""
-            if role is None:
-                deeper = index + 1 < len(lines) and lines[index + 1][0] > indent
-                if not (_unwrap(line).endswith("?") and deeper):
-                    continue  # commentary
+            deeper = index + 1 < len(lines) and lines[index + 1][0] > indent
+            if not (_unwrap(line).endswith("?") and deeper):
+                continue
         text = _unwrap(rest)
         if not text:
             if role is not None:
