@@ -57,14 +57,20 @@ def test_dry_run_plans_every_stage_with_prices_per_role_and_asks_nothing(
     total = [c.strip() for c in lines["total"].split("|")]
     assert float(total[6]) > 0
 
-    # After a real build, finished stages cost nothing more and output sizes are measured ones.
-    report = run_build(sources, out, lab_server, blind_samples=2)
+    # After the same build, nothing costs more.
+    built = runner.invoke(app, [a for a in args if a != "--dry-run"] + ["--quiet"])
+    assert built.exit_code == 0, built.output
     result = runner.invoke(app, args)
     lines = {line.split("|")[1].strip(): line for line in result.output.splitlines() if line.startswith("| ")}
-    for stage in ("curation", "level1", "level2", "level3"):
+    for stage in ("curation", "level1", "level2", "level3", "blind_audit", "total"):
         assert [c.strip() for c in lines[stage].split("|")][3] == "0", result.output
-    blind = [c.strip() for c in lines["blind_audit"].split("|")]
-    assert int(blind[3]) == 2 * report["total_items"] and blind[7] == "measured"
+    # The same sources with another model (or settings) are planned again: the saved stages were made
+    # by another model, and the response cache has none of its replies.
+    other = runner.invoke(app, [a.replace("openai:r1@", "openai:r2@") for a in args])
+    lines = {line.split("|")[1].strip(): line for line in other.output.splitlines() if line.startswith("| ")}
+    assert [c.strip() for c in lines["curation"].split("|")][3] == "2", other.output
+    level1 = [c.strip() for c in lines["level1"].split("|")]
+    assert int(level1[3]) > 0 and level1[7] == "measured"  # reply sizes measured by the first build
 
 
 def test_curation_scores_transcripts_whose_videos_are_not_on_disk(sample_sources, tmp_path, lab_server):

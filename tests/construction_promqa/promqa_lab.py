@@ -5,7 +5,8 @@ the on-target excerpt from the text) and writes three pairs in the prompt's list
 quality is set per model and per template, so that approval rates differ in a known way:
 `bad_pairs[model]` of the three pairs are not procedural questions ("What color is the counter?"),
 plus `template_penalty[template]` more (templates without the on-target excerpt cannot name the
-right steps). `malformed_first` makes the first reply of chosen models unparseable (re-asked).
+right steps). `malformed_first` makes the first reply of chosen models unparseable (re-asked);
+`style` writes the list as a model that ignores the prompt's format would (`reply_styles.py`).
 The known non-procedural questions are exported so scripted annotators can reject them.
 """
 
@@ -16,6 +17,8 @@ import re
 import threading
 from collections import Counter
 from dataclasses import dataclass, field
+
+from reply_styles import ReplyStyle
 
 from expvid.models.loopback import RecordedRequest, Reply
 
@@ -89,6 +92,8 @@ class PromqaLab:
     malformed_first: set[str] = field(default_factory=set)
     #: Question types whose replies never hold a pair (the unit fails after every re-ask).
     malformed_always: set[str] = field(default_factory=set)
+    #: How replies are formatted (None: the prompt's own `* q` / `    * a` list).
+    style: ReplyStyle | None = None
     seen: Counter[str] = field(default_factory=Counter)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -110,7 +115,7 @@ class PromqaLab:
             pairs[len(pairs) - 1 - index] = (BAD_QUESTIONS[index], [BAD_ANSWER])
         shift = int(hashlib.sha256(text.encode()).hexdigest(), 16) % 3
         pairs = pairs[shift:] + pairs[:shift]
-        reply = render(pairs)
+        reply = render(pairs) if self.style is None else self.style.render(pairs)
         return Reply.ok(
             reply, prompt_tokens=len(text) // 4 + 85 * request.n_images, completion_tokens=len(reply) // 4
         )

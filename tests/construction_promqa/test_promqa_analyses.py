@@ -126,3 +126,36 @@ def test_self_preference_finds_a_bias_when_there_is_one(tmp_path: Path) -> None:
     assert checks[("generator-predictor", "gemini")]["verdict"] == "no sign of bias"
     markdown = self_preference_markdown(result)
     assert "| gpt-4o | 25.0 | 100.0 |" in markdown and "favours itself" in markdown
+
+
+def test_socratic_pipelines_are_told_apart_by_their_answerer(tmp_path: Path) -> None:
+    dataset = tmp_path / "data"
+    dataset.mkdir()
+    records = [
+        {"question_id": f"r{r}_{g}", "generation": {"model_id": g}}
+        for r in range(6)
+        for g in ("gpt-4o", "llama")
+    ]
+    (dataset / "examples.json").write_text(json.dumps(records))
+    ids = [r["question_id"] for r in records]
+    llava = "openai:llava-1.5@http://127.0.0.1:8000/v1"
+    runs = [
+        _run(tmp_path, "s1", f"socratic:{llava}+openai:llama@http://127.0.0.1:8001/v1", "gpt-4o",
+             dict.fromkeys(ids, 2.0), dataset),
+        _run(tmp_path, "s2", f"socratic:{llava}+openai:qwen@http://127.0.0.1:8002/v1", "gpt-4o",
+             dict.fromkeys(ids, 0.0), dataset),
+        _run(tmp_path, "b", "blind:openai:llama@http://127.0.0.1:8001/v1", "gpt-4o", dict.fromkeys(ids, 1.0),
+             dataset),
+        _run(tmp_path, "v", "anthropic:claude-3-5-sonnet@20240620", "gpt-4o", dict.fromkeys(ids, 1.0), dataset),
+    ]  # fmt: skip
+    result = self_preference(runs)
+    table = result["predictor_evaluator"]
+    assert table == {
+        "socratic:llava-1.5+llama": {"gpt-4o": 100.0},
+        "socratic:llava-1.5+qwen": {"gpt-4o": 0.0},
+        "blind:llama": {"gpt-4o": 50.0},
+        "claude-3-5-sonnet@20240620": {"gpt-4o": 50.0},
+    }
+    # No pipeline is taken for its answerer: the generator "llama" has no own-row check.
+    assert not any(c["model"] == "llama" for c in result["checks"])
+    assert "| socratic:llava-1.5+qwen | 0.0 |" in self_preference_markdown(result)

@@ -10,7 +10,8 @@ from pathlib import Path
 import av
 import pytest
 from promqa_build_helpers import read_json, read_jsonl, run
-from promqa_lab import PromqaLab
+from promqa_lab import PromqaLab, good_pairs
+from reply_styles import ReplyStyle
 
 from expvid.construction.recipes.promqa import candidates as files
 from expvid.media.synth import read_frame_code
@@ -130,3 +131,32 @@ def test_failed_units_are_reported_and_only_they_are_asked_again(
     assert len(asked) == len(server.requests) == len(failed)
     assert all("about timing mistake(s)" in text for text in asked)
     assert second["failed_units"] == [] and second["total_items"] == first["total_items"] + len(failed)
+
+
+#: A reply as a model that ignores the requested format writes it: a preamble, CRLF, a fenced block,
+#: numbered questions with a tag, tab-indented dash answers in quotes, a closing remark.
+MESSY = ReplyStyle(
+    newline="\r\n", question_marker="{n}. [question] ", answer_marker="- ", indent="\t",
+    question_quote=("**", "**"), answer_quote=("\u201c", "\u201d"), bold_question=False,
+    blank_between=True, preamble="Here are three pairs:", closing="Let me know if you need more.",
+    fence="```markdown",
+)  # fmt: skip
+
+
+def test_replies_in_other_formats_are_read_without_markup_by_default(
+    sample_sources: Path, tmp_path: Path
+) -> None:
+    with LoopbackServer(PromqaLab(style=MESSY)) as server:
+        report = run(sample_sources, tmp_path / "tolerant", server, next=4, missing=4, others=2)
+    assert report["settings"]["parser"] == "tolerant" and report["failed_units"] == []
+    assert report["calls"]["invalid_replies"] == 0 and report["total_items"] > 0
+    for record in read_json(tmp_path / "tolerant" / files.EXAMPLES_FILE):
+        kind = record["type"]
+        wanted = {(q, tuple(a)) for q, a in good_pairs(record["generation"]["prompt"], kind)}
+        got = {(qa["question"], tuple(qa["answers"])) for qa in record["generation"]["qas"]}
+        assert got == wanted, record["question_id"]  # no \r, tag, bold, quote or bullet copied
+    # The official expression reads no pair from the same replies: every unit is re-asked, then fails.
+    with LoopbackServer(PromqaLab(style=MESSY)) as server:
+        official = run(sample_sources, tmp_path / "official", server, next=4, missing=4, others=2,
+                       parser="official")  # fmt: skip
+    assert official["total_items"] == 0 and len(official["failed_units"]) == report["total_items"]

@@ -204,6 +204,8 @@ class EvalLab:
         self.captions = 0
         self.answers = 0
         self.socratic: list[int] = []
+        #: What the Socratic answerer read, request by request.
+        self.socratic_texts: list[str] = []
         self.judged = 0
 
     def __call__(self, request: RecordedRequest) -> Reply | str:
@@ -219,6 +221,7 @@ class EvalLab:
         self.answers += 1
         if "Captions of the video frames" in text:
             self.socratic.append(request.n_images)
+            self.socratic_texts.append(text)
         return "You should continue with the next step of the recipe."
 
 
@@ -247,6 +250,9 @@ def test_eval_report_and_self_preference_on_the_release(campaign: Campaign, tmp_
     assert lab.answers >= 2 * n and lab.captions > 0 and 0 < lab.judged <= n
     # The answerer of the Socratic model got captions instead of frames.
     assert len(lab.socratic) == n and set(lab.socratic) == {0}
+    # ... and is never told that it sees images (the official prompt's sentence is rewritten).
+    assert not any("The images are the sampled frames" in t for t in lab.socratic_texts)
+    assert all("The captions after the question describe the sampled frames" in t for t in lab.socratic_texts)
     predictions = [
         json.loads(line) for line in (tmp_path / "socratic" / "predictions.jsonl").read_text().splitlines()
     ]

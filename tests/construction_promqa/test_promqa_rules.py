@@ -108,12 +108,12 @@ def test_a_bad_recording_is_reported_and_the_others_load(sample_sources: Path, t
     shutil.copytree(sample_sources / "task_graphs", copy / "task_graphs")
     path = copy / "annotation_json" / "error_annotations.json"
     records = json.loads(path.read_text())
-    records[1]["step_annotations"][0]["description"] = "Juggle-Juggle three eggs"
+    records[1]["step_annotations"][0]["start_time"] = "about a minute"
     path.write_text(json.dumps(records, indent=4))
     corpus = load_captaincook(copy)
     assert len(corpus.recordings) == 5
     [problem] = corpus.problems
-    assert problem.path == path and problem.line > 1 and "Juggle" in problem.message
+    assert problem.path == path and problem.line > 1 and "about a minute" in problem.message
 
 
 def _example(recording: str, kind: str, noisy: bool, targets: int, step: int = 1) -> Example:

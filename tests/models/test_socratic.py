@@ -101,3 +101,36 @@ def test_a_failed_caption_fails_the_request(tmp_path) -> None:
             asyncio.run(backend.generate(request))
         asyncio.run(backend.aclose())
         assert answers.requests == []
+
+
+def test_the_answerer_is_not_told_it_sees_images(tmp_path) -> None:
+    """ProMQA's prompt says "The images are the sampled frames"; the Socratic answerer gets captions."""
+    from expvid.models.socratic import answerer_rewrites
+    from expvid.suites.promqa.prompts import answer_template
+
+    [(sentence, replacement)] = answerer_rewrites()
+    assert sentence in answer_template()  # the suite's verbatim prompt holds the sentence that is rewritten
+    prompt = f"A user is cooking Pinwheels.\n{sentence}\nHere is the recipe ..."
+    with LoopbackServer(Captioner()) as captions, LoopbackServer(answerer) as answers:
+        backend = create_backend(
+            f"socratic:openai:c@{captions.openai_base_url}+openai:a@{answers.openai_base_url}",
+            cache_dir=tmp_path,
+            max_retries=0,
+        )
+        with_frames = GenerateRequest(
+            messages=[Message(role="user", content=[TextPart(text=prompt), frame(2)])]
+        )
+        response = asyncio.run(backend.generate(with_frames))
+        # Without frames nothing is captioned and the request reaches the answerer unchanged.
+        asyncio.run(
+            backend.generate(
+                GenerateRequest(messages=[Message(role="user", content=[TextPart(text=prompt)])])
+            )
+        )
+        asyncio.run(backend.aclose())
+    captioned, plain = ("\n".join(r.texts) for r in answers.requests)
+    assert sentence not in captioned and replacement in captioned and "Frame 1: frame number 2" in captioned
+    assert captioned.index(replacement) < captioned.index("Frame 1:")
+    assert plain == prompt
+    assert response.sent["prompt_rewrites"] == [sentence]
+    assert backend.describe()["answerer_rewrites"] == [{"sentence": sentence, "replacement": replacement}]

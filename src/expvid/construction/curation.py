@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, Field
 
-from expvid.construction.config import CurationSettings
+from expvid.construction.config import BuildConfig, CurationSettings, model_identity
 from expvid.construction.context import BuildContext, LoadedExperiment
 from expvid.construction.drafts import StageOutput
 from expvid.construction.llm import DraftFailure, json_parser
@@ -36,6 +36,7 @@ from expvid.construction.schemas import TranscriptScores
 from expvid.construction.timeline import format_time, timestamped_lines
 
 STAGE = "curation"
+PROMPT_ID = "transcript_quality"
 
 
 class CurationEntry(BaseModel):
@@ -94,34 +95,42 @@ def measured_evidence(experiment: LoadedExperiment) -> dict[str, float]:
     return evidence
 
 
-async def score_transcript(context: BuildContext, experiment: LoadedExperiment) -> StageOutput:
-    """The LLM's five scores for one transcript (reused from the state directory when unchanged)."""
-    prompt = load_prompt("transcript_quality")
+def fingerprint(config: BuildConfig, experiment: LoadedExperiment) -> str:
+    """What a saved score is valid for: the prompt, the transcript and paper (their content), the
+    experiment's title, discipline and duration, and the model (the build and `--dry-run` both ask)."""
     duration = None if experiment.duration is None else f"{experiment.duration:.1f}"
-    fingerprint = context.config.fingerprint(
-        STAGE, prompt.sha256, experiment.text_stamp, experiment.source.title, experiment.source.discipline,
-        duration, context.llm.model,
+    return config.fingerprint(
+        STAGE, load_prompt(PROMPT_ID).sha256, experiment.text_stamp, experiment.source.title,
+        experiment.source.discipline, duration, model_identity(config.llm),
     )  # fmt: skip
-    saved = context.state.load(experiment.video_id, STAGE, fingerprint)
-    if saved is not None:
-        context.progress.advance(STAGE)
-        return saved
-    output = StageOutput(video_id=experiment.video_id, stage=STAGE, fingerprint=fingerprint)
+
+
+def prompt_values(experiment: LoadedExperiment) -> dict[str, str]:
+    """The transcript-quality prompt's values for one experiment (the build's and the dry run's)."""
     transcript = experiment.transcript
     assert transcript is not None and experiment.duration is not None
-    values = {
+    return {
         "title": experiment.source.title,
         "discipline": experiment.source.discipline,
         "video_duration": f"{format_time(experiment.duration)} ({experiment.duration:.1f} s)",
         "n_cues": str(len(transcript.cues)),
         "timestamped_transcript": timestamped_lines(transcript.cues),
     }
+
+
+async def score_transcript(context: BuildContext, experiment: LoadedExperiment) -> StageOutput:
+    """The LLM's five scores for one transcript (reused from the state directory when unchanged)."""
+    key = fingerprint(context.config, experiment)
+    saved = context.state.load(experiment.video_id, STAGE, key)
+    if saved is not None:
+        context.progress.advance(STAGE)
+        return saved
+    output = StageOutput(video_id=experiment.video_id, stage=STAGE, fingerprint=key)
+    values = prompt_values(experiment)
     try:
         async with context.calls:
             with context.clock.running(STAGE):
-                drafted = await context.llm.ask_prompt(
-                    "transcript_quality", values, json_parser(TranscriptScores)
-                )
+                drafted = await context.llm.ask_prompt(PROMPT_ID, values, json_parser(TranscriptScores))
     except DraftFailure as failure:
         output.problem(
             f"transcript scoring failed: {failure.message}", transient=failure.transient, failed=True

@@ -2,33 +2,44 @@
 
 Nothing is sent to a model and nothing is written. The sources are read and probed (transcripts
 parsed, videos probed, meta.json durations for videos not on disk), the duration rule and the review
-file are applied, and every stage that is not already finished in the candidate directory is planned:
+file are applied, and every stage the build will not reuse is planned. A saved stage is reused only
+when its fingerprint is today's (the same function as the build's: settings, prompts, the content
+of the transcript, paper and video, the model, the `--redo` epoch), so an edited transcript, a
+changed setting or a `--redo` is seen. A stage that will be redone pays only for the requests its
+response cache has not answered (`estimate_cache.py`): every request that can be built before any
+reply is built exactly as the build will send it and looked up.
 
 - transcription (with `-R stt=...`): the minutes of audio of every video without a transcript whose
   narration is not in the transcript cache yet, priced per minute (`speech/sources.plan_transcripts`;
   found in the cache without decoding, free). A transcript found in the cache is used for the rest of
   the plan; one still to make is stood in for by 150 words a minute over the whole video.
-- curation: one call per experiment whose transcript is not scored yet; the input is the real
-  prompt filled with the real transcript.
-- Level 1: the real sentence units (the same sentence splitter as the build); per unit the four
-  extraction calls, up to `2 x targets_per_sentence` target MCQs and one operation MCQ (plus one
-  caption with `--vlm`); inputs are the real prompts filled with the real sentence.
-- Level 2: one G.2.1 call per transcript window (`windows.py`), and per stage segment one G.2.2 and
-  one G.2.3 call; the number of segments is not known before G.2.1 answers, so it is estimated from
-  the narrated time at one segment per 48 s (the paper's average segment length, 3.1).
-- Level 3: the findings summary and the blank drafts when a paper is there (real paper sections).
-- blind audit: for stages already finished, their real items: each blind request is built exactly as
+- curation: one call per experiment whose transcript is not scored with today's inputs and whose
+  scoring request is not answered in the cache; a cached reply gives its real scores to the decision.
+- Level 1: the real sentence units (the same sentence splitter as the build). A unit whose four
+  extraction requests are all answered costs nothing (its MCQs are the same requests, answered too).
+  Any other unit counts its unanswered extractions and its MCQs: as many as an earlier run drafted
+  from the same sentence, else up to `2 x targets_per_sentence` target MCQs and one operation MCQ
+  (plus one caption with `--vlm`, where units are always counted: captions need the frames).
+- Level 2: one G.2.1 call per transcript window (`windows.py`) not answered in the cache, and per
+  segment of such a window one G.2.2 and one G.2.3 call: the segments an earlier run found there
+  whose G.2.2 request, rebuilt from today's transcript, is not answered; without an earlier run one
+  segment per 48 s narrated (the paper's average segment length, 3.1).
+- Level 3: the findings summary and the blank drafts when a paper is there (real paper sections),
+  unless the summary's request is answered in the cache.
+- blind audit: for stages the build reuses, their real items: each blind request is built exactly as
   the build builds it (item ids and letters depend on the item alone) and looked up in the response
   cache, and only the requests not answered yet are counted (a finished build forecasts 0); for
-  stages still to draft, the items they can produce at most, x `blind_samples`.
+  units still to draft, the items an earlier run drafted from them, else the most they can produce,
+  x `blind_samples`.
 
 Which experiments curation keeps is only known once their transcripts are scored: when every
-transcript is already scored (an earlier run), the real decision is used; otherwise every experiment
+transcript is scored (saved or cached), the real decision is used; otherwise every experiment
 that passes the rules known without a model (readable files, duration, review, top K per discipline)
-is counted, an upper bound. Call counts are upper bounds without re-asks (each invalid reply adds a
-call). Output tokens are the mean measured per prompt in earlier runs of this directory
-(`.build/usage.json`) when there are any, else a typical reply size per prompt (no reasoning tokens:
-give a reasoning model's runs a pilot first). Tokens are estimated at 3 characters per token.
+is counted, an upper bound. Calls that depend on a reply not sent yet are counted as the earlier run
+made them, or at most; re-asks are not counted (each invalid reply adds a call). Output tokens are
+the mean measured per prompt in earlier runs of this directory (`.build/usage.json`) when there are
+any, else a typical reply size per prompt (no reasoning tokens: give a reasoning model's runs a
+pilot first). Tokens are estimated at 3 characters per token.
 """
 
 from __future__ import annotations
@@ -36,25 +47,36 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
+from expvid.construction import curation, level1, level2, level3
 from expvid.construction.accounting import Price
 from expvid.construction.config import BuildConfig
 from expvid.construction.context import LoadedExperiment
 from expvid.construction.curation import STAGE as CURATION_STAGE
 from expvid.construction.curation import decide
-from expvid.construction.drafts import DraftItem, StageOutput
+from expvid.construction.digests import DigestCache
+from expvid.construction.drafts import DraftItem, StageOutput, segment_id, span_key
+from expvid.construction.estimate_cache import CacheProbe
+from expvid.construction.jsontext import MalformedReply
+from expvid.construction.llm import InvalidReply, json_parser, prompt_messages
 from expvid.construction.papers import PaperError, read_paper
-from expvid.construction.prompts import load_prompt, text_file
+from expvid.construction.prompts import NO_CAPTION, load_prompt, text_file
+from expvid.construction.retries import RetryBook
 from expvid.construction.review import CSV_NAME, read_reviews
+from expvid.construction.schemas import TranscriptScores
 from expvid.construction.speech.sources import TranscriptionPlan
-from expvid.construction.state import STATE_DIR
-from expvid.construction.timeline import format_time, timestamped_lines
+from expvid.construction.state import STATE_DIR, BuildState
+from expvid.construction.timeline import timestamped_lines
 from expvid.construction.windows import estimate_tokens, transcript_budget, transcript_windows
 from expvid.media.sentences import segment_sentences
 from expvid.media.transcript_model import Cue, Transcript
+from expvid.models.types import GenerateResponse
 
 USAGE_FILE = "usage.json"
 #: Typical reply tokens per prompt of a non-reasoning model (JSON of the asked shape).
@@ -75,6 +97,15 @@ TYPICAL_OUTPUT = {
     "level3_blanks": 600,
     "blind_audit": 40,  # the F.4 evaluation prompt, asked without the video
 }
+#: Level 1's extraction prompts: asked per sentence before any reply (the MCQs depend on their replies).
+FIRST_PHASE = (
+    "g1_1_material_extraction",
+    "g1_3_tool_extraction",
+    "g1_5_quantity_mcq",
+    "g1_6_operation_alignment",
+)
+#: Level 1's MCQ prompts per item task (asked from the extractions' replies).
+LEVEL1_MCQ = {"materials": "g1_2_material_mcq", "tools": "g1_4_tool_mcq", "operation": "g1_7_operation_mcq"}
 SEGMENT_SECONDS = 48.0
 BLIND_INPUT = 300  # F.4 instruction + a Level-1 question and options, in tokens
 #: A narration not transcribed yet: a typical speaking rate, in sentences of the paper's Level-1 length.
@@ -140,16 +171,6 @@ def _measured_outputs(out: Path) -> dict[str, float]:
     return {k: v["completion_tokens"] / v["replies"] for k, v in usage.items() if v.get("replies")}
 
 
-def _saved(out: Path, video_id: str, stage: str) -> StageOutput | None:
-    safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in video_id)
-    try:
-        return StageOutput.model_validate_json(
-            (out / STATE_DIR / "stages" / safe / f"{stage}.json").read_text(encoding="utf-8")
-        )
-    except (OSError, ValueError):
-        return None
-
-
 def _fill(prompt_id: str, **values: str) -> str:
     prompt = load_prompt(prompt_id)
     wanted = {name: values.get(name, "x") for name in prompt.placeholders}
@@ -157,12 +178,44 @@ def _fill(prompt_id: str, **values: str) -> str:
     return (system or "") + "\n" + user
 
 
+@dataclass
+class _Planner:
+    """What one dry run reads: the settings, the saved stages (as the build will judge them), the
+    response cache, the measured reply sizes, and what it has planned so far."""
+
+    config: BuildConfig
+    state: BuildState
+    probe: CacheProbe
+    digests: DigestCache
+    outputs: dict[str, float]
+    plans: dict[str, StagePlan]
+    items: dict[str, int] = field(default_factory=lambda: {"level1": 0, "level2": 0, "level3": 0})
+    drafted: list[DraftItem] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    #: Per stage, the experiments a saved output exists for but does not fit any more (redone).
+    stale: dict[str, list[str]] = field(default_factory=dict)
+
+    def finished(self, experiment: LoadedExperiment, stage: str, fingerprint: str) -> StageOutput | None:
+        """The saved output the build will reuse: complete and made with today's fingerprint."""
+        saved = self.state.load(experiment.video_id, stage, fingerprint)
+        if saved is not None and saved.complete:
+            return saved
+        if self.state.has(experiment.video_id, stage):
+            self.stale.setdefault(stage, []).append(experiment.video_id)
+        return None
+
+
 async def estimate_build(
-    config: BuildConfig, experiments: list[LoadedExperiment], speech: TranscriptionPlan | None = None
+    config: BuildConfig,
+    experiments: list[LoadedExperiment],
+    speech: TranscriptionPlan | None = None,
+    retries: RetryBook | None = None,
 ) -> dict[str, Any]:
     """The plan and its estimated cost (see the module docstring); no model is asked."""
     out = config.out.expanduser()
-    outputs = _measured_outputs(out)
+    retries = retries or RetryBook(out / STATE_DIR, read_only=True)
+    state = BuildState(out, create=False)
+    state.epochs = retries.epochs
     plans: dict[str, StagePlan] = {
         name: StagePlan(role=role)
         for name, role in (
@@ -170,33 +223,47 @@ async def estimate_build(
             ("level3", "llm"), ("blind_audit", "blind"),
         )
     }  # fmt: skip
-    notes: list[str] = []
+    planner = _Planner(
+        config, state, CacheProbe(config, retries), DigestCache(state.root if state.root.is_dir() else None),
+        _measured_outputs(out), plans,
+    )  # fmt: skip
+    try:
+        return await _estimate(planner, experiments, speech)
+    finally:
+        await planner.probe.aclose()
+
+
+async def _estimate(
+    planner: _Planner, experiments: list[LoadedExperiment], speech: TranscriptionPlan | None
+) -> dict[str, Any]:
+    config, plans, notes = planner.config, planner.plans, planner.notes
     usable = [e for e in experiments if not e.problems]
     scored: dict[str, StageOutput] = {}
+    unscored = 0
     for experiment in usable:
-        saved = _saved(out, experiment.video_id, CURATION_STAGE)
-        if saved is not None and saved.complete and "scores" in saved.notes:
+        await asyncio.to_thread(experiment.load_digests, planner.digests, video=False)
+        saved = planner.finished(experiment, CURATION_STAGE, curation.fingerprint(config, experiment))
+        if saved is not None and "scores" in saved.notes:
             scored[experiment.video_id] = saved
             continue
-        transcript = experiment.transcript
-        assert transcript is not None and experiment.duration is not None
-        plans["curation"].add(
-            "transcript_quality",
-            _fill(
-                "transcript_quality",
-                title=experiment.source.title,
-                discipline=experiment.source.discipline,
-                video_duration=f"{format_time(experiment.duration)} ({experiment.duration:.1f} s)",
-                n_cues=str(len(transcript.cues)),
-                timestamped_transcript=timestamped_lines(transcript.cues),
-            ),
-            outputs,
-        )
-    reviews = read_reviews(out / CSV_NAME)
-    if len(scored) == len(usable):
+        values = curation.prompt_values(experiment)
+        reply = await planner.probe.cached(
+            "llm", prompt_messages(curation.PROMPT_ID, values), prompt_id=curation.PROMPT_ID,
+            experiment=experiment.video_id,
+        )  # fmt: skip
+        scores = _scores(reply)
+        if scores is not None:  # the build reads this reply from the cache: free, and its decision is known
+            scored[experiment.video_id] = StageOutput(
+                video_id=experiment.video_id, stage=CURATION_STAGE, notes={"scores": scores, "draft": {}}
+            )
+            continue
+        unscored += 1
+        plans["curation"].add(curation.PROMPT_ID, _fill(curation.PROMPT_ID, **values), planner.outputs)
+    reviews = read_reviews(config.out.expanduser() / CSV_NAME)
+    if not unscored:
         report = decide(config.curation, experiments, scored, reviews)
         kept_ids = set(report.kept) | set(report.videos_needed)
-        notes.append(f"curation: the saved scores keep {len(kept_ids)} experiment(s)")
+        notes.append(f"curation: the saved or cached scores keep {len(kept_ids)} experiment(s)")
     else:
         assumed = {
             e.video_id: StageOutput(
@@ -214,180 +281,247 @@ async def estimate_build(
         report = decide(config.curation, experiments, {**assumed, **scored}, reviews)
         kept_ids = set(report.kept) | set(report.videos_needed)
         notes.append(
-            f"curation: {len(usable) - len(scored)} transcript(s) not scored yet; counted as if all passed the "
+            f"curation: {unscored} transcript(s) not scored yet; counted as if all passed the "
             f"score rule: at most {len(kept_ids)} experiment(s) kept ({report.duration_rule})"
         )
     kept = [e for e in experiments if e.video_id in kept_ids]
-    items = {"level1": 0, "level2": 0, "level3": 0}
-    drafted: list[DraftItem] = []
     for experiment in kept:
-        await asyncio.to_thread(_plan_experiment, config, experiment, plans, items, outputs, out, drafted)
+        await _plan_experiment(planner, experiment)
+    items = planner.items
     blind_items = items["level1"] + items["level2"] + items["level3"]
     if config.blind_samples:
-        plans["blind_audit"].add("blind_audit", BLIND_INPUT, outputs, n=blind_items * config.blind_samples)
-        if drafted:
-            to_ask, answered, note = await _blind_requests(config, drafted)
+        plans["blind_audit"].add(
+            "blind_audit", BLIND_INPUT, planner.outputs, n=blind_items * config.blind_samples
+        )
+        if planner.drafted:
+            to_ask, answered = await _blind_requests(planner)
             for prompt in to_ask:
-                plans["blind_audit"].add("blind_audit", prompt, outputs)
+                plans["blind_audit"].add("blind_audit", prompt, planner.outputs)
             notes.append(
-                f"blind audit of the {len(drafted)} item(s) already drafted: {answered} request(s) answered in "
-                f"the cache (free), {len(to_ask)} to send" + (f" ({note})" if note else "")
+                f"blind audit of the {len(planner.drafted)} item(s) already drafted: {answered} request(s) "
+                f"answered in the cache (free), {len(to_ask)} to send"
             )
-            blind_items += len(drafted)
+            blind_items += len(planner.drafted)
+    for stage, video_ids in sorted(planner.stale.items()):
+        notes.append(
+            f"{stage}: saved for {', '.join(sorted(set(video_ids)))} but made from other inputs or settings (an "
+            "edited transcript, a changed setting): planned again, less what the response cache answers"
+        )
+    notes += planner.probe.notes
     if not config.vlm:
         del plans["captions"]
     return _priced(config, plans, notes, len(experiments), len(kept), blind_items, speech)
 
 
-def _plan_experiment(
-    config: BuildConfig,
-    experiment: LoadedExperiment,
-    plans: dict[str, StagePlan],
-    items: dict[str, int],
-    outputs: dict[str, float],
-    out: Path,
-    drafted: list[DraftItem],
-) -> None:
-    """Add one experiment's calls to `plans`: stages not finished yet by their units (their items
-    counted in `items`), finished stages by their items (into `drafted`, for the blind audit)."""
+def _scores(reply: GenerateResponse | None) -> dict[str, float] | None:
+    """The five scores of a cached transcript-quality reply, as the build parses it (None: unusable)."""
+    if reply is None:
+        return None
+    try:
+        return json_parser(TranscriptScores)(reply.text).criteria()
+    except (MalformedReply, InvalidReply, ValidationError):
+        return None
+
+
+async def _plan_experiment(planner: _Planner, experiment: LoadedExperiment) -> None:
+    """Add one experiment's calls: a stage the build will reuse adds its items (for the blind audit),
+    a stage it will redo adds the requests the response cache has not answered (see the module doc)."""
+    config, state, video_id = planner.config, planner.state, experiment.video_id
+    levels = config.levels
+    if any(state.has(video_id, stage) for stage in ("level1", "level2", "level3")):
+        await asyncio.to_thread(experiment.load_digests, planner.digests)  # the fingerprints name the video
+
+    def reused(stage: str, fingerprint: Callable[[], str]) -> StageOutput | None:
+        return planner.finished(experiment, stage, fingerprint()) if state.has(video_id, stage) else None
+
+    if 1 in levels:
+        saved = reused("level1", lambda: level1.fingerprint(config, experiment))
+        if saved is not None:
+            planner.drafted.extend(saved.items)
+        else:
+            await _plan_level1(planner, experiment, state.saved_output(video_id, "level1"))
+    if 2 in levels:
+        saved = reused("level2", lambda: level2.fingerprint(config, experiment))
+        if saved is not None:
+            planner.drafted.extend(saved.items)
+        else:
+            await _plan_level2(planner, experiment, state.saved_output(video_id, "level2"))
+    if 3 in levels and experiment.source.paper is not None:
+
+        def level3_key() -> str:
+            # Level 3 depends on Level 2 through the fingerprint Level 2 is saved with.
+            key2 = (
+                state.stamp("level2", level2.fingerprint(config, experiment), video_id)
+                if 2 in levels
+                else None
+            )
+            return level3.fingerprint(config, experiment, key2)
+
+        saved = reused("level3", level3_key)
+        if saved is not None:
+            planner.drafted.extend(saved.items)
+        else:
+            await _plan_level3(planner, experiment)
+
+
+def _items_of_span(stale: StageOutput | None, start: float, end: float) -> list[DraftItem] | None:
+    """The items an earlier run drafted from the sentence [start, end) (None: no earlier run)."""
+    if stale is None:
+        return None
+    span = span_key(start, end)
+    return [item for item in stale.items if span_key(item.clip.start, item.clip.end) == span]
+
+
+async def _plan_level1(planner: _Planner, experiment: LoadedExperiment, stale: StageOutput | None) -> None:
+    """Level 1 per sentence unit. A unit whose four extraction requests are all answered in the cache
+    is drafted again from it (its MCQ requests are the same ones, answered too). Any other unit counts
+    its unanswered extractions, and MCQs: as many as an earlier run drafted from the same sentence
+    (`stale`: an edited word rarely changes what is extracted), else up to `2 x targets_per_sentence +
+    1`; its items go to the blind audit the same way."""
+    config, plans, outputs = planner.config, planner.plans, planner.outputs
     transcript = experiment.transcript
     assert transcript is not None
-    levels = config.levels
-    if 1 in levels:
-        saved = _saved(out, experiment.video_id, "level1")
-        if saved is not None and saved.complete:
-            drafted.extend(saved.items)
-        else:
-            sentences = segment_sentences(
-                transcript, min_words=config.sentence_min_words, max_duration=config.sentence_max_seconds
-            )
-            units = [s for s in sentences if s.duration >= config.min_clip_seconds]
-            per_unit = 2 * config.targets_per_sentence + 2
-            items["level1"] += per_unit * len(units)
-            for sentence in units:
-                values = {"asr_caption": sentence.text, "qwen_caption": "(not available)"}
-                for prompt_id in (
-                    "g1_1_material_extraction", "g1_3_tool_extraction", "g1_5_quantity_mcq",
-                    "g1_6_operation_alignment", "g1_7_operation_mcq",
-                ):  # fmt: skip
-                    plans["level1"].add(prompt_id, _fill(prompt_id, **values), outputs)
-                for prompt_id in ("g1_2_material_mcq", "g1_4_tool_mcq"):
-                    plans["level1"].add(
-                        prompt_id, _fill(prompt_id, **values), outputs, n=config.targets_per_sentence
-                    )
-                if config.vlm:
-                    plans["captions"].add("visual_caption", 85 * config.vlm_frames + 200, outputs)
-    if 2 in levels:
-        saved = _saved(out, experiment.video_id, "level2")
-        if saved is not None and saved.complete:
-            drafted.extend(saved.items)
-        else:
-            empty = load_prompt("g2_1_clip_segmentation").fill(asr_caption="")
-            budget = transcript_budget(
-                config.context_tokens, config.max_tokens, estimate_tokens("".join(t or "" for t in empty))
-            )
-            for window in transcript_windows(transcript.cues, budget):
+    sentences = segment_sentences(
+        transcript, min_words=config.sentence_min_words, max_duration=config.sentence_max_seconds
+    )
+    units = [s for s in sentences if s.duration >= config.min_clip_seconds]
+    for sentence in units:
+        values = {"asr_caption": sentence.text, "qwen_caption": NO_CAPTION}
+        missing = [
+            prompt_id
+            for prompt_id in FIRST_PHASE
+            if config.vlm or not await planner.probe.answered("llm", prompt_id, values, experiment.video_id)
+        ]
+        if not missing:
+            continue
+        before = _items_of_span(stale, sentence.start, sentence.end)
+        if config.vlm:
+            plans["captions"].add("visual_caption", 85 * config.vlm_frames + 200, outputs)
+            values["qwen_caption"] = "(a caption)"
+        for prompt_id in missing:
+            plans["level1"].add(prompt_id, _fill(prompt_id, **values), outputs)
+        if before is None:
+            planner.items["level1"] += 2 * config.targets_per_sentence + 2
+            plans["level1"].add("g1_7_operation_mcq", _fill("g1_7_operation_mcq", **values), outputs)
+            for prompt_id in ("g1_2_material_mcq", "g1_4_tool_mcq"):
+                plans["level1"].add(
+                    prompt_id, _fill(prompt_id, **values), outputs, n=config.targets_per_sentence
+                )
+            continue
+        planner.items["level1"] += len(before)
+        for item in before:
+            if item.task in LEVEL1_MCQ:
+                prompt_id = LEVEL1_MCQ[item.task]
+                plans["level1"].add(prompt_id, _fill(prompt_id, **values), outputs)
+
+
+async def _plan_level2(planner: _Planner, experiment: LoadedExperiment, stale: StageOutput | None) -> None:
+    """Level 2 per transcript window. A window whose G.2.1 request is answered in the cache is
+    segmented again from it (its G.2.2 / G.2.3 requests are the same ones). Any other window counts
+    its G.2.1 call and, per segment, one G.2.2 and one G.2.3 call: for the segments an earlier run
+    found in the window (`stale`), those whose G.2.2 request (rebuilt from today's transcript) the
+    cache has not answered, with the items they gave; without an earlier run, one segment per 48 s
+    narrated, four items each."""
+    config, plans, outputs = planner.config, planner.plans, planner.outputs
+    transcript = experiment.transcript
+    assert transcript is not None
+    empty = load_prompt("g2_1_clip_segmentation").fill(asr_caption="")
+    budget = transcript_budget(
+        config.context_tokens, config.max_tokens, estimate_tokens("".join(t or "" for t in empty))
+    )
+    asked = None if stale is None else stale.notes.get(level2.SEGMENTS_ASKED)
+    bounds = experiment.boundaries(config.timestamp_tolerance)
+    for window in transcript_windows(transcript.cues, budget):
+        values = {"asr_caption": timestamped_lines(window)}
+        if await planner.probe.answered("llm", "g2_1_clip_segmentation", values, experiment.video_id):
+            continue
+        plans["level2"].add("g2_1_clip_segmentation", _fill("g2_1_clip_segmentation", **values), outputs)
+        if isinstance(asked, list):
+            assert stale is not None
+            for segment in asked:
+                if not window[0].start - 1e-6 <= segment["start"] < window[-1].end:
+                    continue
+                step = level2.step_values(
+                    bounds, segment["start"], segment["end"], segment["title"], segment["description"]
+                )
+                if await planner.probe.answered("llm", "g2_2_step_extraction", step, experiment.video_id):
+                    continue
+                plans["level2"].add("g2_2_step_extraction", _fill("g2_2_step_extraction", **step), outputs)
                 plans["level2"].add(
-                    "g2_1_clip_segmentation",
-                    _fill("g2_1_clip_segmentation", asr_caption=timestamped_lines(window)),
+                    "g2_3_sequence_ordering_mcq",
+                    _fill("g2_3_sequence_ordering_mcq", steps_text=step["timestamped_subtitles"]),
                     outputs,
                 )
-            narrated = sum(c.end - c.start for c in transcript.cues)
-            segments = max(1, math.ceil(narrated / SEGMENT_SECONDS))
-            per_segment = max(1, len(transcript.cues) // segments)
-            sample = timestamped_lines(transcript.cues[:per_segment])
-            plans["level2"].add(
-                "g2_2_step_extraction",
-                _fill("g2_2_step_extraction", timestamped_subtitles=sample),
-                outputs,
-                segments,
-            )
-            plans["level2"].add(
-                "g2_3_sequence_ordering_mcq",
-                _fill("g2_3_sequence_ordering_mcq", steps_text=sample),
-                outputs,
-                segments,
-            )
-            items["level2"] += 4 * segments
-    if 3 in levels and experiment.source.paper is not None:
-        saved = _saved(out, experiment.video_id, "level3")
-        if saved is not None and saved.complete:
-            drafted.extend(saved.items)
-            return
-        try:
-            sections = read_paper(experiment.source.paper, title=experiment.source.title).markdown()
-        except PaperError:
-            return
-        plans["level3"].add("findings_summary", _fill("findings_summary", paper_sections=sections), outputs)
-        plans["level3"].add(
-            "level3_blanks",
-            _fill("level3_blanks", paper_sections=sections, guidelines=text_file("g3_level3_guidelines.txt")),
+                named = segment_id(experiment.video_id, segment["start"], segment["end"])
+                planner.items["level2"] += sum(1 for item in stale.items if item.segment_id == named)
+            continue
+        narrated = sum(c.end - c.start for c in window)
+        segments = max(1, math.ceil(narrated / SEGMENT_SECONDS))
+        per_segment = max(1, len(window) // segments)
+        sample = timestamped_lines(window[:per_segment])
+        plans["level2"].add(
+            "g2_2_step_extraction",
+            _fill("g2_2_step_extraction", timestamped_subtitles=sample),
             outputs,
+            segments,
         )
-        items["level3"] += 2 * config.level3_questions
+        plans["level2"].add(
+            "g2_3_sequence_ordering_mcq",
+            _fill("g2_3_sequence_ordering_mcq", steps_text=sample),
+            outputs,
+            segments,
+        )
+        planner.items["level2"] += 4 * segments
 
 
-async def _blind_requests(config: BuildConfig, drafts: list[DraftItem]) -> tuple[list[str], int, str]:
-    """The blind-audit prompts of already drafted items that the cache has not answered yet, the number
-    it has answered, and a note when the cache could not be read (then every request is counted)."""
+async def _plan_level3(planner: _Planner, experiment: LoadedExperiment) -> None:
+    """Level 3: the findings summary and the blank drafts, unless the summary's request is answered
+    in the cache (then the drafts' request, made from its reply, is too)."""
+    config, plans, outputs = planner.config, planner.plans, planner.outputs
+    source = experiment.source
+    assert source.paper is not None
+    try:
+        sections = read_paper(source.paper, title=source.title).markdown()
+    except PaperError:
+        return
+    values = {"title": source.title, "discipline": source.discipline, "paper_sections": sections}
+    if await planner.probe.answered("llm", "findings_summary", values, experiment.video_id):
+        return
+    plans["level3"].add("findings_summary", _fill("findings_summary", **values), outputs)
+    plans["level3"].add(
+        "level3_blanks",
+        _fill("level3_blanks", paper_sections=sections, guidelines=text_file("g3_level3_guidelines.txt")),
+        outputs,
+    )
+    planner.items["level3"] += 2 * config.level3_questions
+
+
+async def _blind_requests(planner: _Planner) -> tuple[list[str], int]:
+    """The blind-audit prompts of already drafted items that the cache has not answered yet, and the
+    number it has answered."""
     from expvid.construction.audits import BLIND_PROMPT_ID, BLIND_STAGE, blind_messages
-    from expvid.construction.llm import make_request, request_key
-    from expvid.construction.retries import CURRENT_EXPERIMENT, RetryBook
     from expvid.construction.writer import finalize_item
-    from expvid.models import create_backend
-    from expvid.models.cache import CACHE_FILE_NAME, CACHE_ROUND
     from expvid.models.types import TextPart
 
+    config = planner.config
     finals: dict[str, Any] = {}
-    for draft in drafts:
+    for draft in planner.drafted:
         final = finalize_item(draft, config.seed)
         finals.setdefault(final.key, final)
-    state = config.out.expanduser() / STATE_DIR
-    backend: Any = None
-    note = ""
-    if not (state / "cache" / CACHE_FILE_NAME).is_file():
-        note = "no response cache yet"
-    else:
-        try:
-            options = {**config.backend_options, "cache_dir": state / "cache"}
-            backend = create_backend(config.blind_llm or config.llm, **options)
-        except Exception as error:  # a backend that cannot be made here is the real run's problem
-            note = f"cache not read: {error}"
-    retries = RetryBook(state, retry_failed=config.retry_failed)
-    retries.plan_redo(
-        list(config.redo)
-    )  # the epochs the run will start (not written: a dry run writes nothing)
-    lookup = getattr(backend, "request_hash", None)
-    cache = getattr(backend, "cache", None)
-
-    def plan() -> tuple[list[str], int]:
-        to_ask: list[str] = []
-        answered = 0
-        for final in finals.values():
-            CURRENT_EXPERIMENT.set(final.draft.video_id)  # its `--redo blind_audit:ID` epoch
-            messages = blind_messages(final.item)
-            for seed in range(config.blind_samples):
-                request = make_request(
-                    messages, temperature=config.blind_temperature, max_tokens=config.max_tokens, seed=seed,
-                    stage=BLIND_STAGE, prompt_id=BLIND_PROMPT_ID,
-                )  # fmt: skip
-                round_ = retries.round_for(BLIND_STAGE, request_key(request))
-                if round_:
-                    request.metadata[CACHE_ROUND] = round_
-                if lookup is not None and cache is not None and cache.get(lookup(request)) is not None:
-                    answered += 1
-                else:
-                    to_ask.append(
-                        "".join(p.text for m in messages for p in m.content if isinstance(p, TextPart))
-                    )
-        return to_ask, answered
-
-    try:
-        to_ask, answered = await asyncio.to_thread(plan)
-    finally:
-        if backend is not None:
-            await backend.aclose()
-    return to_ask, answered, note
+    to_ask: list[str] = []
+    answered = 0
+    for final in finals.values():
+        messages = blind_messages(final.item)
+        for seed in range(config.blind_samples):
+            reply = await planner.probe.cached(
+                "blind", messages, prompt_id=BLIND_PROMPT_ID, stage=BLIND_STAGE, experiment=final.draft.video_id,
+                temperature=config.blind_temperature, seed=seed,
+            )  # fmt: skip
+            if reply is not None:
+                answered += 1
+            else:
+                to_ask.append("".join(p.text for m in messages for p in m.content if isinstance(p, TextPart)))
+    return to_ask, answered
 
 
 def _priced(

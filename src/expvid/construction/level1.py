@@ -27,6 +27,7 @@ import re
 from collections.abc import Awaitable
 from typing import Any, TypeVar
 
+from expvid.construction.config import BuildConfig, model_identity
 from expvid.construction.context import BuildContext, LoadedExperiment
 from expvid.construction.drafts import ClipSpec, DraftItem, StageOutput, span_key
 from expvid.construction.jsontext import MalformedReply, looks_like_refusal, strip_reasoning
@@ -135,14 +136,17 @@ def parse_caption(text: str | None) -> str:
     return " ".join(caption.split())
 
 
-def fingerprint(context: BuildContext, experiment: LoadedExperiment) -> str:
+def fingerprint(config: BuildConfig, experiment: LoadedExperiment) -> str:
+    """What a saved Level 1 is valid for (the build and `--dry-run` both ask): settings, prompts,
+    source files, the drafting model and the captioning model."""
     prompts = [load_prompt(p).sha256 for p in PROMPT_IDS]
-    vlm = context.vlm.model if context.vlm else None
-    return context.config.fingerprint(STAGE, prompts, experiment.stamp, context.llm.model, vlm)
+    return config.fingerprint(
+        STAGE, prompts, experiment.stamp, model_identity(config.llm), model_identity(config.vlm)
+    )
 
 
 async def run_level1(context: BuildContext, experiment: LoadedExperiment) -> StageOutput:
-    key = fingerprint(context, experiment)
+    key = fingerprint(context.config, experiment)
     saved = context.state.load(experiment.video_id, STAGE, key)
     if saved is not None:
         return saved

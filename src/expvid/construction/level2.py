@@ -38,6 +38,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from expvid.construction.config import BuildConfig, model_identity
 from expvid.construction.context import BuildContext, LoadedExperiment
 from expvid.construction.drafts import (
     ClipSpec,
@@ -57,6 +58,8 @@ from expvid.construction.windows import estimate_tokens, transcript_budget, tran
 from expvid.schema import OPTION_LETTERS
 
 STAGE = "level2"
+#: Notes key of the segments G.2.2 was asked about (start, end, title, description).
+SEGMENTS_ASKED = "segments_asked"
 PROMPT_IDS = ("g2_1_clip_segmentation", "g2_2_step_extraction", "g2_3_sequence_ordering_mcq")
 
 #: Question stems as the ExpVid release writes them (formats.md; appendix F.4 examples).
@@ -233,13 +236,14 @@ def ordering_parser(texts: list[str]) -> Any:
 # --- the stage -----------------------------------------------------------------------------------
 
 
-def fingerprint(context: BuildContext, experiment: LoadedExperiment) -> str:
+def fingerprint(config: BuildConfig, experiment: LoadedExperiment) -> str:
+    """What a saved Level 2 is valid for (the build and `--dry-run` both ask)."""
     prompts = [load_prompt(p).sha256 for p in PROMPT_IDS]
-    return context.config.fingerprint(STAGE, prompts, experiment.stamp, context.llm.model)
+    return config.fingerprint(STAGE, prompts, experiment.stamp, model_identity(config.llm))
 
 
 async def run_level2(context: BuildContext, experiment: LoadedExperiment) -> StageOutput:
-    key = fingerprint(context, experiment)
+    key = fingerprint(context.config, experiment)
     saved = context.state.load(experiment.video_id, STAGE, key)
     if saved is not None:
         return saved
@@ -260,6 +264,10 @@ async def run_level2(context: BuildContext, experiment: LoadedExperiment) -> Sta
         output.drop("segments", "rejected segment")
         output.notes.setdefault("rejected_segments", []).append(reason)
     context.progress.add(STAGE, len(accepted))
+    # What each G.2.2 request was made from: `--dry-run` rebuilds them after a transcript edit.
+    output.notes[SEGMENTS_ASKED] = [
+        {"start": s.start, "end": s.end, "title": s.title, "description": s.description} for s in accepted
+    ]
     extracted = await asyncio.gather(*(_steps(context, bounds, s, output) for s in accepted))
     segments = [
         (s, steps, drafted)
@@ -349,15 +357,20 @@ def _no_overlap(segments: list[AcceptedSegment]) -> tuple[list[AcceptedSegment],
     return kept, rejected
 
 
+def step_values(bounds: Boundaries, start: float, end: float, title: str, description: str) -> dict[str, str]:
+    """The G.2.2 prompt's values for one segment (the build's and the dry run's)."""
+    cues = bounds.cues_within(start, end)
+    return {
+        "title": title,
+        "description": description,
+        "timestamped_subtitles": "\n" + timestamped_lines(cues),
+    }
+
+
 async def _steps(
     context: BuildContext, bounds: Boundaries, segment: AcceptedSegment, output: StageOutput
 ) -> tuple[list[Step], Drafted[StepList] | None]:
-    cues = bounds.cues_within(segment.start, segment.end)
-    values = {
-        "title": segment.title,
-        "description": segment.description,
-        "timestamped_subtitles": "\n" + timestamped_lines(cues),
-    }
+    values = step_values(bounds, segment.start, segment.end, segment.title, segment.description)
     try:
         async with context.calls:
             with context.clock.running(STAGE):

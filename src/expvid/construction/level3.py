@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from expvid.construction.config import BuildConfig, model_identity
 from expvid.construction.context import BuildContext, LoadedExperiment
 from expvid.construction.drafts import ClipSpec, DraftItem, StageOutput
 from expvid.construction.llm import DraftFailure, InvalidReply, json_parser
@@ -101,18 +102,20 @@ def blanks_check(output_drops: dict[str, dict[str, int]]) -> Any:
     return json_parser(BlankDrafts, check)
 
 
-def fingerprint(context: BuildContext, experiment: LoadedExperiment, level2: StageOutput | None) -> str:
+def fingerprint(config: BuildConfig, experiment: LoadedExperiment, level2_fingerprint: str | None) -> str:
+    """What a saved Level 3 is valid for (the build and `--dry-run` both ask); it depends on Level 2
+    (the trim point) through Level 2's saved fingerprint."""
     prompts = [load_prompt(p).sha256 for p in PROMPT_IDS]
-    return context.config.fingerprint(
-        STAGE, prompts, text_file("g3_level3_guidelines.txt"), experiment.stamp, context.llm.model,
-        level2.fingerprint if level2 else None,
+    return config.fingerprint(
+        STAGE, prompts, text_file("g3_level3_guidelines.txt"), experiment.stamp, model_identity(config.llm),
+        level2_fingerprint,
     )  # fmt: skip
 
 
 async def run_level3(
     context: BuildContext, experiment: LoadedExperiment, level2: StageOutput | None
 ) -> StageOutput:
-    key = fingerprint(context, experiment, level2)
+    key = fingerprint(context.config, experiment, level2.fingerprint if level2 else None)
     saved = context.state.load(experiment.video_id, STAGE, key)
     context.progress.add(STAGE, 1)
     if saved is not None:

@@ -161,17 +161,11 @@ class LLMClient:
         phase: str = "",
     ) -> Drafted[T]:
         """Fill template `prompt_id` with `values` (images go before the text) and ask until `parse` accepts."""
-        prompt = load_prompt(prompt_id)
-        system, user = prompt.fill(**values)
-        messages: list[Message] = []
-        if system is not None:
-            messages.append(Message(role="system", content=[TextPart(text=system)]))
-        messages.append(Message(role="user", content=[*images, TextPart(text=user)]))
         return await self.ask(
-            messages,
+            prompt_messages(prompt_id, values, images),
             parse,
             prompt_id=prompt_id,
-            prompt_sha256=prompt.sha256,
+            prompt_sha256=load_prompt(prompt_id).sha256,
             stage=stage or prompt_id,
             seed=seed,
             temperature=temperature,
@@ -310,6 +304,19 @@ def phase_of(prompt_id: str) -> str:
     if prompt_id.startswith("g2_"):
         return "level2"
     return PHASES.get(prompt_id, prompt_id)
+
+
+def prompt_messages(
+    prompt_id: str, values: dict[str, str], images: Sequence[ImagePart] = ()
+) -> list[Message]:
+    """The messages of template `prompt_id` filled with `values` (images before the text): what
+    `LLMClient.ask_prompt` sends, and what the dry run looks up in the response cache."""
+    system, user = load_prompt(prompt_id).fill(**values)
+    messages: list[Message] = []
+    if system is not None:
+        messages.append(Message(role="system", content=[TextPart(text=system)]))
+    messages.append(Message(role="user", content=[*images, TextPart(text=user)]))
+    return messages
 
 
 def make_request(

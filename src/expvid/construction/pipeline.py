@@ -116,7 +116,7 @@ async def estimate_candidates(config: BuildConfig) -> dict[str, Any]:
     out = config.out.expanduser()
     _check_out(out)
     sources = discover_sources(config.sources)
-    retries = RetryBook(out / STATE_DIR)
+    retries = RetryBook(out / STATE_DIR, retry_failed=config.retry_failed, read_only=True)
     retries.plan_redo(list(config.redo))
     speech = await asyncio.to_thread(plan_transcripts, sources, config.stt, out / STATE_DIR, retries.epochs)
     experiments = list(
@@ -129,7 +129,7 @@ async def estimate_candidates(config: BuildConfig) -> dict[str, Any]:
             missing = missing_transcript(experiment.source.folder)
             experiment.problems = [p for p in experiment.problems if p != missing]
             experiment.transcript = placeholder_transcript(speech.pending[experiment.video_id])
-    return await estimate_build(config, experiments, speech)
+    return await estimate_build(config, experiments, speech, retries)
 
 
 def effective_prices(config: BuildConfig) -> dict[str, Any]:

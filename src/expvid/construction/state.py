@@ -39,13 +39,31 @@ def epoch_of(epochs: dict[str, int], stage: str, experiment: str | None) -> int:
 
 
 class BuildState:
-    def __init__(self, out: Path) -> None:
+    def __init__(self, out: Path, *, create: bool = True) -> None:
+        """`create=False`: read only (`--dry-run` judges saved stages exactly as the build will)."""
         self.root = out / STATE_DIR
-        self.root.mkdir(parents=True, exist_ok=True)
+        if create:
+            self.root.mkdir(parents=True, exist_ok=True)
         self.reused = 0
         self.saved = 0
         #: `--redo` epochs per stage (`retries.RetryBook`): a stage saved in an earlier epoch is redone.
         self.epochs: dict[str, int] = {}
+
+    def stamp(self, stage: str, fingerprint: str, video_id: str) -> str:
+        """The fingerprint as a stage made in this run is saved with (its `--redo` epoch appended)."""
+        return self._stamp(stage, fingerprint, video_id)
+
+    def saved_output(self, video_id: str, stage: str) -> StageOutput | None:
+        """The saved output of a stage whatever it was made from (the dry run compares it with
+        today's inputs), or None."""
+        try:
+            return StageOutput.model_validate_json(self._path(video_id, stage).read_text(encoding="utf-8"))
+        except (OSError, ValidationError, ValueError):
+            return None
+
+    def has(self, video_id: str, stage: str) -> bool:
+        """Whether some output of this stage was saved (whatever it was made from)."""
+        return self._path(video_id, stage).is_file()
 
     def _stamp(self, stage: str, fingerprint: str, video_id: str) -> str:
         epoch = epoch_of(self.epochs, stage, video_id)

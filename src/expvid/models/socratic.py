@@ -6,7 +6,9 @@ The request is the one any model of the run gets: the same prompt, the same fram
 the runner). Each frame goes to the captioner alone with expvid's caption prompt
 (`prompts/socratic_caption.txt`; the paper's is not published), at temperature 0; the answerer then
 gets the request with every run of frames replaced by their captions in time order
-(`prompts/socratic_frames.txt`). Identical frames (prefixes of one recording share most of theirs)
+(`prompts/socratic_frames.txt`), and a sentence of the suite's prompt that tells the model it sees
+images (ProMQA's "The images are the sampled frames ...") is replaced by expvid's sentence about
+captions (`prompts/socratic_answerer_rewrites.json`). Identical frames (prefixes of one recording share most of theirs)
 are captioned once: the captioner's response cache answers the repeats. The prediction records the
 captions (`sent["captions"]`), both models, and the tokens of both; a caption that fails fails the
 request (recorded as a request failure, never answered from fewer frames).
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import time
 from functools import cache
 from importlib.resources import files
@@ -51,6 +54,23 @@ CAPTION_TOKENS = 128
 @cache
 def prompt_text(name: str) -> str:
     return files("expvid.models").joinpath("prompts", name).read_text(encoding="utf-8").strip()
+
+
+@cache
+def answerer_rewrites() -> tuple[tuple[str, str], ...]:
+    """(sentence of a suite's prompt, expvid's replacement for a Socratic answerer), in file order."""
+    data = json.loads(prompt_text("socratic_answerer_rewrites.json"))
+    return tuple((entry["sentence"], entry["replacement"]) for entry in data["rewrites"])
+
+
+def rewrite_for_captions(text: str) -> tuple[str, list[str]]:
+    """`text` with every sentence about images replaced (see `answerer_rewrites`), and those sentences."""
+    applied = []
+    for sentence, replacement in answerer_rewrites():
+        if sentence in text:
+            text = text.replace(sentence, replacement)
+            applied.append(sentence)
+    return text, applied
 
 
 def split_socratic(rest: str) -> tuple[str, str]:
@@ -119,6 +139,7 @@ class SocraticBackend:
         captions = [(c.text or "").strip() or "(no caption)" for c in captioned]
         numbered = iter(enumerate(captions, start=1))
         messages = []
+        rewritten: list[str] = []
         for message in request.messages:
             content: list[TextPart | ImagePart] = []
             run: list[str] = []
@@ -132,7 +153,9 @@ class SocraticBackend:
                         TextPart(text=prompt_text("socratic_frames.txt").format(captions="\n".join(run)))
                     )
                     run = []
-                content.append(part)
+                text, applied = rewrite_for_captions(part.text)
+                rewritten += applied
+                content.append(part if not applied else part.model_copy(update={"text": text}))
             if run:
                 content.append(
                     TextPart(text=prompt_text("socratic_frames.txt").format(captions="\n".join(run)))
@@ -150,6 +173,7 @@ class SocraticBackend:
             "captions": captions,
             "captions_cached": sum(c.cached for c in captioned),
             "frames_captioned": len({image.digest for image in images}),
+            "prompt_rewrites": rewritten,
         }
         return answered.model_copy(
             update={
@@ -170,6 +194,7 @@ class SocraticBackend:
             "caption_prompt": caption,
             "caption_prompt_sha256": hashlib.sha256(caption.encode()).hexdigest(),
             "caption_max_tokens": self.caption_tokens,
+            "answerer_rewrites": [{"sentence": a, "replacement": b} for a, b in answerer_rewrites()],
             "source": "ProMQA section 4.1 (Socratic model); prompts are expvid's own",
         }
 

@@ -22,17 +22,23 @@ What the ProMQA preprocessing does to these before making examples, done here as
 - a START step ("Start-Start cooking.", id -1) from 0 to the first performed step's start is put
   first, so that "what is next" can be asked before anything is done.
 ProMQA's hand corrections of individual records (a swapped pair, an error tag it judged wrong) are
-curation of that corpus, not rules; a lab does the same by editing its copy of the files.
-Every record that cannot be read is reported as file:line and skipped; the others load.
+curation of that corpus, not rules: they come as a corrections file (`corrections.py`; ProMQA's own
+with `-R corrections=promqa`), applied to each raw record before it is read.
+
+Every record that cannot be read is reported as file:line and skipped; the others load. A step
+that cannot be placed on the recipe (its text is not a step of the task graph) or that lasts no
+time does not cost the recording: the step is kept and marked, and `examples.py` leaves out only
+the examples it touches (listed in `warnings`).
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from expvid.construction.recipes.promqa.corrections import CorrectionOutcome, CorrectionSet, apply_corrections
 from expvid.construction.recipes.promqa.graph import RecipeError, RecipeGraph, activity_key
 from expvid.schema import DataError, RecordProblem
 from expvid.suites.release_io import json_records, read_release_bytes
@@ -77,6 +83,14 @@ class StepAnnotation:
     modified_description: str | None = None
     #: CaptainCook4D's global step id (None for START).
     source_step_id: int | None = None
+    #: False when the step's text is not a step of the recipe: `step_id` is then CaptainCook4D's
+    #: global id, which names no node of the graph.
+    placed: bool = True
+
+    @property
+    def zero_length(self) -> bool:
+        """Performed, but with no duration (an annotation fault: it ends at or before its start)."""
+        return self.end >= 0 and self.end <= self.start
 
     @property
     def is_missing(self) -> bool:
@@ -117,6 +131,10 @@ class Corpus:
     recipes: dict[str, RecipeGraph] = field(default_factory=dict)  # activity id -> graph
     problems: list[RecordProblem] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    #: What the corrections file did, when one was given.
+    corrections: CorrectionOutcome | None = None
+    #: Recordings read but set aside before examples are made, with why ("no 4K video").
+    excluded: dict[str, str] = field(default_factory=dict)
 
     def recipe_for(self, recording: Recording) -> RecipeGraph:
         return self.recipes[recording.activity_id]
@@ -236,28 +254,25 @@ def _step(raw: Any, index: int) -> tuple[int, StepAnnotation]:
     return step_id, step
 
 
-def _local_ids(steps: list[StepAnnotation], recipe: RecipeGraph) -> list[StepAnnotation]:
-    """Global CaptainCook4D step ids -> the recipe's node ids, by step text (see the module doc)."""
+def _local_ids(
+    steps: list[StepAnnotation], recipe: RecipeGraph, warn: list[str], where: str
+) -> list[StepAnnotation]:
+    """Global CaptainCook4D step ids -> the recipe's node ids, by step text (see the module doc).
+    A text the recipe does not hold keeps its global id, marked not placed (warned in `warn`)."""
     used: dict[str, int] = {}
     mapped = []
     for step in steps:
         nodes = recipe.text_nodes(step.description)
         if not nodes:
-            raise _BadRecording(f"step {step.description!r} is not a step of the recipe {recipe.name!r}")
+            warn.append(
+                f"{where}: step {step.description!r} is not a step of the recipe {recipe.name!r}; the examples "
+                "whose prefix holds it are left out (a corrections file can fix the text: -R corrections=)"
+            )
+            mapped.append(replace(step, placed=False))
+            continue
         occurrence = used.get(step.description, 0)
         used[step.description] = occurrence + 1
-        node = nodes[min(occurrence, len(nodes) - 1)]
-        mapped.append(
-            StepAnnotation(
-                step_id=node,
-                description=step.description,
-                start=step.start,
-                end=step.end,
-                errors=step.errors,
-                modified_description=step.modified_description,
-                source_step_id=step.source_step_id,
-            )
-        )
+        mapped.append(replace(step, step_id=nodes[min(occurrence, len(nodes) - 1)]))
     return mapped
 
 
@@ -278,10 +293,13 @@ def _recording(record: dict[str, Any], corpus: Corpus, names: dict[str, str], so
     ordered = sorted(steps, key=lambda s: s.start)  # stable, as ProMQA's update_step_order
     if ordered != steps:
         corpus.warnings.append(f"{source}: {recording_id}: steps re-ordered by start time")
-    local = _local_ids(ordered, recipe)
+    local = _local_ids(ordered, recipe, corpus.warnings, f"{source}: {recording_id}")
     for step in local:
-        if step.end >= 0 and step.end <= step.start:
-            raise _BadRecording(f"{recording_id}: step {step.description!r} ends at or before its start")
+        if step.zero_length:
+            corpus.warnings.append(
+                f"{source}: {recording_id}: step {step.description!r} ends at or before its start "
+                f"({step.start:g} -> {step.end:g} s); its own examples are left out"
+            )
         if step.is_missing and step.end >= 0:
             corpus.warnings.append(f"{source}: {recording_id}: missing step {step.description!r} has times")
     first = next((s.start for s in local if s.start >= 0), 0.0)
@@ -296,10 +314,16 @@ def _recording(record: dict[str, Any], corpus: Corpus, names: dict[str, str], so
     )
 
 
-def load_captaincook(root: Path | str, *, strict: bool = False) -> Corpus:
-    """Load the annotations under `root` (see `annotations_root`); bad records are listed, not fatal."""
+def load_captaincook(
+    root: Path | str, *, strict: bool = False, corrections: CorrectionSet | None = None
+) -> Corpus:
+    """Load the annotations under `root` (see `annotations_root`), each record corrected by
+    `corrections` first when given; bad records are listed, not fatal."""
     base = annotations_root(Path(root).expanduser())
     corpus = Corpus(root=base)
+    by_recording = corrections.by_recording() if corrections is not None else {}
+    if corrections is not None:
+        corpus.corrections = CorrectionOutcome(file=str(corrections.path))
     names = _activity_names(base / ACTIVITY_FILE, corpus)
     _recipes(base, names, corpus)
     path = base / ERROR_FILE
@@ -311,6 +335,9 @@ def load_captaincook(root: Path | str, *, strict: bool = False) -> Corpus:
         if isinstance(record, RecordProblem):
             corpus.problems.append(record)
             continue
+        fixes = by_recording.get(str(record.get("recording_id")))
+        if fixes and corrections is not None and corpus.corrections is not None:
+            record = apply_corrections(record, fixes, corrections.path, corpus.corrections)
         try:
             recording = _recording(record, corpus, names, f"{path.name}:{line}")
         except _BadRecording as error:
@@ -326,6 +353,8 @@ def load_captaincook(root: Path | str, *, strict: bool = False) -> Corpus:
             continue
         seen[recording.recording_id] = line
         corpus.recordings.append(recording)
+    if corpus.corrections is not None:
+        corpus.corrections.not_in_corpus = sum(len(v) for k, v in by_recording.items() if k not in seen)
     if strict and corpus.problems:
         raise DataError(corpus.problems)
     return corpus

@@ -7,6 +7,10 @@ from `expvid build`'s own flags; the recipe's own come as `-R KEY=VALUE` (`Recip
 | --- | --- | --- |
 | `template` | step-target | prompt template(s), comma-separated (Table 6: step-target, step-dot, step-image, video-target, video-dot, video-image) |
 | `generator` | (none) | another generator model spec, repeatable (Table 7); `--llm` is the first |
+| `corrections` | (none) | hand corrections of the annotations: `promqa` (ProMQA's own, `corrections/promqa.yaml`) or a file in that format (`corrections.py`) |
+| `require_4k` | false | keep only recordings CaptainCook4D publishes in 4K, as ProMQA did (`availability.py`) |
+| `download_links` | found under SOURCES | CaptainCook4D downloader's `metadata/download_links.json`, for `require_4k` |
+| `parser` | tolerant | how replies are read: `tolerant` (bullets, tags, CRLF, ... as models write them) or `official` (the official regular expression; `parsing.py`) |
 | `next`, `missing`, `others` | 200, 200, 20 | examples wanted per type (B.1); `count.TYPE=N` for one type |
 | `sample` | true | false keeps every example (a small corpus) |
 | `max_answers`, `max_error_steps` | 5, 5 | sampling skips examples with more target steps / erroneous steps |
@@ -29,6 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from expvid.construction.accounting import Price, parse_price
 from expvid.construction.recipes.promqa.examples import QUESTION_TYPES, PrefixRules
+from expvid.construction.recipes.promqa.parsing import DEFAULT_PARSER, PARSERS
 from expvid.construction.recipes.promqa.prompting import DEFAULT_TEMPLATE, TEMPLATES
 from expvid.construction.recipes.promqa.sampling import SamplingSettings
 
@@ -55,6 +60,13 @@ class PromqaBuildConfig(BaseModel):
     #: Generator model specs; the first is `--llm`.
     generators: tuple[str, ...]
     templates: tuple[str, ...] = (DEFAULT_TEMPLATE,)
+    #: How generation replies are read (`parsing.PARSERS`).
+    parser: str = DEFAULT_PARSER
+    #: Hand corrections of the annotations: a shipped name ("promqa") or a file (`corrections.py`).
+    corrections: str | None = None
+    #: Keep only recordings published in 4K (ProMQA's filter), from the downloader's links file.
+    require_4k: bool = False
+    download_links: Path | None = None
     backend_options: dict[str, Any] = Field(default_factory=dict)
     #: Role ("llm", "llm2", ...) -> price.
     prices: dict[str, Price] = Field(default_factory=dict)
@@ -79,6 +91,13 @@ class PromqaBuildConfig(BaseModel):
         unknown = [t for t in value if t not in TEMPLATES]
         if unknown or not value:
             raise ValueError(f"unknown template(s) {unknown}; templates: {', '.join(TEMPLATES)}")
+        return value
+
+    @field_validator("parser")
+    @classmethod
+    def _known_parser(cls, value: str) -> str:
+        if value not in PARSERS:
+            raise ValueError(f"unknown parser {value!r}; parsers: {', '.join(PARSERS)}")
         return value
 
     @property
@@ -126,6 +145,12 @@ def recipe_options(pairs: list[str] | None) -> dict[str, Any]:
                 parsed["templates"] = tuple(t.strip() for t in value.split(",") if t.strip())
             elif key == "generator":
                 parsed["generators"].append(value)
+            elif key == "parser":
+                if value not in PARSERS:
+                    raise RecipeOptionError(
+                        f"-R parser: unknown parser {value!r}; parsers: {', '.join(PARSERS)}"
+                    )
+                parsed["parser"] = value
             elif key.startswith("count."):
                 kind = key.removeprefix("count.")
                 if kind not in QUESTION_TYPES:
@@ -139,8 +164,12 @@ def recipe_options(pairs: list[str] | None) -> dict[str, Any]:
                     raise RecipeOptionError(f"-R {key}: generator 1 is priced by --price llm=IN,OUT")
                 _, price = parse_price(value)
                 parsed["prices"][role_of(number - 1)] = price
-            elif key == "sample":
-                parsed["sample"] = _bool(key, value)
+            elif key in ("sample", "require_4k"):
+                parsed[key] = _bool(key, value)
+            elif key == "corrections":
+                parsed[key] = value
+            elif key == "download_links":
+                parsed[key] = Path(value).expanduser()
             elif key in _INT_KEYS:
                 parsed[key] = int(value)
             elif key in _FLOAT_KEYS:
@@ -149,6 +178,10 @@ def recipe_options(pairs: list[str] | None) -> dict[str, Any]:
                 known = [
                     "template",
                     "generator",
+                    "parser",
+                    "corrections",
+                    "require_4k",
+                    "download_links",
                     "count.TYPE",
                     "price.N",
                     "sample",
@@ -206,7 +239,7 @@ def build_config(
     }
     if "templates" in options:
         settings["templates"] = options["templates"]
-    for key in ("frames", "max_side"):
+    for key in ("frames", "max_side", "parser", "corrections", "require_4k", "download_links"):
         if key in options:
             settings[key] = options[key]
     try:

@@ -14,10 +14,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from expvid.construction.recipes.promqa.captaincook import load_captaincook
 from expvid.construction.recipes.promqa.config import PromqaBuildConfig
 from expvid.construction.recipes.promqa.examples import recording_examples
-from expvid.construction.recipes.promqa.pipeline import find_video
+from expvid.construction.recipes.promqa.inputs import load_corpus, recording_videos
 from expvid.construction.recipes.promqa.prompting import generation_prompt, uses_frames, uses_recipe_image
 from expvid.construction.recipes.promqa.sampling import sample_examples
 from expvid.construction.state import STATE_DIR
@@ -39,11 +38,11 @@ def _measured(config: PromqaBuildConfig) -> dict[str, float]:
 
 
 def estimate_promqa(config: PromqaBuildConfig) -> dict[str, Any]:
-    corpus = load_captaincook(config.sources)
-    sources = config.sources.expanduser()
+    corpus = load_corpus(config)
+    videos = recording_videos(config, corpus)
     examples = []
     for recording in corpus.recordings:
-        if find_video(sources, corpus.root, recording.recording_id) is None:
+        if recording.recording_id not in videos:
             continue
         examples += recording_examples(recording, corpus.recipe_for(recording), config.rules).examples
     sampled = sample_examples(examples, config.sampling).samples
@@ -89,6 +88,8 @@ def estimate_promqa(config: PromqaBuildConfig) -> dict[str, Any]:
             "cost": None if total_cost is None else round(total_cost, 4),
         },
         "problems": [str(p) for p in corpus.problems],
+        "excluded": dict(sorted(corpus.excluded.items())),
+        "corrections": None if corpus.corrections is None else corpus.corrections.as_dict(),
     }
 
 
@@ -108,4 +109,9 @@ def estimate_markdown(estimate: dict[str, Any]) -> str:
             f"{row['completion_tokens']} | {cost} | {row['output_basis']} |"
         )
     lines += [f"- not read: {p}" for p in estimate["problems"]]
+    lines += [f"- left out: {recording}: {why}" for recording, why in estimate["excluded"].items()]
+    if estimate["corrections"] is not None:
+        fixes = estimate["corrections"]
+        lines.append(f"- corrections: {fixes['applied']} applied from {fixes['file']}")
+        lines += [f"- correction not applied: {p}" for p in fixes["not_applied"]]
     return "\n".join(lines) + "\n"

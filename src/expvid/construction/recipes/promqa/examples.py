@@ -17,6 +17,11 @@ question type. The rules, as the official preprocessing (`create_example.py`) ap
 - `is_noisy`: some previous step has an error (for *missing*, errors other than "Missing Step";
   for *order*, errors other than order errors and missing steps).
 
+Annotation faults cost only the examples they touch, not the recording: a step whose text is not
+in the recipe graph has no node, so every prefix that holds it (its own and all later ones) is left
+out: their next / missing targets would be wrong and their history names a step the graph does not
+have. A step that lasts no time is on the graph but shows nothing: only its own prefix is left out.
+
 The prefix ends where the latest step so far ends (`end_seconds`, exact: the clip is cut there);
 the release writes it as HH:MM:SS truncated to the second (`end_time`), so a model shown
 [0, end_time] never sees a frame past the clip.
@@ -209,12 +214,22 @@ def recording_examples(
     seen: set[str] = set()
     previous: list[dict[str, Any]] = []
     steps = recording.steps
+    unplaced = False
     for index, step in enumerate(steps):
         if step.is_missing:
             out.skipped["skipped step (not performed)"] += 1
             continue
+        unplaced = unplaced or not step.placed
+        if unplaced:
+            out.skipped["the prefix holds a step that is not in the recipe graph"] += 1
+            continue
         if step.end < rules.min_seconds:
             out.skipped["prefix shorter than 5 s"] += 1
+            continue
+        if step.zero_length:
+            out.skipped["the step lasts no time"] += 1
+            if step.step_id > 0:
+                previous.append(_shown(step))
             continue
         end = max(s.end for s in steps[: index + 1])
         prefix = _Prefix(

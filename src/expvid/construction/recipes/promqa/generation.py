@@ -11,6 +11,7 @@ seeded by the item's id (`parsing.pick_pair`), so re-running never changes which
 from __future__ import annotations
 
 import asyncio
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,13 @@ from expvid.construction.llm import Drafted, DraftFailure, LLMClient
 from expvid.construction.recipes.promqa.examples import Example
 from expvid.construction.recipes.promqa.graph import RecipeGraph
 from expvid.construction.recipes.promqa.graph_render import recipe_png
-from expvid.construction.recipes.promqa.parsing import QAPair, pick_pair, released_qas, usable_pairs
+from expvid.construction.recipes.promqa.parsing import (
+    DEFAULT_PARSER,
+    QAPair,
+    pick_pair,
+    released_qas,
+    usable_pairs,
+)
 from expvid.construction.recipes.promqa.prompting import (
     generation_prompt,
     template_sha256,
@@ -104,6 +111,7 @@ async def generate(
     frames: int,
     max_side: int,
     frame_cache: FrameCache,
+    parser: str = DEFAULT_PARSER,
 ) -> Generated:
     """Ask `client` for the pairs of `unit` and keep one; `DraftFailure` when no usable reply came."""
     record = unit.example.record()
@@ -118,7 +126,7 @@ async def generate(
     messages = [Message(role="user", content=[TextPart(text=prompt), *images])]
     drafted = await client.ask(
         messages,
-        usable_pairs,
+        functools.partial(usable_pairs, mode=parser),
         prompt_id=f"promqa_generation:{unit.template}",
         prompt_sha256=template_sha256(unit.template),
         stage=f"{PHASE}:{unit.template}",

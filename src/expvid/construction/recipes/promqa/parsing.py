@@ -1,12 +1,18 @@
 """Reading a generator's reply into question-answer pairs, and picking one (section 3.2).
 
 The reply format is the prompt's list: `* question` lines, each followed by `    * answer` lines
-(two to four spaces). The reading is the official `postprocess`: `**` (Markdown bold, which Gemini
-added) is removed first; a question line is `* ` at the start of a line, its answers are the
-indented `* ` lines right after it; any other line is ignored. `tests/construction_promqa` parses
-all 401 released responses into exactly their released `qas` (as sets: the official code shuffles
-the list twice with an unseeded generator, so its order cannot be reproduced; the released
-`qas[0]` is the pair that was picked).
+(two to four spaces). Two readers (`-R parser=`):
+
+- `tolerant` (the default, `tolerant_reader.py`): the same pairs from the replies models really
+  write (CRLF, tabs, other bullets, tags, quotes, fenced blocks, a preamble or closing remark),
+  never copying markup into the text; pairs are trimmed.
+- `official`: the official `postprocess`, kept to rebuild the release: `**` (Markdown bold, which
+  Gemini added) is removed first; a question line is `* ` at the start of a line, its answers are
+  the `* ` lines indented by 2-4 spaces right after it; any other line is ignored. It reads all 401
+  released responses into exactly their released `qas` (as sets: the official code shuffles the list
+  twice with an unseeded generator, so its order cannot be reproduced; the released `qas[0]` is the
+  pair that was picked). On anything else it is brittle: `\r` stays on every line, a tab-indented
+  answer becomes a question, `- ` bullets give nothing and `[question]` tags are copied into the text.
 
 Departures, on purpose: a reply with no usable pair (no question with at least one answer) is an
 invalid reply here, re-asked with feedback, where the official code stored `{"question": null}`;
@@ -21,6 +27,11 @@ import re
 from dataclasses import dataclass
 
 from expvid.construction.llm import InvalidReply
+from expvid.construction.recipes.promqa.tolerant_reader import read_pairs
+
+#: Reply readers: the default first.
+PARSERS = ("tolerant", "official")
+DEFAULT_PARSER = PARSERS[0]
 
 _PAIR = re.compile(r"\* (.*?)\n((?: {2,4}\* .*?\n)*)")
 _ANSWER = re.compile(r" {2,4}\* (.*)")
@@ -37,10 +48,14 @@ class QAPair:
         return {"question": self.question, "answers": list(self.answers)}
 
 
-def parse_pairs(reply: str | None) -> list[QAPair]:
-    """Every `* question` with its `* answer` lines, in reply order (the official reading)."""
+def parse_pairs(reply: str | None, mode: str = DEFAULT_PARSER) -> list[QAPair]:
+    """Every question with its answers, in reply order, read by `mode` (see the module doc)."""
     if not reply:
         return []
+    if mode == "tolerant":
+        return [QAPair(question, tuple(answers)) for question, answers in read_pairs(reply)]
+    if mode != "official":
+        raise ValueError(f"unknown reply parser {mode!r}; parsers: {', '.join(PARSERS)}")
     text = reply.replace("**", "") + "\n"
     pairs = []
     for question, block in _PAIR.findall(text):
@@ -53,9 +68,9 @@ def parse_pairs(reply: str | None) -> list[QAPair]:
     return pairs
 
 
-def usable_pairs(reply: str | None) -> list[QAPair]:
+def usable_pairs(reply: str | None, mode: str = DEFAULT_PARSER) -> list[QAPair]:
     """The `parse` of a generation call: the pairs, or `InvalidReply` when none has an answer."""
-    pairs = parse_pairs(reply)
+    pairs = parse_pairs(reply, mode)
     if not any(pair.question.strip() and pair.answers for pair in pairs):
         shape = (
             "no lines of the form '* question' followed by '    * answer'"

@@ -28,10 +28,11 @@ from expvid.construction.estimate import record_usage
 from expvid.construction.llm import DraftFailure, LLMClient
 from expvid.construction.progress import NO_PROGRESS, PhaseClock, ProgressSink
 from expvid.construction.recipes.promqa import candidates as files
-from expvid.construction.recipes.promqa.captaincook import Corpus, load_captaincook
+from expvid.construction.recipes.promqa.captaincook import Corpus
 from expvid.construction.recipes.promqa.config import PromqaBuildConfig
 from expvid.construction.recipes.promqa.examples import Example, recording_examples
 from expvid.construction.recipes.promqa.generation import PHASE, Generated, Unit, generate, model_id
+from expvid.construction.recipes.promqa.inputs import load_corpus, recording_videos
 from expvid.construction.recipes.promqa.report import markdown_report
 from expvid.construction.recipes.promqa.sampling import sample_examples
 from expvid.construction.retries import RetryBook
@@ -41,7 +42,6 @@ from expvid.media.clip_pass import ClipJob, cut_clips
 from expvid.media.errors import MediaError
 from expvid.models import ModelBackend, create_backend
 from expvid.schema import DataError
-from expvid.suites.promqa.spec import VIDEO_CANDIDATES
 
 Log = Callable[[str], None]
 
@@ -54,16 +54,6 @@ def _check_out(out: Path) -> None:
             f"refusing to write into {out}: it is not empty and was not made by expvid build "
             f"(no {STATE_DIR}/ folder); choose a new or empty directory"
         )
-
-
-def find_video(sources: Path, annotations: Path, recording_id: str) -> Path | None:
-    """The recording under the sources folder, by the layouts the ProMQA suite reads."""
-    for base in dict.fromkeys((sources, annotations, annotations.parent)):
-        for pattern in VIDEO_CANDIDATES:
-            path = base / pattern.format(id=recording_id)
-            if path.is_file():
-                return path
-    return None
 
 
 def _examples(
@@ -110,19 +100,14 @@ async def build_promqa(
     started = time.monotonic()
     out = config.out.expanduser()
     _check_out(out)
-    corpus = await asyncio.to_thread(load_captaincook, config.sources)
+    corpus = await asyncio.to_thread(load_corpus, config)
     if not corpus.recordings:
         raise DataError(corpus.problems or f"{config.sources}: no recording could be read")
     out.mkdir(parents=True, exist_ok=True)
     state = BuildState(out)
     retries = RetryBook(state.root, retry_failed=config.retry_failed)
     ledger = Ledger(prices=dict(config.prices))
-    sources = config.sources.expanduser()
-    videos: dict[str, Path] = {}
-    for recording in corpus.recordings:
-        found = find_video(sources, corpus.root, recording.recording_id)
-        if found is not None:
-            videos[recording.recording_id] = found
+    videos = recording_videos(config, corpus)
     no_video = sorted(r.recording_id for r in corpus.recordings if r.recording_id not in videos)
     examples, skipped = _examples(corpus, videos, config)
     sampled = sample_examples(examples, config.sampling)
@@ -182,6 +167,7 @@ async def _run(
                         frames=config.frames,
                         max_side=config.max_side,
                         frame_cache=frame_cache,
+                        parser=config.parser,
                     )
             except (DraftFailure, MediaError) as error:
                 entry = {
@@ -352,6 +338,9 @@ def _report(
         "settings": {
             "generators": list(config.generators),
             "templates": list(config.templates),
+            "parser": config.parser,
+            "corrections": config.corrections,
+            "require_4k": config.require_4k,
             "temperature": config.temperature,
             "max_tokens": config.max_tokens,
             "sampling": config.sampling.model_dump(),
@@ -367,6 +356,8 @@ def _report(
             "recipes": len(corpus.recipes),
             "problems": [str(p) for p in corpus.problems],
             "warnings": corpus.warnings,
+            "excluded": dict(sorted(corpus.excluded.items())),
+            "corrections": None if corpus.corrections is None else corpus.corrections.as_dict(),
         },
         "examples": {"made": dict(sorted(by_type.items())), "total": len(examples), "skipped": dict(skipped)},
         "sampling": {

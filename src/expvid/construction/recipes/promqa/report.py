@@ -49,8 +49,19 @@ def markdown_report(report: dict[str, Any]) -> str:
         )
     if corpus["without_video"]:
         lines += ["", f"Recordings without a video (skipped): {', '.join(corpus['without_video'])}"]
+    if corpus.get("excluded"):
+        lines += ["", "## Recordings left out", ""]
+        lines += [f"- {recording}: {why}" for recording, why in corpus["excluded"].items()]
+    fixes = corpus.get("corrections")
+    if fixes is not None:
+        lines += ["", "## Hand corrections", "", f"- {fixes['applied']} applied from {fixes['file']} "
+                  f"({len(fixes['recordings'])} recording(s)); {fixes['not_in_corpus']} name recordings not in "
+                  "the corpus"]  # fmt: skip
+        lines += [f"- not applied: {p}" for p in fixes["not_applied"]]
     if corpus["problems"]:
         lines += ["", "## Annotation records not read", ""] + [f"- {p}" for p in corpus["problems"]]
+    if corpus.get("warnings"):
+        lines += ["", "## Annotation warnings", ""] + [f"- {w}" for w in corpus["warnings"]]
     if report["failed_units"]:
         lines += ["", "## Failed units (asked again by the next run)", ""]
         lines += [f"- {u.get('unit', u.get('stage'))}: {u['message']}" for u in report["failed_units"]]

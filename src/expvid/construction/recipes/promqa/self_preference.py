@@ -10,8 +10,10 @@
 For every model that appears in both roles the check is the difference between its own cell and
 the mean of the other cells of its row, with a 95% bootstrap interval that resamples recordings
 (items of one recording are not independent) and a sign: "no sign of bias" when the interval holds
-0. Models are matched by name with the provider and server stripped ("openai:gpt-4o@http://..."
-and "gpt-4o" are one model). Scores are the runs' item scores (ProMQA: judge 0-2 x 50), failed
+0. A row is a model or a pipeline, named by its whole spec with each model's provider and server
+stripped ("openai:gpt-4o@http://..." and "gpt-4o" are one model; a Socratic pipeline is
+"socratic:CAPTIONER+ANSWERER", so two pipelines that share a captioner but not an answerer are two
+rows, and neither is the captioner or the answerer alone; "blind:gpt-4o" is not "gpt-4o"). Scores are the runs' item scores (ProMQA: judge 0-2 x 50), failed
 items included as 0, exactly as `scores.json` counts them.
 """
 
@@ -25,21 +27,29 @@ from typing import Any
 
 import numpy as np
 
+from expvid.construction.config import model_identity
 from expvid.construction.recipes.promqa.generation import model_id
+from expvid.models.socratic import split_socratic
+from expvid.models.types import BackendConfigError
 from expvid.schema import DataError
 
 BOOTSTRAP = 2000
 
 
 def canonical(name: str | None) -> str:
-    """A model name with its backend kind and server stripped."""
+    """The name of a model or pipeline spec with every part's backend kind and server stripped."""
     if not name:
         return "unknown"
-    text = name.split("@", 1)[0]
-    for prefix in ("blind:", "socratic:"):
-        if text.startswith(prefix):
-            return text
-    return model_id(text)
+    text = name.strip()
+    if text.startswith("socratic:"):
+        try:
+            captioner, answerer = split_socratic(text.removeprefix("socratic:"))
+        except BackendConfigError:
+            return model_id(model_identity(text) or text)
+        return f"socratic:{canonical(captioner)}+{canonical(answerer)}"
+    if text.startswith("blind:"):
+        return f"blind:{canonical(text.removeprefix('blind:'))}"
+    return model_id(model_identity(text) or text)
 
 
 @dataclass
