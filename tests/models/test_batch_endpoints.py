@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
 import anthropic
@@ -11,7 +12,7 @@ import openai
 import pytest
 
 from expvid.models import create_backend
-from expvid.models.batch import batch_adapter
+from expvid.models.batch import BatchLabel, batch_adapter
 from expvid.models.loopback import BatchPlan, OpenAIReasoningRules, Reply
 
 
@@ -124,8 +125,11 @@ def test_batch_adapter_lines_are_the_online_bodies(server, make_request, coded_f
             line, sent = adapter.line("x1-0", request)
             path = tmp_path / "in.jsonl"
             path.write_text(json.dumps(line) + "\n")
-            handle = await adapter.api.submit(path, metadata={"expvid_chunk": "c1"})
-            assert (await adapter.api.find({"expvid_chunk": "c1"})) == handle
+            label = BatchLabel(run_uid="r1", chunk="c1")
+            file_id = await adapter.api.upload(path)
+            handle = await adapter.api.create(path, input_file_id=file_id, label=label)
+            found = await adapter.api.lookup(label, since=datetime.now(UTC), n_requests=1)
+            assert found.found == [handle]
             while not (await adapter.api.poll(handle)).ended:
                 pass
             [result] = await adapter.api.results(handle, ["x1-0"])
@@ -154,7 +158,8 @@ def test_a_responses_batch_carries_responses_bodies(server, make_request, tmp_pa
             assert sent["api"] == "responses"
             path = tmp_path / "in.jsonl"
             path.write_text(json.dumps(line) + "\n")
-            handle = await adapter.api.submit(path, metadata={})
+            label = BatchLabel(run_uid="r2", chunk="c2")
+            handle = await adapter.api.create(path, input_file_id=await adapter.api.upload(path), label=label)
             while not (await adapter.api.poll(handle)).ended:
                 pass
             [result] = await adapter.api.results(handle, ["x2-0"])

@@ -25,7 +25,7 @@ def _state(out: Path) -> dict[str, Any]:
 def test_unfinished_cells_have_their_own_status_and_exit_code(tmp_path, sample_dir, frame_cache_dir):
     """A cell stopped at its budget is "stopped" (exit 4), one whose requests wait in a provider's
     batches is "waiting" (exit 5, which wins: running again later makes progress by itself)."""
-    costly = Reply.ok("\\boxed{A}", prompt_tokens=1_000_000, completion_tokens=0)
+    costly = Reply.counted("\\boxed{A}", completion_tokens=5)  # ~$2.12 a request at $1 per 1k tokens
     with LoopbackServer(costly) as paid, LoopbackServer("\\boxed{A}") as batched:
         batched.batches.plan = BatchPlan(polls_per_status=50)
         config = tmp_path / "set.yaml"
@@ -39,7 +39,7 @@ n_bootstrap: 10
 suites:
   - {{name: expvid, data: {sample_dir}, tasks: [tools], limit: 2}}
 models:
-  - {{name: Budgeted, model: "openai:gpt-4o@{paid.openai_base_url}", price: [1, 1], max_cost: 1.5, concurrency: 1}}
+  - {{name: Budgeted, model: "openai:gpt-4o@{paid.openai_base_url}", price: [1000, 1000], max_tokens: 50, max_cost: 3, concurrency: 1}}
   - name: Batched
     model: openai:gpt-4o@{batched.openai_base_url}
     price: [1, 1]
@@ -57,7 +57,7 @@ models:
     assert len(paid.requests) == 1  # the same budget sends nothing more
     report = (tmp_path / "campaign" / "report.md").read_text()
     assert "**Budgeted (partial, incomplete, stopped at budget)**" in report
-    assert "stopped at the budget --max-cost $1.5" in report
+    assert "stopped at the budget --max-cost $3" in report
 
 
 @pytest.mark.parametrize(

@@ -22,6 +22,7 @@ on port 0 (the OS picks a free port), so parallel test runs never collide.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 import socket
@@ -59,6 +60,7 @@ from expvid.models.loopback_rules import (
     ResponsesOnlyModels,
     Rule,
 )
+from expvid.models.loopback_usage import provider_prompt_tokens
 
 __all__ = [
     "AnthropicRules",
@@ -346,6 +348,7 @@ class LoopbackServer:
             with self._lock:
                 self._responder_errors.append(f"{type(error).__name__}: {error}")
             reply = Reply.error(500, f"loopback responder failed: {error}")
+        reply = _with_usage(reply, record)
         if reply.drop_connection or reply.raw_body is not None:
             return 500, error_body(protocol, 500, "loopback: the answer could not be produced")
         if reply.status != 200:
@@ -403,7 +406,14 @@ class LoopbackServer:
         finally:
             with self._lock:
                 self._in_flight -= 1
-        return _render(protocol, reply, record.model)
+        return _render(protocol, _with_usage(reply, record), record.model)
+
+
+def _with_usage(reply: Reply, record: RecordedRequest) -> Reply:
+    """A `Reply.counted` answer with the prompt tokens the provider would count for `record`."""
+    if not reply.count_usage:
+        return reply
+    return dataclasses.replace(reply, prompt_tokens=provider_prompt_tokens(record), count_usage=False)
 
 
 def _render(protocol: str, reply: Reply, model: str) -> Response:
