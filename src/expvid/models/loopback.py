@@ -14,7 +14,8 @@ parameters the way those APIs do, with their 400 bodies; without rules it accept
 
 Routes: POST /v1/chat/completions, POST /v1/responses, GET /v1/models (OpenAI); POST /v1/messages
 (Anthropic); POST /{version}/models/{model}:generateContent (Gemini); and the providers' batch
-endpoints (`loopback_batch`: OpenAI Files + Batches, Anthropic Message Batches), whose requests are
+endpoints (`loopback_batch`: OpenAI Files + Batches, Anthropic Message Batches; `loopback_gemini_batch`:
+Gemini's batch mode), whose requests are
 answered by the same validation, rules and responder as online ones. uvicorn + Starlette run in a daemon thread
 on port 0 (the OS picks a free port), so parallel test runs never collide.
 """
@@ -88,6 +89,7 @@ PARSERS: dict[str, Parser] = {
     "openai": parse_openai,
     "openai-responses": parse_responses,
     "anthropic": parse_anthropic,
+    "gemini": parse_gemini,
 }
 
 
@@ -289,6 +291,8 @@ class LoopbackServer:
 
         async def generate_content(request: Request) -> Response:
             model, _, action = request.path_params["model_action"].partition(":")
+            if action == "batchGenerateContent":
+                return await self.batches.gemini.create(request, model)
             if action != "generateContent":
                 body = error_body("gemini", 404, f"loopback serves generateContent only, not {action!r}")
                 return JSONResponse(body, status_code=404)
@@ -312,6 +316,7 @@ class LoopbackServer:
         *,
         via: str = "online",
         headers: dict[str, str] | None = None,
+        model: str = "",
     ) -> tuple[int, dict[str, Any]]:
         """Validate, apply the rules and answer one request at once: (status, JSON body).
 
@@ -320,7 +325,7 @@ class LoopbackServer:
         skipped and a dropped connection or a broken body becomes a 500 for that line.
         """
         record = RecordedRequest(
-            protocol=protocol, path=path, headers=headers or {}, body={}, model="", via=via
+            protocol=protocol, path=path, headers=headers or {}, body={}, model=model, via=via
         )
         try:
             if not isinstance(body, dict):
