@@ -41,13 +41,14 @@ drops the connection).
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 import re
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -68,6 +69,8 @@ from expvid.models.loopback_usage import provider_prompt_tokens
 if TYPE_CHECKING:
     from expvid.models.loopback import LoopbackServer
 
+#: Creation order of every batch (ties of `created_at`, a second's resolution, listed newest first).
+_ORDER: Iterator[int] = itertools.count()
 OPENAI_ENDPOINTS = {"/v1/chat/completions": "openai", "/v1/responses": "openai-responses"}
 ANTHROPIC_CUSTOM_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 EXPIRED_MESSAGE = "This request could not be executed before the completion window expired."
@@ -211,7 +214,6 @@ class MessageBatch:
         }
 
 
-_ORDER = iter(range(1 << 62))
 QUEUE_STATUSES = frozenset({"validating", "in_progress", "finalizing", "cancelling"})
 
 
