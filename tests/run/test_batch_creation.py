@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from expvid.models.loopback import BatchPlan, LoopbackServer
+from expvid.models.loopback import BatchPlan, LoopbackServer, Reply
 from expvid.run.batch_settings import BatchSettings
 from expvid.run.config import EvalConfig
 from expvid.run.evaluate import EvalResult, evaluate
@@ -191,3 +191,39 @@ def test_a_candidate_that_cannot_be_read_is_named_as_a_possible_duplicate(
     notes = json.loads((out / "manifest.json").read_text())["config"]["batch"]["notes"]
     assert any(candidate in note for note in notes)
     assert len(_predictions(out)) == 2
+
+
+def test_batches_list_and_cancel_show_what_a_run_has_at_its_provider(sample_dir, tmp_path, frame_cache_dir):
+    from typer.testing import CliRunner
+
+    from expvid.cli.main import app
+
+    runner = CliRunner()
+    with LoopbackServer(Reply.counted("\\boxed{A}", completion_tokens=5)) as server:
+        server.batches.plan = BatchPlan(outcome="stall")  # runs until cancelled
+        model = f"openai:gpt-4o@{server.openai_base_url}"
+        out = tmp_path / "run"
+        args = _cli(
+            sample_dir, model, out, frame_cache_dir, "--batch-option", "wait=false", "--price", "2.5,10"
+        )
+        left = runner.invoke(app, ["eval", *args])
+        assert left.exit_code == 5, left.output
+        [chunk] = _chunks(out)
+        batch_id = chunk["handle"]["batch_id"]
+        listed = runner.invoke(app, ["batches", "list", str(out)])
+        assert listed.exit_code == 0, listed.output
+        [row] = [line for line in listed.output.splitlines() if batch_id in line]
+        assert "| openai |" in row and "| in_progress |" in row and "| 2 |" in row
+        cancelled = runner.invoke(app, ["batches", "cancel", str(out)])
+        assert cancelled.exit_code == 0 and f"{batch_id}: cancelling" in cancelled.output
+        assert server.batches.openai[batch_id].status == "cancelling"
+        collected = runner.invoke(
+            app, ["eval", *_cli(sample_dir, model, out, frame_cache_dir, "--price", "2.5,10")]
+        )
+        assert collected.exit_code == 0, collected.output
+        after = runner.invoke(app, ["batches", "list", str(out), "--offline"])
+        vias = [request.via for request in server.requests]
+    assert vias == ["online", "online"]  # the cancelled batch ran nothing: its requests went online
+    [row] = [line for line in after.output.splitlines() if batch_id in line]
+    assert "| merged |" in row and "| cancelled |" in row
+    assert runner.invoke(app, ["batches", "list", str(tmp_path)]).exit_code == 2  # not a run
