@@ -160,7 +160,7 @@ async def _cancel(chunks: list[ChunkRecord], api: Any) -> list[tuple[str, str]]:
         if chunk.handle is not None and chunk.state == "submitted":
             handles.append(chunk.handle)
         for batch_id in chunk.candidates:
-            handles.append(BatchHandle(provider=chunk.provider, batch_id=batch_id))  # type: ignore[arg-type]
+            handles.append(BatchHandle(provider=chunk.provider, batch_id=batch_id))
         for handle in handles:
             try:
                 state = await api.poll(handle)
