@@ -23,7 +23,7 @@ from expvid.models.options import BackendOptions
 from expvid.models.param_fallback import LearnedParams, adjustment_for, unsupported_from_error
 from expvid.models.param_rules import ChatRules, chat_rules
 from expvid.models.remote import RemoteBackend
-from expvid.models.retry import AttemptFailure, failure_for_status
+from expvid.models.retry import AttemptFailure, failure_for_status, unreachable
 from expvid.models.types import BackendConfigError, GenerateRequest, GenerateResponse
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -145,7 +145,9 @@ class OpenAICompatBackend(RemoteBackend):
                     f"no complete answer within {self.options.timeout_s} s", sent=sent
                 ) from None
             except httpx2.TransportError as error:
-                raise AttemptFailure.network(f"{type(error).__name__}: {error}", sent=sent) from None
+                raise AttemptFailure.network(
+                    f"{type(error).__name__}: {error}", sent=sent, unreachable=unreachable(error)
+                ) from None
             if response.status_code == 200:
                 parsed = self._parse_body(response.content)
                 return parsed.model_copy(update={"sent": sent})

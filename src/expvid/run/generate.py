@@ -302,6 +302,7 @@ class GenerationPhase:
                 sent=error.sent,
                 status=error.status,
                 latency_s=time.perf_counter() - started,
+                extra_meta={"unreachable": True} if error.unreachable else None,
             )
         if reserved is not None and self.budget is not None:
             await self.budget.settle_usage(reserved, response.usage, cached=response.cached)
