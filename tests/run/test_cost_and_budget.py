@@ -295,3 +295,31 @@ def test_prompt_cache_reads_are_billed_at_the_cached_price(sample_dir, tmp_path,
     assert {p["usage"]["cache_read_tokens"] for p in predictions} == {8_000}
     summary = to_markdown(build_table(get_suite("expvid"), load_runs([out]), references=[]))
     assert "of the input from the provider's prompt cache" in summary
+
+
+def test_openai_image_detail_is_an_explicit_setting_and_its_forecast_is_exact(
+    sample_dir, tmp_path, frame_cache_dir
+):
+    with LoopbackServer(Reply.counted("\\boxed{A}", completion_tokens=5)) as server:
+        model = f"openai:gpt-4o@{server.openai_base_url}"
+        base = ["eval", "--data", str(sample_dir), "--model", model, "--tasks", "tools", "--limit", "2"]
+        base += ["--cache-dir", str(frame_cache_dir), "--price", "2.5,10"]
+        auto = runner.invoke(app, [*base, "--out", str(tmp_path / "a"), "--dry-run"])
+        assert "image detail 'auto' (none sent)" in " ".join(auto.output.split())
+        low = runner.invoke(
+            app, [*base, "--out", str(tmp_path / "low"), "--image-detail", "low", "--dry-run"]
+        )
+        assert "85 + 170 x 0 tile(s): 85 tokens per 224x224 frame" in low.output
+        assert "| 2 | 2 | 16 | 1360 |" in low.output  # 16 frames at 85 tokens, the base alone
+        assert "image detail 'auto'" not in low.output
+        run = runner.invoke(app, [*base, "--out", str(tmp_path / "low"), "--image-detail", "low", "--quiet"])
+        assert run.exit_code == 0, run.output
+        details = {detail for request in server.requests for detail in request.image_details}
+        bad = runner.invoke(app, [*base, "--out", str(tmp_path / "x"), "--image-detail", "medium"])
+    assert details == {"low"}  # sent with every frame
+    text_tokens = [
+        json.loads(line)["usage"]["prompt_tokens"] - 8 * 85
+        for line in (tmp_path / "low" / "predictions.jsonl").read_text().splitlines()
+    ]
+    assert all(0 < tokens < 200 for tokens in text_tokens)  # what is left is the prompt's text alone
+    assert bad.exit_code == 2 and "--image-detail" in bad.output

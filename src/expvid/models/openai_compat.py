@@ -85,6 +85,8 @@ class OpenAICompatBackend(RemoteBackend):
             "thinking_style": self.rules.thinking_style,
             "max_tokens_param": self.rules.token_limit_field,
         }
+        if self.options.image_detail is not None:  # images sent otherwise than before: new answers
+            wire["image_detail"] = self.options.image_detail
         if self.rules.temperature != "send":
             wire["temperature_rule"] = self.rules.temperature
         return wire
@@ -110,7 +112,7 @@ class OpenAICompatBackend(RemoteBackend):
 
     def _prepare(self, request: GenerateRequest) -> Any:
         """The request with its messages encoded once (`PreparedChat`; the Responses backend's own)."""
-        return PreparedChat(request=request, messages=encode_messages(request))
+        return PreparedChat(request=request, messages=encode_messages(request, self.options.image_detail))
 
     async def _send_once(self, payload: PreparedChat) -> GenerateResponse:
         return await self._post_chat(self.api_path, payload, endpoint=self.base_url or "")
