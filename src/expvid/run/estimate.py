@@ -270,7 +270,9 @@ def estimate_run(config: EvalConfig) -> RunEstimate:
         resolve_frames,
         select_records,
     )
+    from expvid.run.run_lock import check_out_folder
 
+    check_out_folder(config.out)  # a folder that is not a run is refused here too
     suite = make_suite(config)
     config = config.model_copy(update={"frames": resolve_frames(suite, config.frames)})
     dataset = suite.load(config.data, strict=config.strict)
