@@ -112,6 +112,31 @@ def test_openai_a_process_killed_between_create_and_record_resumes_without_payin
     assert _chunks(out)[0]["state"] == "merged"
 
 
+def test_a_create_that_never_reached_the_provider_is_made_from_the_recorded_upload(
+    sample_dir, tmp_path, frame_cache_dir
+):
+    """Killed after the intent and the upload were recorded but before the batch existed: the lookup
+    finds nothing, and the same uploaded file is created as the chunk's next attempt."""
+    with LoopbackServer("\\boxed{A}") as server:
+        model = f"openai:gpt-4o@{server.openai_base_url}"
+        out = tmp_path / "run"
+        _killed_at_create(server, _cli(sample_dir, model, out, frame_cache_dir), {})
+        server.batches.openai.clear()  # as if the process had died just before its create call
+        _run(sample_dir, model, out, frame_cache_dir, batch=BatchSettings(poll_interval_s=0.01))
+        calls = list(server.batches.calls)
+        batches = list(server.batches.openai.values())
+    [chunk] = _chunks(out)
+    assert chunk["attempt"] == 2 and chunk["state"] == "merged"
+    assert calls.count(("POST", "/v1/files")) == 1  # the upload recorded before the kill was reused
+    [batch] = batches
+    assert batch.metadata == {
+        "expvid_run": chunk["run_uid"],
+        "expvid_chunk": chunk["local_id"],
+        "expvid_attempt": "2",
+    }
+    assert len(_predictions(out)) == 2
+
+
 def test_anthropic_a_killed_creation_settles_its_candidates_by_their_custom_ids(
     sample_dir, tmp_path, frame_cache_dir, monkeypatch
 ):

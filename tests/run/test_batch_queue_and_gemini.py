@@ -163,3 +163,25 @@ def test_gemini_a_lost_create_is_found_by_its_display_name(sample_dir, tmp_path,
         creates = [call for call in server.batches.calls if call[1].endswith(":batchGenerateContent")]
     assert len(creates) == 1 and len(_predictions(out)) == 2
     assert _chunks(out)[0]["state"] == "merged"
+
+
+def test_a_create_refused_with_429_waits_for_room_instead_of_going_online(
+    sample_dir, tmp_path, frame_cache_dir, monkeypatch
+):
+    """Anthropic (and Gemini) refuse a create with 429 when the queue is full: nothing was created,
+    so the chunk is submitted again later; its requests never go online unless asked."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    monkeypatch.setattr("expvid.models.batch.types.RETRY_BASE_S", 0.001)  # the client's own retries, fast
+    with LoopbackServer("\\boxed{A}") as server:
+        server.batches.plan = BatchPlan(refuse_creates=7)  # more than the client's 6 tries of one create
+        out = tmp_path / "run"
+        result = _run(
+            sample_dir, f"anthropic:claude-sonnet-4-20250514@{server.anthropic_base_url}", out, frame_cache_dir,
+            tasks=["tools"], batch=BatchSettings(poll_interval_s=0.01, queue_wait_s=0.01),
+        )  # fmt: skip
+        creates = server.batches.calls.count(("POST", "/v1/messages/batches"))
+        vias = {request.via for request in server.requests}
+        batches = list(server.batches.anthropic)
+    assert creates == 8 and len(batches) == 1 and vias == set(batches)
+    assert result.pending == 0 and len(_predictions(out)) == 2
+    assert json.loads((out / "manifest.json").read_text())["config"]["batch"]["queue_refusals"] == 1

@@ -105,6 +105,9 @@ class BatchPlan:
     on_create: Callable[[str], None] | None = None
     #: Store the batch, then drop the connection instead of answering the create call.
     drop_create_answer: bool = False
+    #: The next N create calls of Anthropic and Gemini are refused with 429 (their queue is full;
+    #: nothing is created), in each API's error shape.
+    refuse_creates: int = 0
 
 
 @dataclass
@@ -391,6 +394,14 @@ class BatchEndpoints:
         with self._lock:
             self.openai[batch.id] = batch
         return self._created(batch.id, JSONResponse(batch.obj()))
+
+    def take_refusal(self) -> bool:
+        """Whether this create call is one the plan refuses for the queue (counts it down)."""
+        with self._lock:
+            if self.plan.refuse_creates <= 0:
+                return False
+            self.plan.refuse_creates -= 1
+            return True
 
     def _created(self, batch_id: str, answer: Response) -> Response:
         """The create call's answer, after the plan's kill points."""
@@ -738,6 +749,8 @@ class BatchEndpoints:
             return _anthropic_error(400, "requests: Field required (a non-empty list)")
         if len(requests) > self.plan.max_requests:
             return _anthropic_error(400, f"requests: at most {self.plan.max_requests} requests per batch")
+        if self.take_refusal():
+            return _anthropic_error(429, "loopback: too many batch requests in the processing queue")
         seen: set[str] = set()
         for index, entry in enumerate(requests):
             custom_id = entry.get("custom_id") if isinstance(entry, dict) else None

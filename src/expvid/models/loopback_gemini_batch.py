@@ -127,6 +127,8 @@ class GeminiBatchEndpoints:
         inline = ((batch.get("inputConfig") or {}).get("requests") or {}).get("requests")
         if not isinstance(inline, list) or not inline:
             return _error(400, "batch.input_config.requests.requests: a non-empty list is required")
+        if self.endpoints.take_refusal():
+            return _error(429, "loopback: too many batches in the queue (RESOURCE_EXHAUSTED)")
         for index, entry in enumerate(inline):
             if not isinstance(entry, dict) or not isinstance(entry.get("request"), dict):
                 return _error(400, f"batch.input_config.requests.requests[{index}].request is required")

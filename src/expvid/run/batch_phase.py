@@ -287,7 +287,7 @@ class BatchPhase:
                         return
                     if writer is not None and not self._fits(writer, len(encoded), bound):
                         enqueued += writer.record.prompt_tokens
-                        await self._send(writer)
+                        left.extend(await self._send(writer))
                         writer = None
                     if writer is None:
                         writer = ChunkWriter(self.store, self._new_chunk(entry.round))
@@ -301,7 +301,7 @@ class BatchPhase:
 
         await asyncio.gather(*(add(entry) for entry in work))
         if writer is not None:
-            await self._send(writer)
+            left.extend(await self._send(writer))
         return left
 
     def _bound(self, prepared: PreparedItem) -> Bound:
@@ -346,7 +346,9 @@ class BatchPhase:
         self.record(prepared.draft.answer(hit))
         return True
 
-    async def _send(self, writer: ChunkWriter) -> None:
+    async def _send(self, writer: ChunkWriter) -> list[Waiting]:
+        """Create the chunk's batch; returns its requests when the provider refused it for its queue
+        (a 429 on create: nothing was created), to be submitted again once there is room."""
         writer.close()
         chunk = writer.record
         created = await self.creator.create(chunk)
@@ -358,24 +360,39 @@ class BatchPhase:
             self.say(
                 f"submitted {chunk.n_requests} request(s) ({chunk.n_bytes / 1e6:.1f} MB) as {chunk.handle.batch_id}"
             )
-            return
+            return []
         if created.state == "unresolved":
             self._open.append(chunk)  # settled while collecting; its requests wait
-            return
+            return []
         if created.state == "refused":
-            chunk.state, chunk.failure = (
-                "abandoned",
-                f"refused for the provider's queue limit: {created.message}",
-            )
-            self.store.save(chunk)
-            self.store.drop_input(chunk)
-            self.outcome.queue_refusals += 1
+            return await self._refused_at_create(chunk, created.message)
         self.outcome.unsubmitted += chunk.n_requests
         self.outcome.notes.append(
             f"{chunk.n_requests} request(s) could not be submitted ({chunk.failure}); re-run to try again"
         )
         for cid in self.store.requests(chunk):
             await self.release(cid)
+        return []
+
+    async def _refused_at_create(self, chunk: ChunkRecord, message: str) -> list[Waiting]:
+        """A create the provider refused for its queue (a 429): nothing was created; the requests
+        wait for room (or go online when `on_queue_limit=online` says so)."""
+        chunk.state, chunk.failure = "abandoned", f"refused for the provider's queue limit: {message}"
+        self.store.save(chunk)
+        self.store.drop_input(chunk)
+        self.outcome.queue_refusals += 1
+        self._queue_full = not self._open
+        self.say(f"{chunk.local_id}: refused for the provider's queue limit ({message}); it waits for room")
+        again = []
+        for cid, request in self.store.requests(chunk).items():
+            await self.release(cid)
+            item = self.items.get(request.draft.item_id)
+            if item is not None:
+                again.append(Waiting(item, request.draft.sample, chunk.round, "queue"))
+        if self.settings.on_queue_limit == "online":
+            await self._online([(entry.item, entry.sample) for entry in again])
+            return []
+        return again
 
     # -- 3. collect ------------------------------------------------------------------------------
 

@@ -20,6 +20,7 @@ of the run has reported (a measurement, not a rule: `Bound.ruled` is False and t
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import math
 from dataclasses import dataclass, field
@@ -51,16 +52,13 @@ class Bound:
     known: bool = True
     #: False when the images' share rests on a measurement instead of a documented rule.
     ruled: bool = True
+    #: Held for a request in a provider's batch (it gives its room back when the batch is merged,
+    #: not while online requests wait).
+    batched: bool = False
 
     def scaled(self, factor: float) -> Bound:
         """The same bound at a discounted price (a batch)."""
-        return Bound(
-            None if self.usd is None else self.usd * factor,
-            self.tokens,
-            self.prompt_tokens,
-            self.known,
-            self.ruled,
-        )
+        return dataclasses.replace(self, usd=None if self.usd is None else self.usd * factor)
 
 
 FREE = Bound(0.0, 0)

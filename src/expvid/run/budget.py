@@ -27,6 +27,7 @@ nothing and are always served. What the bound cannot know is in docs/api-campaig
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from dataclasses import dataclass, field
 
 from pydantic import BaseModel
@@ -85,6 +86,8 @@ class Ledger:
     spent_tokens: int = 0
     reserved_usd: float = 0.0
     reserved_tokens: int = 0
+    #: Online requests in flight: what a request that does not fit may wait for. Requests held in
+    #: a provider's batch give their room back only when the batch is merged: not waited for.
     in_flight: int = 0
     scope: str = "run"
     stop: BudgetStop | None = None
@@ -120,12 +123,13 @@ class Ledger:
     def take(self, bound: Bound) -> None:
         self.reserved_usd += bound.usd or 0.0
         self.reserved_tokens += bound.tokens
-        self.in_flight += 1
+        self.in_flight += 0 if bound.batched else 1
 
     def give_back(self, bound: Bound) -> None:
         self.reserved_usd = max(0.0, self.reserved_usd - (bound.usd or 0.0))
         self.reserved_tokens = max(0, self.reserved_tokens - bound.tokens)
-        self.in_flight = max(0, self.in_flight - 1)
+        if not bound.batched:
+            self.in_flight = max(0, self.in_flight - 1)
 
     def spend(self, usd: float, tokens: int) -> None:
         self.spent_usd += usd
@@ -240,9 +244,10 @@ class BudgetGate:
         async with self.condition:
             if self.stopped or self._overflow(bound) is not None:
                 return None
+            held = dataclasses.replace(bound, batched=True)
             for ledger in self.ledgers:
-                ledger.take(bound)
-            return bound
+                ledger.take(held)
+            return held
 
     async def halt(self, bound: Bound) -> None:
         """Record that `bound` does not fit with nothing left to give room back: the run stops."""
@@ -258,11 +263,12 @@ class BudgetGate:
         self.condition.notify_all()
 
     async def hold(self, bound: Bound) -> Bound:
-        """Hold room for a request already sent (an open batch from an earlier session), unchecked."""
+        """Hold room for a request already in a batch (an open batch of an earlier session), unchecked."""
+        held = dataclasses.replace(bound, batched=True)
         async with self.condition:
             for ledger in self.ledgers:
-                ledger.take(bound)
-            return bound
+                ledger.take(held)
+            return held
 
     async def settle(self, reserved: Bound, usd: float | None, tokens: int | None) -> None:
         """Record what a request really used (None: it reported no usage, and its bound counts)."""

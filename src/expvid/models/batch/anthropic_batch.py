@@ -36,8 +36,8 @@ from expvid.models.batch.types import (
     BatchState,
     Lookup,
     RequestError,
+    retry_pause,
 )
-from expvid.models.retry import backoff_delay
 
 T = TypeVar("T")
 #: How long after the intent a create call can still have made its batch (the SDK's timeout and more).
@@ -75,7 +75,7 @@ class AnthropicBatchAPI:
             except sdk.APIConnectionError as error:
                 if attempt == HTTP_RETRIES:
                     raise BatchAPIError(f"{what}: {type(error).__name__}: {error}") from None
-            await asyncio.sleep(backoff_delay(attempt, base_s=1.0, max_s=30.0, rng=self._rng))
+            await asyncio.sleep(retry_pause(attempt, self._rng))
         raise AssertionError("unreachable")
 
     async def upload(self, lines_file: Path) -> str | None:
@@ -112,7 +112,7 @@ class AnthropicBatchAPI:
                     raise BatchAPIError(f"create message batch: {type(error).__name__}: {error}") from None
             else:
                 return BatchHandle(provider="anthropic", batch_id=batch.id, endpoint="/v1/messages")
-            await asyncio.sleep(backoff_delay(attempt, base_s=1.0, max_s=30.0, rng=self._rng))
+            await asyncio.sleep(retry_pause(attempt, self._rng))
         raise AssertionError("unreachable")
 
     async def poll(self, handle: BatchHandle) -> BatchState:

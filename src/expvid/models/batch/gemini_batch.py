@@ -36,9 +36,9 @@ from expvid.models.batch.types import (
     BatchState,
     Lookup,
     RequestError,
+    retry_pause,
 )
 from expvid.models.gemini_backend import transport_errors
-from expvid.models.retry import backoff_delay
 
 T = TypeVar("T")
 ENDED = frozenset({"JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED", "JOB_STATE_CANCELLED", "JOB_STATE_EXPIRED"})
@@ -77,7 +77,7 @@ class GeminiBatchAPI:
             except self._transport as error:
                 if attempt == HTTP_RETRIES:
                     raise BatchAPIError(f"{what}: {type(error).__name__}: {error}") from None
-            await asyncio.sleep(backoff_delay(attempt, base_s=1.0, max_s=30.0, rng=self._rng))
+            await asyncio.sleep(retry_pause(attempt, self._rng))
         raise AssertionError("unreachable")
 
     def inlined(self, lines_file: Path) -> list[Any]:
@@ -116,7 +116,7 @@ class GeminiBatchAPI:
                     raise BatchAPIError(f"create batch: {type(error).__name__}: {error}") from None
             else:
                 return BatchHandle(provider="gemini", batch_id=str(job.name), endpoint="batchGenerateContent")
-            await asyncio.sleep(backoff_delay(attempt, base_s=1.0, max_s=30.0, rng=self._rng))
+            await asyncio.sleep(retry_pause(attempt, self._rng))
         raise AssertionError("unreachable")
 
     async def _get(self, handle: BatchHandle) -> Any:

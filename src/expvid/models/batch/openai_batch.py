@@ -47,9 +47,10 @@ from expvid.models.batch.types import (
     BatchState,
     Lookup,
     RequestError,
+    retry_pause,
 )
 from expvid.models.param_fallback import unsupported_from_error
-from expvid.models.retry import backoff_delay, failure_for_status
+from expvid.models.retry import failure_for_status
 
 __all__ = ["HTTP_RETRIES", "BatchAPIError", "OpenAIBatchAPI"]
 
@@ -84,7 +85,7 @@ class OpenAIBatchAPI:
             except httpx2.TransportError as error:
                 if attempt == HTTP_RETRIES:
                     raise BatchAPIError(f"{method} {path}: {type(error).__name__}: {error}") from None
-                await asyncio.sleep(backoff_delay(attempt, base_s=1.0, max_s=30.0, rng=self._rng))
+                await asyncio.sleep(retry_pause(attempt, self._rng))
                 continue
             if response.status_code < 400:
                 return response
@@ -93,7 +94,7 @@ class OpenAIBatchAPI:
                 raise BatchAPIError(f"{method} {path}: {failure.message}")
             delay = failure.retry_after_s
             if delay is None:
-                delay = backoff_delay(attempt, base_s=1.0, max_s=30.0, rng=self._rng)
+                delay = retry_pause(attempt, self._rng)
             await asyncio.sleep(min(delay, 60.0))
         raise AssertionError("unreachable")
 
@@ -124,7 +125,7 @@ class OpenAIBatchAPI:
             except NOT_SENT as error:  # never sent: safe to try again
                 if attempt == HTTP_RETRIES:
                     raise BatchAPIError(f"POST /batches: {type(error).__name__}: {error}") from None
-                await asyncio.sleep(backoff_delay(attempt, base_s=1.0, max_s=30.0, rng=self._rng))
+                await asyncio.sleep(retry_pause(attempt, self._rng))
                 continue
             except httpx2.TransportError as error:  # sent; the answer was lost
                 raise BatchAPIError(
@@ -145,9 +146,7 @@ class OpenAIBatchAPI:
                 raise BatchAPIError(
                     f"POST /batches: {failure.message}", queue_refusal=response.status_code == 429
                 )
-            await asyncio.sleep(
-                min(failure.retry_after_s or backoff_delay(attempt, base_s=1.0, max_s=30.0), 60.0)
-            )
+            await asyncio.sleep(min(failure.retry_after_s or retry_pause(attempt), 60.0))
         raise AssertionError("unreachable")
 
     async def poll(self, handle: BatchHandle) -> BatchState:

@@ -2,10 +2,22 @@
 
 from __future__ import annotations
 
+import random
 from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
+
+from expvid.models.retry import backoff_delay
+
+#: First pause (seconds, doubling, full jitter, at most 30 s) before a batch endpoint call is repeated.
+RETRY_BASE_S = 1.0
+
+
+def retry_pause(attempt: int, rng: random.Random | None = None) -> float:
+    """How long to wait before repeating a batch endpoint call for the `attempt`-th time (0-based)."""
+    return backoff_delay(attempt, base_s=RETRY_BASE_S, max_s=30.0, rng=rng)
+
 
 Provider = Literal["openai", "anthropic", "gemini"]
 
