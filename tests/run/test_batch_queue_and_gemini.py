@@ -185,3 +185,19 @@ def test_a_create_refused_with_429_waits_for_room_instead_of_going_online(
     assert creates == 8 and len(batches) == 1 and vias == set(batches)
     assert result.pending == 0 and len(_predictions(out)) == 2
     assert json.loads((out / "manifest.json").read_text())["config"]["batch"]["queue_refusals"] == 1
+
+
+def test_a_request_larger_than_the_whole_queue_is_recorded_not_retried_forever(
+    sample_dir, tmp_path, frame_cache_dir
+):
+    with LoopbackServer(Reply.counted("\\boxed{A}", completion_tokens=5)) as server:
+        server.batches.plan = BatchPlan(queue_limit_tokens=1_000)  # under one request's ~2,100 tokens
+        out = tmp_path / "run"
+        result = _run(
+            sample_dir, f"openai:gpt-4o@{server.openai_base_url}", out, frame_cache_dir,
+            tasks=["tools"], batch=BatchSettings(poll_interval_s=0.01, queue_wait_s=0.01),
+        )  # fmt: skip
+        ran = [request.via for request in server.requests]
+    predictions = _predictions(out)
+    assert ran == [] and len(predictions) == 2 and result.failed == 2
+    assert all("larger than the provider's batch queue limit (1000" in p["error"] for p in predictions)

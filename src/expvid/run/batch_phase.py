@@ -54,7 +54,7 @@ from expvid.run.bounds import Bound, Bounder
 from expvid.run.budget import BudgetGate
 from expvid.run.generate import GenerationPhase, PreparedItem
 from expvid.run.rundir import AppendLog, RunDir
-from expvid.schema import Item, Prediction
+from expvid.schema import ErrorKind, Item, Prediction
 from expvid.schema.records import utc_now
 
 Key = tuple[str, int]
@@ -488,6 +488,7 @@ class BatchPhase:
             f"({refusal}); its {chunk.n_requests} request(s) "
             + ("go online (on_queue_limit=online)" if to_online else "wait for room and are submitted again")
         )
+        too_large = limit is not None and chunk.n_requests == 1 and chunk.prompt_tokens > limit
         for cid, request in self.store.requests(chunk).items():
             await self.release(cid)
             item = self.items.get(request.draft.item_id)
@@ -495,6 +496,17 @@ class BatchPhase:
                 continue
             if to_online:
                 online.append((item, request.draft.sample))
+            elif too_large:  # alone and over the limit: no room will ever come
+                self.outcome.recorded_failures += 1
+                self.record(
+                    request.draft.failure(
+                        f"its prompt (up to {chunk.prompt_tokens} tokens) is larger than the provider's batch "
+                        f"queue limit ({limit} enqueued tokens); ask it online (on_queue_limit=online)",
+                        ErrorKind.REQUEST,
+                        sent=request.sent,
+                        extra_meta={"batch_error": "queue_limit"},
+                    )
+                )
             else:
                 again.append(Waiting(item, request.draft.sample, chunk.round, "queue"))
 

@@ -36,6 +36,7 @@ from expvid.models.batch.types import (
     BatchState,
     Lookup,
     RequestError,
+    create_failure,
     retry_pause,
 )
 
@@ -92,15 +93,11 @@ class AnthropicBatchAPI:
             try:
                 batch = await self._client().messages.batches.create(requests=requests)
             except sdk.APIStatusError as error:
-                status = error.status_code
-                if status >= 500:
-                    raise BatchAPIError(
-                        f"create message batch: HTTP {status}: {error.message}", uncertain=True
-                    ) from None
-                if status != 429 or attempt == HTTP_RETRIES:
-                    raise BatchAPIError(
-                        f"create message batch: HTTP {status}: {error.message}", queue_refusal=status == 429
-                    ) from None
+                refused = create_failure(
+                    "create message batch", error.status_code, error.message, last=attempt == HTTP_RETRIES
+                )
+                if refused is not None:
+                    raise refused from None
             except sdk.APIConnectionError as error:
                 if not isinstance(error.__cause__, NOT_SENT) and not isinstance(
                     error.__cause__, httpx2.ConnectTimeout

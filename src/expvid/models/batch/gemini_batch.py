@@ -36,6 +36,7 @@ from expvid.models.batch.types import (
     BatchState,
     Lookup,
     RequestError,
+    create_failure,
     retry_pause,
 )
 from expvid.models.gemini_backend import transport_errors
@@ -98,15 +99,11 @@ class GeminiBatchAPI:
             try:
                 job = await self._client().aio.batches.create(model=self.model, src=requests, config=config)
             except self._errors.APIError as error:
-                code = int(error.code or 0)
-                if code >= 500:
-                    raise BatchAPIError(
-                        f"create batch: HTTP {code}: {error.message}", uncertain=True
-                    ) from None
-                if code != 429 or attempt == HTTP_RETRIES:
-                    raise BatchAPIError(
-                        f"create batch: HTTP {code}: {error.message}", queue_refusal=code == 429
-                    ) from None
+                refused = create_failure(
+                    "create batch", int(error.code or 0), str(error.message), last=attempt == HTTP_RETRIES
+                )
+                if refused is not None:
+                    raise refused from None
             except self._transport as error:
                 if not _not_sent(error):
                     raise BatchAPIError(

@@ -47,6 +47,7 @@ from expvid.models.batch.types import (
     BatchState,
     Lookup,
     RequestError,
+    create_failure,
     retry_pause,
 )
 from expvid.models.param_fallback import unsupported_from_error
@@ -140,12 +141,12 @@ class OpenAIBatchAPI:
                     endpoint=self.endpoint,
                 )
             failure = failure_for_status(response.status_code, response.headers, response.text)
-            if response.status_code >= 500:
-                raise BatchAPIError(f"POST /batches: {failure.message}", uncertain=True)
-            if response.status_code != 429 or attempt == HTTP_RETRIES:
-                raise BatchAPIError(
-                    f"POST /batches: {failure.message}", queue_refusal=response.status_code == 429
-                )
+            detail = failure.message.removeprefix(f"HTTP {response.status_code}: ")
+            refused = create_failure(
+                "POST /batches", response.status_code, detail, last=attempt == HTTP_RETRIES
+            )
+            if refused is not None:
+                raise refused
             await asyncio.sleep(min(failure.retry_after_s or retry_pause(attempt), 60.0))
         raise AssertionError("unreachable")
 

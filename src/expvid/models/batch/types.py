@@ -105,6 +105,17 @@ class BatchResult(BaseModel):
     error: RequestError | None = None
 
 
+def create_failure(what: str, status: int, message: str, *, last: bool) -> BatchAPIError | None:
+    """What a create call answered with an error `status` ends in: a 5xx may have created the batch
+    (uncertain: look it up), a 429 is the provider's queue (tried again, then a queue refusal),
+    another 4xx created nothing. None: a 429 to try again."""
+    if status >= 500:
+        return BatchAPIError(f"{what}: HTTP {status}: {message}", uncertain=True)
+    if status != 429 or last:
+        return BatchAPIError(f"{what}: HTTP {status}: {message}", queue_refusal=status == 429)
+    return None
+
+
 class BatchAPIError(RuntimeError):
     """A batch endpoint call that failed for good (after retries for 429 / 5xx / network errors).
 
