@@ -323,3 +323,38 @@ def test_openai_image_detail_is_an_explicit_setting_and_its_forecast_is_exact(
     ]
     assert all(0 < tokens < 200 for tokens in text_tokens)  # what is left is the prompt's text alone
     assert bad.exit_code == 2 and "--image-detail" in bad.output
+
+
+def test_request_bounds_by_rule_and_for_a_model_without_one():
+    """The bound of a built request: frames by the provider's rule, text by its bytes, all of
+    max_tokens; a model without an image rule is unknown until an answer has measured it."""
+    import io as _io
+
+    from PIL import Image as _Image
+
+    from expvid.models.pricing import model_ref
+    from expvid.models.types import GenerateRequest, ImagePart, Message, TextPart
+    from expvid.run.bounds import MESSAGE_OVERHEAD, REQUEST_OVERHEAD, RequestBounds
+    from expvid.schema import Usage
+
+    buffer = _io.BytesIO()
+    _Image.new("RGB", (224, 224)).save(buffer, "JPEG")
+    frames = [ImagePart(data=buffer.getvalue()) for _ in range(4)]
+    question = "Which tool is used? Réponse : A–D"  # non-ASCII: more bytes than characters
+    request = GenerateRequest(
+        messages=[Message(role="user", content=[*frames, TextPart(text=question)])], max_tokens=100
+    )
+    text = len(question.encode("utf-8")) + MESSAGE_OVERHEAD + REQUEST_OVERHEAD
+    price = Price(input_per_m=2.0, output_per_m=8.0)
+    gpt4o = RequestBounds(model_ref("openai:gpt-4o"), price).bound(request)
+    assert gpt4o.prompt_tokens == 4 * 255 + text and gpt4o.tokens == gpt4o.prompt_tokens + 100
+    assert gpt4o.usd == pytest.approx(((4 * 255 + text) * 2 + 100 * 8) / 1e6) and gpt4o.known
+    low = RequestBounds(model_ref("openai:gpt-4o"), price, detail="low").bound(request)
+    assert low.prompt_tokens == 4 * 85 + text
+    blind = RequestBounds(model_ref("openai:gpt-4o"), price, blind=True).bound(request)
+    assert blind.prompt_tokens == text
+    unknown = RequestBounds(model_ref("openai:my-vlm@http://gpu:8000/v1"), price)
+    assert not unknown.bound(request).known  # sent alone until an answer says what images cost
+    unknown.observe(request, Usage(prompt_tokens=1000, completion_tokens=5))
+    measured = unknown.bound(request)
+    assert measured.known and not measured.ruled and measured.prompt_tokens == 4 * 250 + text
