@@ -9,7 +9,8 @@ is never priced like the 8-frame answers that came before it:
   byte fallback, covers at least one byte), plus a few tokens per message for the chat template;
 - output: the request's own `max_tokens`, which caps the visible answer and the hidden reasoning
   together on every provider expvid sends to (OpenAI `max_completion_tokens` / `max_output_tokens`,
-  Claude `max_tokens` with its thinking budget inside, Gemini `maxOutputTokens` with thoughts);
+  Claude `max_tokens` with its thinking budget inside, Gemini `maxOutputTokens`, which caps thoughts
+  and answer together in practice: googleapis/python-genai#2062);
 - price: the run's price per request (a long-context tier applies when this request's prompt bound
   passes its threshold), at the batch discount for a batch.
 
