@@ -172,3 +172,46 @@ def test_a_responses_batch_carries_responses_bodies(server, make_request, tmp_pa
     assert parsed.text == "\\boxed{C}" and parsed.reasoning == "a summary"  # type: ignore[attr-defined]
     [recorded] = server.requests
     assert recorded.protocol == "openai-responses" and recorded.via.startswith("batch_")
+
+
+def test_gemini_batch_mode_with_the_official_client(server):
+    """The loopback's Gemini batch mode driven by google-genai: create with inlined requests and a
+    display name, get until done, inlined responses by key in input order, list, cancel."""
+    from google import genai
+    from google.genai import types
+
+    server.reset(Reply.ok("\\boxed{B}"))
+    client = genai.Client(
+        api_key="k",
+        http_options=types.HttpOptions(
+            base_url=server.gemini_base_url, retry_options=types.HttpRetryOptions(attempts=1)
+        ),
+    )
+    requests = [
+        types.InlinedRequest(contents="Which tool?", metadata={"key": "one"}),
+        types.InlinedRequest(
+            contents=[types.Content(role="user", parts=[types.Part(text="Which step?")])],
+            config=types.GenerateContentConfig(temperature=0.1, max_output_tokens=20, seed=7),
+            metadata={"key": "two"},
+        ),
+    ]
+    job = client.batches.create(
+        model="gemini-2.5-flash", src=requests, config={"display_name": "expvid-r-c-a1"}
+    )
+    assert job.state == types.JobState.JOB_STATE_PENDING and job.display_name == "expvid-r-c-a1"
+    while not job.done:
+        job = client.batches.get(name=job.name)
+    assert job.state == types.JobState.JOB_STATE_SUCCEEDED and job.dest is not None
+    answers = [
+        (r.metadata, r.response.text if r.response else None) for r in job.dest.inlined_responses or []
+    ]
+    assert answers == [({"key": "one"}, "\\boxed{B}"), ({"key": "two"}, "\\boxed{B}")]
+    second = server.requests[1].body
+    assert second["generationConfig"] == {"temperature": 0.1, "maxOutputTokens": 20, "seed": 7}
+    assert {r.via for r in server.requests} == {job.name}
+    assert [j.name for j in client.batches.list(config={"page_size": 1})] == [job.name]
+    server.batches.plan = BatchPlan(outcome="stall")
+    stalled = client.batches.create(model="gemini-2.5-flash", src=requests[:1])
+    client.batches.get(name=stalled.name)
+    client.batches.cancel(name=stalled.name)
+    assert client.batches.get(name=stalled.name).state == types.JobState.JOB_STATE_CANCELLED
