@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
 import anthropic
@@ -11,7 +12,7 @@ import openai
 import pytest
 
 from expvid.models import create_backend
-from expvid.models.batch import batch_adapter
+from expvid.models.batch import BatchLabel, batch_adapter
 from expvid.models.loopback import BatchPlan, OpenAIReasoningRules, Reply
 
 
@@ -124,8 +125,11 @@ def test_batch_adapter_lines_are_the_online_bodies(server, make_request, coded_f
             line, sent = adapter.line("x1-0", request)
             path = tmp_path / "in.jsonl"
             path.write_text(json.dumps(line) + "\n")
-            handle = await adapter.api.submit(path, metadata={"expvid_chunk": "c1"})
-            assert (await adapter.api.find({"expvid_chunk": "c1"})) == handle
+            label = BatchLabel(run_uid="r1", chunk="c1")
+            file_id = await adapter.api.upload(path)
+            handle = await adapter.api.create(path, input_file_id=file_id, label=label)
+            found = await adapter.api.lookup(label, since=datetime.now(UTC), n_requests=1)
+            assert found.found == [handle]
             while not (await adapter.api.poll(handle)).ended:
                 pass
             [result] = await adapter.api.results(handle, ["x1-0"])
@@ -154,7 +158,8 @@ def test_a_responses_batch_carries_responses_bodies(server, make_request, tmp_pa
             assert sent["api"] == "responses"
             path = tmp_path / "in.jsonl"
             path.write_text(json.dumps(line) + "\n")
-            handle = await adapter.api.submit(path, metadata={})
+            label = BatchLabel(run_uid="r2", chunk="c2")
+            handle = await adapter.api.create(path, input_file_id=await adapter.api.upload(path), label=label)
             while not (await adapter.api.poll(handle)).ended:
                 pass
             [result] = await adapter.api.results(handle, ["x2-0"])
@@ -167,3 +172,46 @@ def test_a_responses_batch_carries_responses_bodies(server, make_request, tmp_pa
     assert parsed.text == "\\boxed{C}" and parsed.reasoning == "a summary"  # type: ignore[attr-defined]
     [recorded] = server.requests
     assert recorded.protocol == "openai-responses" and recorded.via.startswith("batch_")
+
+
+def test_gemini_batch_mode_with_the_official_client(server):
+    """The loopback's Gemini batch mode driven by google-genai: create with inlined requests and a
+    display name, get until done, inlined responses by key in input order, list, cancel."""
+    from google import genai
+    from google.genai import types
+
+    server.reset(Reply.ok("\\boxed{B}"))
+    client = genai.Client(
+        api_key="k",
+        http_options=types.HttpOptions(
+            base_url=server.gemini_base_url, retry_options=types.HttpRetryOptions(attempts=1)
+        ),
+    )
+    requests = [
+        types.InlinedRequest(contents="Which tool?", metadata={"key": "one"}),
+        types.InlinedRequest(
+            contents=[types.Content(role="user", parts=[types.Part(text="Which step?")])],
+            config=types.GenerateContentConfig(temperature=0.1, max_output_tokens=20, seed=7),
+            metadata={"key": "two"},
+        ),
+    ]
+    job = client.batches.create(
+        model="gemini-2.5-flash", src=requests, config={"display_name": "expvid-r-c-a1"}
+    )
+    assert job.state == types.JobState.JOB_STATE_PENDING and job.display_name == "expvid-r-c-a1"
+    while not job.done:
+        job = client.batches.get(name=job.name)
+    assert job.state == types.JobState.JOB_STATE_SUCCEEDED and job.dest is not None
+    answers = [
+        (r.metadata, r.response.text if r.response else None) for r in job.dest.inlined_responses or []
+    ]
+    assert answers == [({"key": "one"}, "\\boxed{B}"), ({"key": "two"}, "\\boxed{B}")]
+    second = server.requests[1].body
+    assert second["generationConfig"] == {"temperature": 0.1, "maxOutputTokens": 20, "seed": 7}
+    assert {r.via for r in server.requests} == {job.name}
+    assert [j.name for j in client.batches.list(config={"page_size": 1})] == [job.name]
+    server.batches.plan = BatchPlan(outcome="stall")
+    stalled = client.batches.create(model="gemini-2.5-flash", src=requests[:1])
+    client.batches.get(name=stalled.name)
+    client.batches.cancel(name=stalled.name)
+    assert client.batches.get(name=stalled.name).state == types.JobState.JOB_STATE_CANCELLED

@@ -109,6 +109,7 @@ def test_frames_as_one_video_reach_a_vllm_like_server_in_order(
 
 def test_backends_that_take_no_video_refuse_a_video_run_when_built(server, monkeypatch):
     monkeypatch.setenv("CLAUDE_KEY_FOR_TESTS", "k")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")  # api.openai.com needs a key before anything else
     with pytest.raises(BackendConfigError, match="--input-mode images"):
         create_backend("openai:gpt-4o", base_url="https://api.openai.com/v1", input_mode="video")
     with pytest.raises(BackendConfigError, match="--input-mode images"):

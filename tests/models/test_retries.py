@@ -135,9 +135,9 @@ def test_connection_refused_is_a_request_error_after_retries(call, make_request,
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     backend = create_backend(f"openai:m@http://127.0.0.1:{port}/v1", max_retries=1, **fast)
-    with pytest.raises(BackendError, match="network error") as caught:
+    with pytest.raises(BackendError, match="cannot reach the server") as caught:
         call(backend, make_request())
-    assert caught.value.kind == ErrorKind.REQUEST
+    assert caught.value.kind == ErrorKind.REQUEST and caught.value.unreachable  # counted by the breaker
     assert backend.stats().network_errors == 2
 
 

@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 
 from expvid.models.loopback import BatchPlan, LoopbackServer, OpenAIReasoningRules, RecordedRequest, Reply
-from expvid.models.pricing import Price
 from expvid.run.batch_settings import BatchSettings
 from expvid.run.config import EvalConfig
 from expvid.run.evaluate import EvalResult, evaluate
@@ -186,29 +185,57 @@ def test_anthropic_batches_retry_expired_requests_in_a_new_batch(
     assert result.pending == 0 and result.failed == 0
 
 
-def test_a_batch_run_admits_requests_within_its_budget(sample_dir, tmp_path, frame_cache_dir):
-    # $1 per answer at the standard price of $1 per 1M tokens, $0.50 through the batch API.
-    with LoopbackServer(Reply.ok("\\boxed{A}", prompt_tokens=1_000_000, completion_tokens=0)) as server:
-        model = f"openai:gpt-4o@{server.openai_base_url}"
-        price = {"": Price(input_per_m=1.0, output_per_m=1.0, source="--price 1,1")}
+def _batch_cost(out: Path) -> float:
+    """What the run's batch answers cost at gpt-5's table price, at the batch discount."""
+    total = 0.0
+    for prediction in _predictions(out):
+        usage = prediction["usage"]
+        assert prediction["sent"]["batch"]["provider"] == "openai"
+        total += (usage["prompt_tokens"] * 1.25 + usage["completion_tokens"] * 10) / 1e6 * 0.5
+    return total
+
+
+def test_a_batch_never_spends_past_its_cap_on_a_reasoning_model(sample_dir, tmp_path, frame_cache_dir):
+    """gpt-5 answering ~8k tokens: each request is admitted by its bound (its frames, its prompt and
+    all 8,192 tokens it may write, at half price), so a cap below the 4 answers' cost is never passed."""
+    reply = Reply.counted("\\boxed{A}", completion_tokens=8000, reasoning_tokens=7900)
+    with LoopbackServer(reply) as server:
         out = tmp_path / "run"
-        settings = BatchSettings(poll_interval_s=0.01)
-        _run(
+        result = _run(
             sample_dir,
-            model,
+            f"openai:gpt-5@{server.openai_base_url}",
             out,
             frame_cache_dir,
-            tasks=["tools"],
-            batch=settings,
-            prices=price,
-            max_cost=10,
+            batch=BatchSettings(poll_interval_s=0.01),
+            max_tokens=8192,
+            max_cost=0.1,
         )
-        assert json.loads((out / "scores.json").read_text())["run"]["cost"]["usd"] == pytest.approx(1.0)
-        more = _run(sample_dir, model, out, frame_cache_dir, batch=settings, prices=price, max_cost=1.6)
-    assert more.not_sent == 1 and more.stopped is not None  # $1 spent + $0.50 fits, another $0.50 does not
-    assert sum(c["n_requests"] for c in _chunks(out)) == 3
+    spent = _batch_cost(out)
+    assert len(_predictions(out)) == 2 and result.not_sent == 2 and result.stopped is not None
+    assert 0.07 < spent <= 0.1  # two answers of ~$0.04; a third's bound (~$0.042) passes the cap
     scores = json.loads((out / "scores.json").read_text())
-    assert scores["run"]["cost"]["usd"] == pytest.approx(1.5) and scores["run"]["n_missing"] == 1
+    assert scores["run"]["cost"]["usd"] == pytest.approx(spent, abs=1e-6)  # rounded to 6 places
+    assert "stopped at the budget --max-cost $0.1" in scores["run"]["budget_stop"]
+
+
+def test_a_batch_submits_what_its_cap_allows_as_results_give_room_back(sample_dir, tmp_path, frame_cache_dir):
+    """Short answers cost far less than their bound: the requests that did not fit go in a later
+    batch once the first batch's results have given the difference back, and the cap holds."""
+    with LoopbackServer(Reply.counted("\\boxed{A}", completion_tokens=500)) as server:
+        out = tmp_path / "run"
+        result = _run(
+            sample_dir,
+            f"openai:gpt-5@{server.openai_base_url}",
+            out,
+            frame_cache_dir,
+            batch=BatchSettings(poll_interval_s=0.01),
+            max_tokens=8192,
+            max_cost=0.1,
+        )
+    chunks = _chunks(out)
+    assert result.stopped is None and result.not_sent == 0 and len(_predictions(out)) == 4
+    assert len(chunks) >= 2 and all(c["n_requests"] <= 2 for c in chunks)  # never 3 bounds at once
+    assert _batch_cost(out) <= 0.1
 
 
 def test_a_parameter_the_model_refuses_in_a_batch_is_learned_online(sample_dir, tmp_path, frame_cache_dir):

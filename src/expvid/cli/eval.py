@@ -170,15 +170,26 @@ def eval_command(
             "--api", help="openai: 'chat' or 'responses' (default: responses for gpt-5-pro, o3-pro, ...)."
         ),
     ] = None,
+    image_detail: Annotated[
+        str | None,
+        typer.Option(
+            "--image-detail",
+            help="openai: the `detail` of every frame: high, low or auto (default: none sent, OpenAI's auto; "
+            "its image tokens are then only bounded, not known).",
+        ),
+    ] = None,
     batch: Annotated[
         bool,
-        typer.Option("--batch", help="Use the provider's batch API (OpenAI, Anthropic): half price, hours."),
+        typer.Option(
+            "--batch", help="Use the provider's batch API (OpenAI, Anthropic, Gemini): half price, hours."
+        ),
     ] = False,
     batch_option: Annotated[
         list[str] | None,
         typer.Option(
             "--batch-option",
-            help="KEY=VALUE: wait=false, poll_interval_s=60, max_requests=N, retry=online|batch, max_rounds=N.",
+            help="KEY=VALUE: wait=false, poll_interval_s=60, max_requests=N, retry=online|batch, max_rounds=N, "
+            "tier=1-5 or queue_tokens=N (OpenAI's batch queue), on_queue_limit=wait|online, uncertain=cancel|wait.",
         ),
     ] = None,
 ) -> None:

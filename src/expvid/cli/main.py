@@ -25,6 +25,10 @@ COMMANDS = {
         "expvid.cli.eval_set:eval_set_command",
         "Run every model on every suite and setting of CONFIG.yaml; one table and a leaderboard at the end.",
     ),
+    "batches": LazyCommand(
+        "expvid.cli.batches:batches_app",
+        "List or cancel a run's batches at its provider (runs made with --batch).",
+    ),
     "score": LazyCommand(
         "expvid.cli.score:score_command",
         "Score a run directory, an external predictions file, or lmms-eval logs (--from lmms-eval).",

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from expvid.models.options import BackendOptions
 from expvid.models.remote import ImageLimit, RemoteBackend
-from expvid.models.retry import AttemptFailure, failure_for_status
+from expvid.models.retry import AttemptFailure, failure_for_status, unreachable
 from expvid.models.types import BackendConfigError, GenerateRequest, GenerateResponse, TextPart
 from expvid.schema import Usage
 
@@ -243,7 +243,9 @@ class AnthropicBackend(RemoteBackend):
         except sdk.APIStatusError as error:
             raise failure_for_status(error.status_code, error.response.headers, error.response.text) from None
         except sdk.APIConnectionError as error:
-            raise AttemptFailure.network(f"{type(error).__name__}: {error}") from None
+            raise AttemptFailure.network(
+                f"{type(error).__name__}: {error}", unreachable=unreachable(error.__cause__)
+            ) from None
         except (sdk.APIResponseValidationError, ValueError) as error:
             raise AttemptFailure.malformed(f"{type(error).__name__}: {error}") from None
         return parse_message(message, model=self.model)

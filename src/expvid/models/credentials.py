@@ -15,7 +15,8 @@ def read_api_key(api_key_env: str | None, *, default_env: str, required: bool, b
     """The key from `api_key_env` (or `default_env` when not given).
 
     A variable named explicitly must exist (a typo in its name should fail loudly). The default one may
-    be missing when `required` is False: local OpenAI-compatible servers (vLLM, SGLang) need no key.
+    be missing when `required` is False: local OpenAI-compatible servers (vLLM, SGLang) need no key;
+    OpenAI's own API (api.openai.com, Azure) requires it, as Anthropic's and Gemini's do.
     """
     name = api_key_env or default_env
     key = os.environ.get(name)

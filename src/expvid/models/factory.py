@@ -28,6 +28,7 @@ from expvid.models.baselines import FirstOptionBaseline, LongestOptionBaseline, 
 from expvid.models.blind import BlindBackend
 from expvid.models.credentials import read_api_key
 from expvid.models.options import BackendOptions, parse_options
+from expvid.models.param_rules import is_openai_host
 from expvid.models.spec import SPEC_FORMS, check_spec
 from expvid.models.types import BackendConfigError, ModelBackend
 
@@ -95,7 +96,12 @@ def _remote(kind: str, rest: str, spec: str, options: BackendOptions) -> ModelBa
             from expvid.models.multi_endpoint import MultiEndpointBackend
             from expvid.models.openai_compat import DEFAULT_KEY_ENV
 
-            key = read_api_key(options.api_key_env, default_env=DEFAULT_KEY_ENV, required=False, backend=spec)
+            key = read_api_key(
+                options.api_key_env,
+                default_env=DEFAULT_KEY_ENV,
+                required=any(is_openai_host(url) for url in urls),
+                backend=spec,
+            )
             if _api(model, options) == "responses":
                 from expvid.models.responses_backend import MultiEndpointResponsesBackend
 
@@ -110,8 +116,12 @@ def _remote(kind: str, rest: str, spec: str, options: BackendOptions) -> ModelBa
     if kind == "openai":
         from expvid.models.openai_compat import DEFAULT_BASE_URL, DEFAULT_KEY_ENV, OpenAICompatBackend
 
-        key = read_api_key(options.api_key_env, default_env=DEFAULT_KEY_ENV, required=False, backend=spec)
         base_url = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
+        # OpenAI's own API (and Azure's) refuses a request without a key: say so before any work, as
+        # for anthropic: and gemini:. A local server (vLLM, SGLang, a proxy) may need none.
+        key = read_api_key(
+            options.api_key_env, default_env=DEFAULT_KEY_ENV, required=is_openai_host(base_url), backend=spec
+        )
         if _api(model, options) == "responses":
             from expvid.models.responses_backend import OpenAIResponsesBackend
 

@@ -28,7 +28,7 @@ from expvid.models.gemini_rules import (
 )
 from expvid.models.options import BackendOptions
 from expvid.models.remote import RemoteBackend
-from expvid.models.retry import AttemptFailure, failure_for_status
+from expvid.models.retry import AttemptFailure, failure_for_status, unreachable
 from expvid.models.types import BackendConfigError, GenerateRequest, GenerateResponse, TextPart
 from expvid.schema import Usage
 
@@ -279,7 +279,9 @@ class GeminiBackend(RemoteBackend):
                 failure.sent = sent
                 raise failure from None
             except transport_errors as error:
-                raise AttemptFailure.network(f"{type(error).__name__}: {error}", sent=sent) from None
+                raise AttemptFailure.network(
+                    f"{type(error).__name__}: {error}", sent=sent, unreachable=unreachable(error)
+                ) from None
             except ValueError as error:  # pydantic / JSON errors from a body that is not a response
                 raise AttemptFailure.malformed(f"{type(error).__name__}: {error}") from None
             parsed = parse_generate_content(response, model=self.model)

@@ -14,7 +14,8 @@ parameters the way those APIs do, with their 400 bodies; without rules it accept
 
 Routes: POST /v1/chat/completions, POST /v1/responses, GET /v1/models (OpenAI); POST /v1/messages
 (Anthropic); POST /{version}/models/{model}:generateContent (Gemini); and the providers' batch
-endpoints (`loopback_batch`: OpenAI Files + Batches, Anthropic Message Batches), whose requests are
+endpoints (`loopback_batch`: OpenAI Files + Batches, Anthropic Message Batches; `loopback_gemini_batch`:
+Gemini's batch mode), whose requests are
 answered by the same validation, rules and responder as online ones. uvicorn + Starlette run in a daemon thread
 on port 0 (the OS picks a free port), so parallel test runs never collide.
 """
@@ -22,6 +23,7 @@ on port 0 (the OS picks a free port), so parallel test runs never collide.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 import socket
@@ -59,6 +61,7 @@ from expvid.models.loopback_rules import (
     ResponsesOnlyModels,
     Rule,
 )
+from expvid.models.loopback_usage import provider_prompt_tokens
 
 __all__ = [
     "AnthropicRules",
@@ -86,6 +89,7 @@ PARSERS: dict[str, Parser] = {
     "openai": parse_openai,
     "openai-responses": parse_responses,
     "anthropic": parse_anthropic,
+    "gemini": parse_gemini,
 }
 
 
@@ -287,6 +291,8 @@ class LoopbackServer:
 
         async def generate_content(request: Request) -> Response:
             model, _, action = request.path_params["model_action"].partition(":")
+            if action == "batchGenerateContent":
+                return await self.batches.gemini.create(request, model)
             if action != "generateContent":
                 body = error_body("gemini", 404, f"loopback serves generateContent only, not {action!r}")
                 return JSONResponse(body, status_code=404)
@@ -310,6 +316,7 @@ class LoopbackServer:
         *,
         via: str = "online",
         headers: dict[str, str] | None = None,
+        model: str = "",
     ) -> tuple[int, dict[str, Any]]:
         """Validate, apply the rules and answer one request at once: (status, JSON body).
 
@@ -318,7 +325,7 @@ class LoopbackServer:
         skipped and a dropped connection or a broken body becomes a 500 for that line.
         """
         record = RecordedRequest(
-            protocol=protocol, path=path, headers=headers or {}, body={}, model="", via=via
+            protocol=protocol, path=path, headers=headers or {}, body={}, model=model, via=via
         )
         try:
             if not isinstance(body, dict):
@@ -346,6 +353,7 @@ class LoopbackServer:
             with self._lock:
                 self._responder_errors.append(f"{type(error).__name__}: {error}")
             reply = Reply.error(500, f"loopback responder failed: {error}")
+        reply = _with_usage(reply, record)
         if reply.drop_connection or reply.raw_body is not None:
             return 500, error_body(protocol, 500, "loopback: the answer could not be produced")
         if reply.status != 200:
@@ -403,7 +411,14 @@ class LoopbackServer:
         finally:
             with self._lock:
                 self._in_flight -= 1
-        return _render(protocol, reply, record.model)
+        return _render(protocol, _with_usage(reply, record), record.model)
+
+
+def _with_usage(reply: Reply, record: RecordedRequest) -> Reply:
+    """A `Reply.counted` answer with the prompt tokens the provider would count for `record`."""
+    if not reply.count_usage:
+        return reply
+    return dataclasses.replace(reply, prompt_tokens=provider_prompt_tokens(record), count_usage=False)
 
 
 def _render(protocol: str, reply: Reply, model: str) -> Response:

@@ -24,19 +24,31 @@ Anthropic (`/v1/messages/batches`):
   (JSONL once ended: {custom_id, result: {type: succeeded, message} | {type: errored, error:
   {type: "error", error: {type, message}}} | {type: canceled} | {type: expired}}); `GET` lists.
 
+Lists page as the APIs do: OpenAI `GET /v1/batches?limit=1..100&after=ID` (a limit outside
+1-100 is a 400), newest first, `has_more`, `first_id`, `last_id`; Anthropic
+`GET /v1/messages/batches?limit=1..1000&after_id=ID|before_id=ID`, newest first, `has_more`.
+Gemini's batch mode is served by `loopback_gemini_batch`.
+
 Every line is answered through `LoopbackServer.answer_now`: the same shape checks, provider rules
 and responder as an online request, so a batched answer is exactly the online answer. How a batch
-proceeds is set by `BatchPlan` (the default completes every batch after a few polls).
+proceeds is set by `BatchPlan` (the default completes every batch after a few polls, its results
+in shuffled order as the APIs allow). The plan can also make the loopback misbehave the ways the
+providers do: a queue limit (OpenAI's `token_limit_exceeded`), results missing from the files,
+and kill points inside creation (`on_create` runs after a batch is stored and before the answer
+is sent: a test kills the client process there; `drop_create_answer` stores the batch and then
+drops the connection).
 """
 
 from __future__ import annotations
 
+import itertools
 import json
+import random
 import re
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -46,10 +58,19 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from expvid.models.loopback_render import error_body
+from expvid.models.loopback_requests import (
+    RecordedRequest,
+    RequestShapeError,
+    parse_openai,
+    parse_responses,
+)
+from expvid.models.loopback_usage import provider_prompt_tokens
 
 if TYPE_CHECKING:
     from expvid.models.loopback import LoopbackServer
 
+#: Creation order of every batch (ties of `created_at`, a second's resolution, listed newest first).
+_ORDER: Iterator[int] = itertools.count()
 OPENAI_ENDPOINTS = {"/v1/chat/completions": "openai", "/v1/responses": "openai-responses"}
 ANTHROPIC_CUSTOM_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 EXPIRED_MESSAGE = "This request could not be executed before the completion window expired."
@@ -72,6 +93,21 @@ class BatchPlan:
     expires: Callable[[dict[str, Any]], bool] | None = None
     max_requests: int = 50_000
     max_file_bytes: int = 200 * 1024 * 1024
+    #: OpenAI's enqueued-token limit per model: a batch whose prompt tokens (as the provider counts
+    #: them, `loopback_usage`) would pass it, with the model's unfinished batches, fails validation
+    #: with `token_limit_exceeded`.
+    queue_limit_tokens: int | None = None
+    #: Result lines left out of the output (the first N custom ids): partial results.
+    missing_results: int = 0
+    #: Results in shuffled order (the APIs promise no order).
+    shuffle: bool = True
+    #: Called with the new batch's id after it is stored, before its create call is answered.
+    on_create: Callable[[str], None] | None = None
+    #: Store the batch, then drop the connection instead of answering the create call.
+    drop_create_answer: bool = False
+    #: The next N create calls of Anthropic and Gemini are refused with 429 (their queue is full;
+    #: nothing is created), in each API's error shape.
+    refuse_creates: int = 0
 
 
 @dataclass
@@ -113,6 +149,11 @@ class OpenAIBatch:
     output_file_id: str | None = None
     error_file_id: str | None = None
     stamps: dict[str, int] = field(default_factory=dict)
+    #: The model of its lines (the queue limit is per model) and its prompt tokens once validated.
+    model: str = ""
+    prompt_tokens: int = 0
+    #: Creation order (ties of `created_at`, a second's resolution, are listed newest first).
+    order: int = field(default_factory=lambda: next(_ORDER))
 
     def obj(self) -> dict[str, Any]:
         completed = sum(1 for line in self.output)
@@ -151,6 +192,9 @@ class MessageBatch:
     results: list[dict[str, Any]] = field(default_factory=list)
     ended_at: datetime | None = None
     cancel_initiated_at: datetime | None = None
+    order: int = field(default_factory=lambda: next(_ORDER))
+    #: Another user's batch (`seed_anthropic`): it runs on its own, answered as expired.
+    foreign: bool = False
 
     def obj(self, base_url: str) -> dict[str, Any]:
         counts = {"processing": 0, "succeeded": 0, "errored": 0, "canceled": 0, "expired": 0}
@@ -173,8 +217,16 @@ class MessageBatch:
         }
 
 
+QUEUE_STATUSES = frozenset({"validating", "in_progress", "finalizing", "cancelling"})
+
+
 def _iso(moment: datetime | None) -> str | None:
     return None if moment is None else moment.isoformat().replace("+00:00", "Z")
+
+
+def _gemini_client(request: Request) -> bool:
+    """A request of Google's SDK (its API key header): Gemini's batch paths are OpenAI's on one port."""
+    return "x-goog-api-key" in request.headers
 
 
 def _openai_error(
@@ -201,6 +253,9 @@ class BatchEndpoints:
         self.anthropic: dict[str, MessageBatch] = {}
         #: Every batch endpoint call as (method, path), for tests to check what a client did.
         self.calls: list[tuple[str, str]] = []
+        from expvid.models.loopback_gemini_batch import GeminiBatchEndpoints
+
+        self.gemini = GeminiBatchEndpoints(self)
 
     def clear(self) -> None:
         with self._lock:
@@ -209,6 +264,7 @@ class BatchEndpoints:
             self.openai.clear()
             self.anthropic.clear()
             self.calls.clear()
+        self.gemini.clear()
 
     def routes(self) -> list[Route]:
         return [
@@ -222,6 +278,7 @@ class BatchEndpoints:
             Route("/v1/messages/batches/{batch_id}", self._anthropic_retrieve, methods=["GET"]),
             Route("/v1/messages/batches/{batch_id}/cancel", self._anthropic_cancel, methods=["POST"]),
             Route("/v1/messages/batches/{batch_id}/results", self._anthropic_results, methods=["GET"]),
+            *self.gemini.routes(),
         ]
 
     def _note(self, request: Request) -> None:
@@ -299,6 +356,8 @@ class BatchEndpoints:
     # -- OpenAI batches -------------------------------------------------------------------------
 
     async def _openai_batches(self, request: Request) -> Response:
+        if _gemini_client(request):  # Gemini's `GET /v1/batches` on the same loopback port
+            return await self.gemini.list(request)
         self._note(request)
         if not self._authorised(request):
             return _openai_error(401, "Incorrect API key provided.", code="invalid_api_key")
@@ -334,13 +393,66 @@ class BatchEndpoints:
         )
         with self._lock:
             self.openai[batch.id] = batch
-        return JSONResponse(batch.obj())
+        return self._created(batch.id, JSONResponse(batch.obj()))
+
+    def take_refusal(self) -> bool:
+        """Whether this create call is one the plan refuses for the queue (counts it down)."""
+        with self._lock:
+            if self.plan.refuse_creates <= 0:
+                return False
+            self.plan.refuse_creates -= 1
+            return True
+
+    def _created(self, batch_id: str, answer: Response) -> Response:
+        """The create call's answer, after the plan's kill points."""
+        if self.plan.on_create is not None:
+            self.plan.on_create(batch_id)
+        if self.plan.drop_create_answer:
+            from expvid.models.loopback import DroppedResponse
+
+            return DroppedResponse()
+        return answer
+
+    def seed_openai(self, count: int, *, model: str = "gpt-4o", created_at: int | None = None) -> list[str]:
+        """Batches of other users of the organisation (completed, other metadata): a busy listing."""
+        made = []
+        stamp = int(time.time()) if created_at is None else created_at
+        with self._lock:
+            for n in range(count):
+                batch = OpenAIBatch(
+                    id=f"batch_{uuid.uuid4().hex[:24]}",
+                    endpoint="/v1/chat/completions",
+                    input_file_id=f"file-{uuid.uuid4().hex[:24]}",
+                    completion_window="24h",
+                    metadata={"owner": f"someone-else-{n}"},
+                    created_at=stamp,
+                    status="completed",
+                    model=model,
+                )
+                self.openai[batch.id] = batch
+                made.append(batch.id)
+        return made
 
     def _openai_list(self, request: Request) -> Response:
-        limit = int(request.query_params.get("limit", 20))
+        raw = request.query_params.get("limit", "20")
+        limit = int(raw) if raw.lstrip("-").isdigit() else 0
+        if limit > 100:
+            return _openai_error(
+                400,
+                f"Invalid 'limit': integer above maximum value. Expected a value <= 100, but got {limit} instead.",
+                param="limit",
+                code="integer_above_max_value",
+            )
+        if limit < 1:
+            return _openai_error(
+                400,
+                f"Invalid 'limit': integer below minimum value. Expected a value >= 1, but got {raw} instead.",
+                param="limit",
+                code="integer_below_min_value",
+            )
         after = request.query_params.get("after")
         with self._lock:
-            batches = sorted(self.openai.values(), key=lambda b: (b.created_at, b.id), reverse=True)
+            batches = sorted(self.openai.values(), key=lambda b: (b.created_at, b.order), reverse=True)
             if after is not None:
                 ids = [b.id for b in batches]
                 batches = batches[ids.index(after) + 1 :] if after in ids else []
@@ -357,6 +469,8 @@ class BatchEndpoints:
         )
 
     async def _openai_retrieve(self, request: Request) -> Response:
+        if _gemini_client(request):
+            return await self.gemini.one(request, request.path_params["batch_id"])
         self._note(request)
         batch_id = request.path_params["batch_id"]
         with self._lock:
@@ -514,7 +628,46 @@ class BatchEndpoints:
             )
         with self._lock:
             batch.lines = lines
+        if not errors:
+            errors = self._queue_check(batch)
         return errors
+
+    def _queue_check(self, batch: OpenAIBatch) -> list[dict[str, Any]]:
+        """OpenAI's enqueued-token limit: the prompt tokens of the model's unfinished batches."""
+        protocol = OPENAI_ENDPOINTS.get(batch.endpoint, "openai")
+        tokens = 0
+        for line in batch.lines:
+            record = RecordedRequest(
+                protocol=protocol, path=batch.endpoint, headers={}, body=line["body"], model=""
+            )
+            try:
+                (parse_responses if protocol == "openai-responses" else parse_openai)(line["body"], record)
+            except RequestShapeError:
+                continue
+            batch.model = batch.model or record.model
+            tokens += provider_prompt_tokens(record)
+        batch.prompt_tokens = tokens
+        limit = self.plan.queue_limit_tokens
+        if limit is None:
+            return []
+        with self._lock:
+            enqueued = sum(
+                other.prompt_tokens
+                for other in self.openai.values()
+                if other is not batch and other.model == batch.model and other.status in QUEUE_STATUSES
+            )
+        if enqueued + tokens <= limit:
+            return []
+        return [
+            {
+                "code": "token_limit_exceeded",
+                "message": f"Enqueued token limit reached for {batch.model} in organization org-loopback. "
+                f"Limit: {limit:,} enqueued tokens. Please try again once some in_progress batches have been "
+                "completed.",
+                "param": None,
+                "line": None,
+            }
+        ]
 
     def _split(
         self, lines: list[dict[str, Any]], body_of: Callable[[dict[str, Any]], dict[str, Any]]
@@ -553,6 +706,8 @@ class BatchEndpoints:
 
     def _finish(self, batch: OpenAIBatch, status: str, now: int) -> None:
         with self._lock:
+            self._partial_and_shuffled(batch.output)
+            self._partial_and_shuffled(batch.error_lines)
             if batch.output:
                 batch.output_file_id = self._store_jsonl(
                     batch.output, f"{batch.id}_output.jsonl", "batch_output"
@@ -563,6 +718,13 @@ class BatchEndpoints:
                 )
             batch.status = status
             batch.stamps[status] = now
+
+    def _partial_and_shuffled(self, lines: list[dict[str, Any]]) -> None:
+        """Results as the plan says: the first `missing_results` custom ids left out, the rest shuffled."""
+        drop = set(sorted(line["custom_id"] for line in lines)[: self.plan.missing_results])
+        lines[:] = [line for line in lines if line["custom_id"] not in drop]
+        if self.plan.shuffle:
+            random.shuffle(lines)
 
     def _store_jsonl(self, lines: list[dict[str, Any]], name: str, purpose: str) -> str:
         content = "".join(json.dumps(line) + "\n" for line in lines).encode("utf-8")
@@ -577,17 +739,7 @@ class BatchEndpoints:
         if not self._authorised(request):
             return JSONResponse(error_body("anthropic", 401, "invalid x-api-key"), status_code=401)
         if request.method == "GET":
-            with self._lock:
-                batches = sorted(self.anthropic.values(), key=lambda b: b.created_at, reverse=True)
-                data = [b.obj(self.server.url) for b in batches]
-            return JSONResponse(
-                {
-                    "data": data,
-                    "has_more": False,
-                    "first_id": data[0]["id"] if data else None,
-                    "last_id": data[-1]["id"] if data else None,
-                }
-            )
+            return self._anthropic_list(request)
         try:
             body = json.loads(await request.body())
         except ValueError:
@@ -597,6 +749,8 @@ class BatchEndpoints:
             return _anthropic_error(400, "requests: Field required (a non-empty list)")
         if len(requests) > self.plan.max_requests:
             return _anthropic_error(400, f"requests: at most {self.plan.max_requests} requests per batch")
+        if self.take_refusal():
+            return _anthropic_error(429, "loopback: too many batch requests in the processing queue")
         seen: set[str] = set()
         for index, entry in enumerate(requests):
             custom_id = entry.get("custom_id") if isinstance(entry, dict) else None
@@ -612,7 +766,57 @@ class BatchEndpoints:
         batch = MessageBatch(f"msgbatch_{uuid.uuid4().hex[:24]}", requests, datetime.now(UTC))
         with self._lock:
             self.anthropic[batch.id] = batch
-        return JSONResponse(batch.obj(self.server.url))
+        return self._created(batch.id, JSONResponse(batch.obj(self.server.url)))
+
+    def _anthropic_list(self, request: Request) -> Response:
+        raw = request.query_params.get("limit", "20")
+        limit = int(raw) if raw.isdigit() else 0
+        if not 1 <= limit <= 1000:
+            return _anthropic_error(
+                400, "limit: Input should be greater than or equal to 1 and less than or equal to 1000"
+            )
+        after, before = request.query_params.get("after_id"), request.query_params.get("before_id")
+        with self._lock:
+            batches = sorted(self.anthropic.values(), key=lambda b: (b.created_at, b.order), reverse=True)
+            ids = [b.id for b in batches]
+            if after is not None:
+                batches = batches[ids.index(after) + 1 :] if after in ids else []
+                page, more = batches[:limit], len(batches) > limit
+            elif before is not None:
+                batches = batches[: ids.index(before)] if before in ids else []
+                page, more = batches[-limit:], len(batches) > limit
+            else:
+                page, more = batches[:limit], len(batches) > limit
+            data = [b.obj(self.server.url) for b in page]
+        return JSONResponse(
+            {
+                "data": data,
+                "has_more": more,
+                "first_id": data[0]["id"] if data else None,
+                "last_id": data[-1]["id"] if data else None,
+            }
+        )
+
+    def seed_anthropic(self, requests_each: list[int], *, ended: bool = False) -> list[str]:
+        """Message batches of other users of the organisation, created now (same window as a run's)."""
+        made = []
+        with self._lock:
+            for count in requests_each:
+                requests = [
+                    {"custom_id": f"other-{uuid.uuid4().hex[:12]}", "params": {}} for _ in range(count)
+                ]
+                batch = MessageBatch(f"msgbatch_{uuid.uuid4().hex[:24]}", requests, datetime.now(UTC))
+                if ended:
+                    batch.processing_status = "ended"
+                    batch.ended_at = datetime.now(UTC)
+                    batch.results = [
+                        {"custom_id": r["custom_id"], "result": {"type": "expired"}} for r in requests
+                    ]
+                else:
+                    batch.foreign = True
+                self.anthropic[batch.id] = batch
+                made.append(batch.id)
+        return made
 
     async def _anthropic_retrieve(self, request: Request) -> Response:
         self._note(request)
@@ -671,6 +875,9 @@ class BatchEndpoints:
             if status == "canceling":
                 results.append({"custom_id": custom_id, "result": {"type": "canceled"}})
                 continue
+            if batch.foreign:
+                results.append({"custom_id": custom_id, "result": {"type": "expired"}})
+                continue
             if custom_id in expiring:
                 results.append({"custom_id": custom_id, "result": {"type": "expired"}})
                 continue
@@ -680,6 +887,7 @@ class BatchEndpoints:
             else:
                 results.append({"custom_id": custom_id, "result": {"type": "errored", "error": body}})
         with self._lock:
+            self._partial_and_shuffled(results)
             batch.results = results
             batch.processing_status = "ended"
             batch.ended_at = datetime.now(UTC)

@@ -40,6 +40,9 @@ class Reply:
     #: The model declines: OpenAI `message.refusal` (content null), Claude `stop_reason: refusal`,
     #: Gemini a SAFETY stop.
     refusal: str | None = None
+    #: Report the prompt tokens the provider would count for the request (`loopback_usage`)
+    #: instead of `prompt_tokens`.
+    count_usage: bool = False
 
     @classmethod
     def refused(cls, text: str = "I'm sorry, but I can't help with that.") -> Reply:
@@ -67,6 +70,26 @@ class Reply:
             completion_tokens=completion_tokens,
             reasoning_tokens=reasoning_tokens,
             cache_read_tokens=cache_read_tokens,
+        )
+
+    @classmethod
+    def counted(
+        cls,
+        text: str | None,
+        *,
+        completion_tokens: int | None = None,
+        reasoning_tokens: int | None = None,
+        finish_reason: str = "stop",
+        delay_s: float = 0.0,
+    ) -> Reply:
+        """An answer whose usage is what the provider would bill for the request that arrived."""
+        return cls(
+            text=text,
+            completion_tokens=completion_tokens,
+            reasoning_tokens=reasoning_tokens,
+            finish_reason=finish_reason,
+            delay_s=delay_s,
+            count_usage=True,
         )
 
     @classmethod

@@ -33,6 +33,8 @@ class RecordedRequest:
     #: Decoded image bytes in the order they appeared.
     images: list[bytes] = field(default_factory=list)
     image_mimes: list[str] = field(default_factory=list)
+    #: OpenAI's `detail` of each image ("auto" when not sent; other protocols have none).
+    image_details: list[str] = field(default_factory=list)
     #: Videos sent as frame sequences (vLLM's `video_url` with a `video/jpeg` data URL): decoded
     #: JPEG frames of each video, in order.
     videos: list[list[bytes]] = field(default_factory=list)
@@ -129,8 +131,11 @@ def _parse_openai_part(part: Any, where: str, record: RecordedRequest) -> None:
         f"{where}: only base64 data URLs are accepted",
     )
     mime = header[len("data:") : -len(";base64")]
+    detail = image_url.get("detail", "auto")
+    _require(detail in IMAGE_DETAILS, f"{where}.image_url.detail {detail!r} is not 'low', 'high' or 'auto'")
     record.images.append(decode_image(data, mime, where))
     record.image_mimes.append(mime)
+    record.image_details.append(detail)
 
 
 def _parse_video_url(part: dict[str, Any], where: str, record: RecordedRequest) -> None:
@@ -230,6 +235,7 @@ def _parse_responses_part(part: Any, where: str, record: RecordedRequest) -> Non
     mime = header[len("data:") : -len(";base64")]
     record.images.append(decode_image(data, mime, where))
     record.image_mimes.append(mime)
+    record.image_details.append(detail)
 
 
 def _parse_anthropic_blocks(content: Any, where: str, record: RecordedRequest) -> None:

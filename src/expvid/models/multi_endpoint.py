@@ -309,6 +309,7 @@ class MultiEndpointBackend(OpenAICompatBackend):
                     kind=error.kind,
                     status=error.status,
                     sent=error.sent,
+                    unreachable=error.unreachable,
                 )
             attempt += 1
             self._counters.retries += 1

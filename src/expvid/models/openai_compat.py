@@ -23,7 +23,7 @@ from expvid.models.options import BackendOptions
 from expvid.models.param_fallback import LearnedParams, adjustment_for, unsupported_from_error
 from expvid.models.param_rules import ChatRules, chat_rules
 from expvid.models.remote import RemoteBackend
-from expvid.models.retry import AttemptFailure, failure_for_status
+from expvid.models.retry import AttemptFailure, failure_for_status, unreachable
 from expvid.models.types import BackendConfigError, GenerateRequest, GenerateResponse
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -85,6 +85,8 @@ class OpenAICompatBackend(RemoteBackend):
             "thinking_style": self.rules.thinking_style,
             "max_tokens_param": self.rules.token_limit_field,
         }
+        if self.options.image_detail is not None:  # images sent otherwise than before: new answers
+            wire["image_detail"] = self.options.image_detail
         if self.rules.temperature != "send":
             wire["temperature_rule"] = self.rules.temperature
         return wire
@@ -110,7 +112,7 @@ class OpenAICompatBackend(RemoteBackend):
 
     def _prepare(self, request: GenerateRequest) -> Any:
         """The request with its messages encoded once (`PreparedChat`; the Responses backend's own)."""
-        return PreparedChat(request=request, messages=encode_messages(request))
+        return PreparedChat(request=request, messages=encode_messages(request, self.options.image_detail))
 
     async def _send_once(self, payload: PreparedChat) -> GenerateResponse:
         return await self._post_chat(self.api_path, payload, endpoint=self.base_url or "")
@@ -145,7 +147,9 @@ class OpenAICompatBackend(RemoteBackend):
                     f"no complete answer within {self.options.timeout_s} s", sent=sent
                 ) from None
             except httpx2.TransportError as error:
-                raise AttemptFailure.network(f"{type(error).__name__}: {error}", sent=sent) from None
+                raise AttemptFailure.network(
+                    f"{type(error).__name__}: {error}", sent=sent, unreachable=unreachable(error)
+                ) from None
             if response.status_code == 200:
                 parsed = self._parse_body(response.content)
                 return parsed.model_copy(update={"sent": sent})

@@ -57,7 +57,7 @@ def video_data_url(frames: Sequence[ImagePart], where: str = "request") -> str:
 
 
 def openai_content(
-    message: Message, *, as_video: bool = False, where: str = "request"
+    message: Message, *, as_video: bool = False, where: str = "request", detail: str | None = None
 ) -> str | list[dict[str, Any]]:
     """Parts in message order; a message that is one text part is sent as a plain string.
 
@@ -81,7 +81,10 @@ def openai_content(
         elif as_video:
             run.append(part)
         else:
-            parts.append({"type": "image_url", "image_url": {"url": data_url(part)}})
+            image: dict[str, Any] = {"url": data_url(part)}
+            if detail is not None:
+                image["detail"] = detail
+            parts.append({"type": "image_url", "image_url": image})
     flush()
     return parts
 
@@ -134,13 +137,14 @@ def body_bytes(body: dict[str, Any]) -> bytes:
     return "".join(out).encode("utf-8")
 
 
-def encode_messages(request: GenerateRequest) -> list[dict[str, Any]]:
-    """The request's messages on the wire (images base64-encoded once, reused by every attempt)."""
+def encode_messages(request: GenerateRequest, detail: str | None = None) -> list[dict[str, Any]]:
+    """The request's messages on the wire (images base64-encoded once, reused by every attempt);
+    `detail`: OpenAI's image detail, sent with every image when set (else the API's "auto")."""
     item = request.metadata.get("item_id")
     where = f"item {item}" if item is not None else "request"
     as_video = request.input_mode == "video"
     return [
-        {"role": m.role, "content": openai_content(m, as_video=as_video, where=where)}
+        {"role": m.role, "content": openai_content(m, as_video=as_video, where=where, detail=detail)}
         for m in request.messages
     ]
 

@@ -64,6 +64,10 @@ class BackendOptions(BaseModel):
     #: Responses API); None chooses by model: "responses" for the models served only there
     #: (gpt-5-pro, o3-pro, ...; `responses_backend.RESPONSES_ONLY`), "chat" otherwise.
     api: Literal["chat", "responses"] | None = None
+    #: OpenAI's image `detail`, sent with every image: "high" (the tile rule, exactly), "low" (the
+    #: base tokens, a 512 px view) or "auto" (OpenAI picks per image: the forecast is then only an
+    #: upper bound). None sends nothing, which OpenAI takes as "auto".
+    image_detail: Literal["auto", "low", "high"] | None = None
 
     # -- several OpenAI-compatible endpoints serving one model (openai:MODEL@URL1,URL2) ---------
     #: Spread requests over these servers (vLLM on several nodes, Ray Serve replicas, ...).

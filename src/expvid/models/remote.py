@@ -201,6 +201,7 @@ class RemoteBackend(ABC):
                     kind=error.kind,
                     status=error.status,
                     sent=error.sent or self._sent_for(payload),
+                    unreachable=error.unreachable,
                 )
             delay = self._delay_before_retry(error, attempt)
             log.debug("%s: %s; retry %d in %.2f s", self.name, error.message, attempt + 1, delay)

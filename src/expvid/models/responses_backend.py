@@ -70,7 +70,7 @@ class ResponsesProtocol:
         super().__init__(model, *args, **kwargs)  # type: ignore[call-arg]
 
     def _prepare(self, request: GenerateRequest) -> Any:
-        return PreparedInput(request=request, input_items=encode_input(request))
+        return PreparedInput(request=request, input_items=encode_input(request, self.options.image_detail))
 
     def _compose(self, prepared: Any, endpoint: str) -> tuple[dict[str, Any], dict[str, Any]]:
         return compose_responses_body(
@@ -91,6 +91,8 @@ class ResponsesProtocol:
     def _wire_options(self) -> dict[str, Any]:
         wire: dict[str, Any] = {"extra_body": self.options.extra_body, "api": "responses"}
         wire["thinking_style"] = self.rules.thinking_style
+        if self.options.image_detail is not None:
+            wire["image_detail"] = self.options.image_detail
         if self.rules.temperature != "send":
             wire["temperature_rule"] = self.rules.temperature
         return wire

@@ -36,21 +36,22 @@ NO_SEED = "the Responses API has no seed parameter"
 ANSWER_STATUSES = ("completed", "incomplete")
 
 
-def responses_content(message: Message) -> list[dict[str, Any]]:
-    """A message's parts as Responses input parts (images as data URLs, in message order)."""
+def responses_content(message: Message, detail: str | None = None) -> list[dict[str, Any]]:
+    """A message's parts as Responses input parts (images as data URLs, in message order, at the
+    run's `detail`; "auto", the API's default, when none is set)."""
     parts: list[dict[str, Any]] = []
     for part in message.content:
         if isinstance(part, TextPart):
             parts.append({"type": "input_text", "text": part.text})
         elif isinstance(part, ImagePart):
-            parts.append({"type": "input_image", "image_url": data_url(part), "detail": "auto"})
+            parts.append({"type": "input_image", "image_url": data_url(part), "detail": detail or "auto"})
     return parts
 
 
-def encode_input(request: GenerateRequest) -> list[dict[str, Any]]:
+def encode_input(request: GenerateRequest, detail: str | None = None) -> list[dict[str, Any]]:
     """The request's messages as the `input` list (images base64-encoded once, reused by attempts)."""
     return [
-        {"type": "message", "role": message.role, "content": responses_content(message)}
+        {"type": "message", "role": message.role, "content": responses_content(message, detail)}
         for message in request.messages
     ]
 

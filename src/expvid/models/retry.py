@@ -35,6 +35,7 @@ class AttemptFailure(Exception):
         retry_after_s: float | None = None,
         category: str = "request",
         sent: dict[str, Any] | None = None,
+        unreachable: bool = False,
     ) -> None:
         super().__init__(message)
         self.message = message
@@ -46,6 +47,9 @@ class AttemptFailure(Exception):
         self.category = category
         #: What the failed attempt sent (recorded with a final failure), when the backend knows.
         self.sent = sent or {}
+        #: The server could not be reached at all (connection refused, DNS, TLS handshake): a run
+        #: pointed at the wrong place, which `--stop-after-errors` counts like a 4xx.
+        self.unreachable = unreachable
 
     @property
     def rate_limited(self) -> bool:
@@ -58,12 +62,34 @@ class AttemptFailure(Exception):
         )
 
     @classmethod
-    def network(cls, detail: str, *, sent: dict[str, Any] | None = None) -> AttemptFailure:
-        return cls(f"network error: {detail}", retryable=True, category="network", sent=sent)
+    def network(
+        cls, detail: str, *, sent: dict[str, Any] | None = None, unreachable: bool = False
+    ) -> AttemptFailure:
+        label = "cannot reach the server" if unreachable else "network error"
+        return cls(
+            f"{label}: {detail}", retryable=True, category="network", sent=sent, unreachable=unreachable
+        )
 
     @classmethod
     def malformed(cls, detail: str, *, retryable: bool = True) -> AttemptFailure:
         return cls(f"malformed response: {detail}", retryable=retryable, category="malformed")
+
+
+#: Names of the transport errors raised before any byte of a request went out: connection refused,
+#: DNS, TLS handshake (httpx / httpx2 ConnectError, aiohttp ClientConnectorError and its subclasses).
+UNREACHABLE_ERRORS = frozenset(
+    {"ConnectError", "ClientConnectorError", "ClientConnectorDNSError", "ClientConnectorSSLError",
+     "ClientConnectorCertificateError", "ClientSSLError"}
+)  # fmt: skip
+
+
+def unreachable(error: BaseException | None) -> bool:
+    """Whether a transport error (or the one it wraps) says the server could not be reached."""
+    while error is not None:
+        if type(error).__name__ in UNREACHABLE_ERRORS:
+            return True
+        error = error.__cause__
+    return False
 
 
 def failure_for_status(status: int, headers: Mapping[str, str], detail: str) -> AttemptFailure:

@@ -136,12 +136,15 @@ class BackendError(RuntimeError):
         kind: ErrorKind = ErrorKind.REQUEST,
         status: int | None = None,
         sent: dict[str, Any] | None = None,
+        unreachable: bool = False,
     ):
         super().__init__(message)
         self.kind = kind
         self.status = status
         #: What the last attempt sent, when the backend knows (recorded with the failure).
         self.sent = sent or {}
+        #: The last attempt could not reach the server (connection refused, DNS, TLS).
+        self.unreachable = unreachable
 
 
 class BackendConfigError(ValueError):

@@ -1,23 +1,29 @@
-"""`--batch`: the generation phase through a provider's batch API (OpenAI Batch, Anthropic Message Batches).
+"""`--batch`: the generation phase through a provider's batch API (OpenAI Batch, Anthropic Message
+Batches, Gemini batch mode).
 
 1. Recover: chunks of earlier sessions (`batch_state`) are picked up: "submitted" ones are polled,
-   a "submitting" one is looked up at the provider by its metadata before anything is sent again,
-   a "writing" one was never sent. Requests in open batches are not asked again.
+   a "submitting" one is looked up at the provider before anything is sent again
+   (`batch_submit`), an "unresolved" one goes on being settled, a "writing" one was never sent.
+   Requests in open batches are not asked again.
 2. Submit: each remaining (item, sample) is prepared exactly as online (`GenerationPhase.prepare`:
    the same frames, prompt, seed and request); answers already in the response cache and media
-   failures are recorded at once; the rest become the provider's JSONL lines (composed by the
-   backend's own wire code), written to disk and submitted in chunks within the provider's limits.
-   With a budget, each request is admitted at its expected cost at the batch price.
+   failures are recorded at once; the rest become the provider's lines (composed by the backend's
+   own wire code), written to disk and submitted in chunks within the provider's limits and the
+   room left in its batch queue (OpenAI's enqueued tokens: `models.batch.limits`). With a budget,
+   a request goes into a chunk only if its upper bound (`bounds`) at the batch price fits; what does
+   not fit waits for the open batches' results to give room back, and is submitted then.
 3. Collect (unless `wait` is off): open batches are polled every `poll_interval_s`; an ended batch's
    results are parsed by the backend's own parser and appended to `predictions.jsonl` as online
    answers are (marked with the batch, priced at the batch discount, stored in the response cache).
    A request the batch did not answer (expired, cancelled, the batch failed validation, a server
    error, an answer that is not one) is asked again online or in a new batch (`retry`); a request
-   the provider refused for itself (a 4xx) is recorded as that failure. Every per-request error
-   is kept in the chunk's record.
+   the provider refused for itself (a 4xx) is recorded as that failure. A batch refused for the
+   provider's queue limit ran nothing: its requests wait for room and are submitted again (or go
+   online when `on_queue_limit=online` says so).
 
-Killing the process at any moment loses nothing: the provider keeps the batches, the run directory
-keeps their ids, and the same command (from any process or machine) continues.
+Killing the process at any moment loses nothing and pays for nothing twice: the provider keeps the
+batches, the run directory keeps their ids and the intent of every create, and the same command
+(from any process or machine) continues.
 """
 
 from __future__ import annotations
@@ -26,27 +32,26 @@ import asyncio
 import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
 
-from expvid.models.batch import BatchAdapter, RequestError
-from expvid.models.batch.limits import chunk_limits
-from expvid.models.batch.openai_batch import BatchAPIError
+from expvid.models.batch import BatchAdapter, BatchAPIError
+from expvid.models.batch.limits import chunk_limits, queue_limit
 from expvid.models.pricing import BATCH_DISCOUNT
-from expvid.models.retry import AttemptFailure
 from expvid.models.types import BackendError
+from expvid.run.batch_merge import merge_chunk
 from expvid.run.batch_settings import BatchSettings
 from expvid.run.batch_state import (
     BatchedRequest,
     BatchStore,
     ChunkRecord,
     ChunkWriter,
-    RequestErrorRecord,
     custom_id,
 )
-from expvid.run.budget import BudgetExhausted, BudgetGate, Expectation
+from expvid.run.batch_submit import ChunkCreator, CreateOutcome
+from expvid.run.bounds import Bound, Bounder
+from expvid.run.budget import BudgetGate
 from expvid.run.generate import GenerationPhase, PreparedItem
 from expvid.run.rundir import AppendLog, RunDir
 from expvid.schema import ErrorKind, Item, Prediction
@@ -59,7 +64,8 @@ Key = tuple[str, int]
 class BatchOutcome:
     submitted: int = 0
     merged: int = 0
-    #: Requests still waiting in provider batches when the phase returned (wait off).
+    #: Requests still waiting in provider batches when the phase returned (wait off), or for room
+    #: in the provider's queue or budget to be submitted by a later run.
     pending: int = 0
     retried_online: int = 0
     retried_in_batch: int = 0
@@ -68,11 +74,25 @@ class BatchOutcome:
     not_sent: int = 0
     #: Requests that could not be submitted (the batch API refused the chunk); asked on a re-run.
     unsubmitted: int = 0
+    #: Chunks the provider refused for its queue limit (nothing ran; their requests went on waiting).
+    queue_refusals: int = 0
     notes: list[str] = field(default_factory=list)
 
 
+@dataclass
+class Waiting:
+    """A request to submit: its item and sample, the batch round, and why it is not sent yet."""
+
+    item: Item
+    sample: int
+    round: int = 1
+    #: "" (not tried yet), "budget" (its bound did not fit), "queue" (no room in the provider's queue).
+    held_by: str = ""
+    bound: Bound | None = None
+
+
 def run_uid(out: str, created_at: str) -> str:
-    """A stable label of one run directory (OpenAI batch metadata), from where and when it was made."""
+    """A stable label of one run directory (batch labels), from where and when it was made."""
     return hashlib.sha256(f"{out}\x00{created_at}".encode()).hexdigest()[:16]
 
 
@@ -88,7 +108,7 @@ class BatchPhase:
         run_uid: str,
         items: Sequence[Item],
         budget: BudgetGate | None = None,
-        expect: Callable[[Any], Expectation] | None = None,
+        bounds: Bounder | None = None,
         console: Console | None = None,
         on_done: Callable[[Prediction], None] | None = None,
     ) -> None:
@@ -101,44 +121,75 @@ class BatchPhase:
         self.run_uid = run_uid
         self.items = {item.id: item for item in items}
         self.budget = budget
-        self.expect = expect
+        self.bounds = bounds
         self.console = console
         self.on_done = on_done
         self.outcome = BatchOutcome()
         self.limits = chunk_limits(adapter.provider, settings.max_requests, settings.max_bytes)
+        model = str(getattr(adapter.backend, "model", ""))
+        #: Enqueued prompt tokens the provider's queue holds for this model (None: not known yet).
+        self.queue_tokens = queue_limit(adapter.provider, model, settings.tier, settings.queue_tokens)
+        self.creator = ChunkCreator(adapter, self.store, settings, self.say, self.outcome.notes)
         #: Budget held per open request (custom_id), given back with the real cost on merge.
-        self._held: dict[str, Expectation] = {}
+        self._held: dict[str, Bound] = {}
         self._open: list[ChunkRecord] = []
+        #: The provider refused a chunk for its queue while none of ours was open: others fill it.
+        self._queue_full = False
 
     # -- the phase -------------------------------------------------------------------------------
 
     async def run(self, todo: Sequence[tuple[Item, int]]) -> BatchOutcome:
         waiting = await self._recover()
-        pairs = [(item, sample) for item, sample in todo if (item.id, sample) not in waiting]
-        if len(pairs) < len(todo):
-            self._say(
-                f"{len(todo) - len(pairs)} request(s) are already waiting in {len(self._open)} batch(es)"
-            )
-        await self._submit(pairs, round_=1)
-        retry = await self._collect(once=not self.settings.wait)
-        while retry:
-            by_round = max(round_ for _, round_ in retry)
-            keys = [key for key, _ in retry]
-            work = [(self.items[item_id], sample) for item_id, sample in keys if item_id in self.items]
-            if self.settings.retry == "batch" and by_round < self.settings.max_rounds:
-                self.outcome.retried_in_batch += len(work)
-                await self._submit(work, round_=by_round + 1)
-                retry = await self._collect(once=not self.settings.wait)
-                continue
-            self.outcome.retried_online += len(work)
-            self._say(f"asking {len(work)} request(s) again online (at the standard price)")
-            await self.generation.run(work)
-            self.outcome.not_sent += self.generation.not_sent
-            break
-        self.outcome.pending = sum(chunk.n_requests for chunk in self._open)
+        work = [Waiting(item, sample) for item, sample in todo if (item.id, sample) not in waiting]
+        if len(work) < len(todo):
+            self.say(f"{len(todo) - len(work)} request(s) are already waiting in {len(self._open)} batch(es)")
+        while True:
+            work = await self._submit(work) if work else []
+            if not self._open:
+                if work and self._queue_full and self.settings.wait and not self._budget_held(work):
+                    self.say(
+                        f"the provider's batch queue is full; trying again in {self.settings.queue_wait_s:g} s"
+                    )
+                    await asyncio.sleep(self.settings.queue_wait_s)
+                    self._queue_full = False
+                    continue
+                break
+            until_any = bool(work) and self.settings.wait
+            again, online = await self._collect(once=not self.settings.wait, until_any=until_any)
+            work += again
+            if online:
+                await self._online(online)
+            if not self.settings.wait:
+                break
+        await self._leave(work)
+        self.outcome.pending += sum(chunk.n_requests for chunk in self._open)
         return self.outcome
 
-    def _say(self, text: str) -> None:
+    def _budget_held(self, work: Sequence[Waiting]) -> bool:
+        return any(entry.held_by == "budget" for entry in work)
+
+    async def _leave(self, work: Sequence[Waiting]) -> None:
+        """What is left unsubmitted when the phase returns: waiting for the open batches (a later run
+        submits it), or stopped by the budget once nothing open can give room back."""
+        if not work:
+            return
+        budget_held = [entry for entry in work if entry.held_by == "budget"]
+        if budget_held and not self._open and self.budget is not None:
+            smallest = min(
+                (entry.bound for entry in budget_held if entry.bound is not None), key=_usd, default=None
+            )
+            if smallest is not None:
+                await self.budget.halt(smallest)
+            self.outcome.not_sent += len(budget_held)
+            work = [entry for entry in work if entry.held_by != "budget"]
+        if work:
+            self.outcome.pending += len(work)
+            self.say(
+                f"{len(work)} request(s) not submitted yet (waiting for room in the provider's queue or the "
+                "budget); the same command submits them"
+            )
+
+    def say(self, text: str) -> None:
         if self.console is not None:
             self.console.print(f"[cyan]batch[/]: {escape(text)}")
 
@@ -154,33 +205,21 @@ class BatchPhase:
                 self.store.drop_input(chunk)
                 continue
             if chunk.state == "submitting":
-                handle = None
-                try:
-                    handle = await self.adapter.api.find(chunk.metadata())
-                except BatchAPIError as error:
-                    self._say(f"could not look up {chunk.local_id} at the provider: {error}")
-                if handle is None:
-                    chunk.state = "abandoned"
-                    chunk.failure = (
-                        "interrupted while being submitted and not found at the provider; asked again"
-                    )
-                    self.outcome.notes.append(
-                        f"chunk {chunk.local_id} may have reached {chunk.provider} before the run stopped; its "
-                        "requests were submitted again (at most that chunk may be paid twice)"
-                    )
-                    self.store.save(chunk)
-                    self.store.drop_input(chunk)
+                created = await self.creator.recover(chunk)
+                if created.state in ("abandoned", "refused"):
+                    self._abandoned(chunk, created)
                     continue
-                chunk.handle, chunk.state, chunk.submitted_at = handle, "submitted", utc_now()
-                self.store.save(chunk)
-                self.store.drop_input(chunk)
-            if chunk.state != "submitted":
+            if chunk.state not in ("submitted", "unresolved"):
                 continue
             self._open.append(chunk)
+            if chunk.state == "submitted":
+                self.store.drop_input(chunk)
             requests = self.store.requests(chunk)
-            share = Expectation(
-                None if chunk.estimated_usd is None else chunk.estimated_usd / max(1, chunk.n_requests),
-                chunk.estimated_tokens // max(1, chunk.n_requests),
+            n = max(1, chunk.n_requests)
+            share = Bound(
+                None if chunk.estimated_usd is None else chunk.estimated_usd / n,
+                chunk.estimated_tokens // n,
+                chunk.prompt_tokens // n,
             )
             for cid, request in requests.items():
                 waiting.add((request.draft.item_id, request.draft.sample))
@@ -188,32 +227,45 @@ class BatchPhase:
                     self._held[cid] = await self.budget.hold(share)
         return waiting
 
+    def _abandoned(self, chunk: ChunkRecord, created: CreateOutcome) -> None:
+        if created.state == "refused":
+            chunk.state, chunk.failure = (
+                "abandoned",
+                f"refused for the provider's queue limit: {created.message}",
+            )
+            self.store.save(chunk)
+            self.store.drop_input(chunk)
+        self.outcome.notes.append(
+            f"chunk {chunk.local_id} was not created ({chunk.failure}); its requests are asked again"
+        )
+
     # -- 2. submit -------------------------------------------------------------------------------
 
-    async def _submit(self, pairs: Sequence[tuple[Item, int]], *, round_: int) -> None:
-        if not pairs:
-            return
+    async def _submit(self, work: Sequence[Waiting]) -> list[Waiting]:
+        """Submit what fits; returns what has to wait (for the budget, or room in the queue)."""
         writer: ChunkWriter | None = None
         lock = asyncio.Lock()
         slots = asyncio.Semaphore(8)
+        left: list[Waiting] = []
+        enqueued = sum(chunk.prompt_tokens for chunk in self._open)
 
-        async def add(item: Item, sample: int) -> None:
-            nonlocal writer
+        async def add(entry: Waiting) -> None:
+            nonlocal writer, enqueued
             async with slots:
                 if self.budget is not None and self.budget.stopped:
                     self.outcome.not_sent += 1
                     return
-                prepared = await self.generation.prepare(item, sample)
+                prepared = await self.generation.prepare(entry.item, entry.sample)
                 if isinstance(prepared, Prediction):
-                    self._record(prepared)  # a media failure, as online
+                    self.record(prepared)  # a media failure, as online
                     return
                 if await self._from_cache(prepared):
                     return
-                cid = custom_id(item.id, sample)
+                cid = custom_id(entry.item.id, entry.sample)
                 try:
                     line, sent = self.adapter.line(cid, prepared.request)
                 except BackendError as error:
-                    self._record(
+                    self.record(
                         prepared.draft.failure(str(error), error.kind, sent=error.sent, status=error.status)
                     )
                     return
@@ -224,25 +276,51 @@ class BatchPhase:
                     sent=sent,
                     request_hash=self.adapter.request_hash(prepared.request),
                 )
-                expected = await self._admit(prepared)
-                if expected is None:
-                    return
+                bound = self._bound(prepared)
                 async with lock:
-                    if writer is not None and not self._fits(writer, len(encoded)):
-                        await self._send(writer)
+                    if not self._queue_room(bound, enqueued, writer):
+                        left.append(Waiting(entry.item, entry.sample, entry.round, "queue", bound))
+                        return
+                    held = await self._admit(bound)
+                    if held is None:
+                        left.append(Waiting(entry.item, entry.sample, entry.round, "budget", bound))
+                        return
+                    if writer is not None and not self._fits(writer, len(encoded), bound):
+                        enqueued += writer.record.prompt_tokens
+                        left.extend(await self._send(writer))
                         writer = None
                     if writer is None:
-                        writer = ChunkWriter(self.store, self._new_chunk(round_))
+                        writer = ChunkWriter(self.store, self._new_chunk(entry.round))
                     writer.add(encoded, request)
                     record = writer.record
-                    record.estimated_tokens += expected.tokens
-                    if expected.usd is not None:
-                        record.estimated_usd = (record.estimated_usd or 0.0) + expected.usd
-                    self._held[cid] = expected
+                    record.estimated_tokens += held.tokens
+                    record.prompt_tokens += held.prompt_tokens
+                    if held.usd is not None:
+                        record.estimated_usd = (record.estimated_usd or 0.0) + held.usd
+                    self._held[cid] = held
 
-        await asyncio.gather(*(add(item, sample) for item, sample in pairs))
+        await asyncio.gather(*(add(entry) for entry in work))
         if writer is not None:
-            await self._send(writer)
+            left.extend(await self._send(writer))
+        return left
+
+    def _bound(self, prepared: PreparedItem) -> Bound:
+        bound = self.bounds.bound(prepared.request) if self.bounds is not None else Bound(None, 0)
+        return bound.scaled(BATCH_DISCOUNT)
+
+    def _queue_room(self, bound: Bound, enqueued: int, writer: ChunkWriter | None) -> bool:
+        """Whether the provider's queue has room for one more request's prompt (OpenAI's enqueued
+        tokens); a request alone always goes when nothing of the run is queued."""
+        if self.queue_tokens is None:
+            return True
+        queued = enqueued + (writer.record.prompt_tokens if writer is not None else 0)
+        return queued == 0 or queued + bound.prompt_tokens <= self.queue_tokens
+
+    async def _admit(self, bound: Bound) -> Bound | None:
+        """Hold the request's bound at the batch price (None: it does not fit now)."""
+        if self.budget is None:
+            return bound
+        return await self.budget.try_reserve(bound)
 
     def _new_chunk(self, round_: int) -> ChunkRecord:
         return self.store.new_chunk(
@@ -253,7 +331,7 @@ class BatchPhase:
             round_=round_,
         )
 
-    def _fits(self, writer: ChunkWriter, size: int) -> bool:
+    def _fits(self, writer: ChunkWriter, size: int, bound: Bound) -> bool:
         record = writer.record
         return record.n_requests < self.limits.max_requests and record.n_bytes + size <= self.limits.max_bytes
 
@@ -265,174 +343,195 @@ class BatchPhase:
         if hit is None:
             return False
         self.outcome.from_cache += 1
-        self._record(prepared.draft.answer(hit))
+        self.record(prepared.draft.answer(hit))
         return True
 
-    async def _admit(self, prepared: PreparedItem) -> Expectation | None:
-        """The request's expected cost at the batch price, held against the budget (None: no room)."""
-        guess = self.expect(prepared.request) if self.expect is not None else Expectation(None, 0)
-        discounted = Expectation(None if guess.usd is None else guess.usd * BATCH_DISCOUNT, guess.tokens)
-        if self.budget is None:
-            return discounted
-        try:
-            return await self.budget.reserve(discounted, probe_first=False)
-        except BudgetExhausted:
-            self.outcome.not_sent += 1
-            return None
-
-    async def _send(self, writer: ChunkWriter) -> None:
+    async def _send(self, writer: ChunkWriter) -> list[Waiting]:
+        """Create the chunk's batch; returns its requests when the provider refused it for its queue
+        (a 429 on create: nothing was created), to be submitted again once there is room."""
         writer.close()
         chunk = writer.record
-        chunk.state = "submitting"
-        self.store.save(chunk)
-        try:
-            handle = await self.adapter.api.submit(self.store.input_path(chunk), metadata=chunk.metadata())
-        except BatchAPIError as error:
-            chunk.state, chunk.failure = "abandoned", f"not submitted: {error}"
-            self.store.save(chunk)
+        created = await self.creator.create(chunk)
+        if created.state == "submitted":
+            assert chunk.handle is not None
             self.store.drop_input(chunk)
-            self.outcome.unsubmitted += chunk.n_requests
-            self.outcome.notes.append(
-                f"{chunk.n_requests} request(s) could not be submitted ({error}); re-run to try again"
+            self._open.append(chunk)
+            self.outcome.submitted += chunk.n_requests
+            self.say(
+                f"submitted {chunk.n_requests} request(s) ({chunk.n_bytes / 1e6:.1f} MB) as {chunk.handle.batch_id}"
             )
-            for cid in self.store.requests(chunk):
-                held = self._held.pop(cid, None)
-                if held is not None and self.budget is not None:
-                    await self.budget.release(held)
-            return
-        chunk.handle, chunk.state, chunk.submitted_at = handle, "submitted", utc_now()
+            return []
+        if created.state == "unresolved":
+            self._open.append(chunk)  # settled while collecting; its requests wait
+            return []
+        if created.state == "refused":
+            return await self._refused_at_create(chunk, created.message)
+        self.outcome.unsubmitted += chunk.n_requests
+        self.outcome.notes.append(
+            f"{chunk.n_requests} request(s) could not be submitted ({chunk.failure}); re-run to try again"
+        )
+        for cid in self.store.requests(chunk):
+            await self.release(cid)
+        return []
+
+    async def _refused_at_create(self, chunk: ChunkRecord, message: str) -> list[Waiting]:
+        """A create the provider refused for its queue (a 429): nothing was created; the requests
+        wait for room (or go online when `on_queue_limit=online` says so)."""
+        chunk.state, chunk.failure = "abandoned", f"refused for the provider's queue limit: {message}"
         self.store.save(chunk)
         self.store.drop_input(chunk)
-        self._open.append(chunk)
-        self.outcome.submitted += chunk.n_requests
-        self._say(
-            f"submitted {chunk.n_requests} request(s) ({chunk.n_bytes / 1e6:.1f} MB) as {handle.batch_id}"
-        )
+        self.outcome.queue_refusals += 1
+        self._queue_full = not self._open
+        self.say(f"{chunk.local_id}: refused for the provider's queue limit ({message}); it waits for room")
+        again = []
+        for cid, request in self.store.requests(chunk).items():
+            await self.release(cid)
+            item = self.items.get(request.draft.item_id)
+            if item is not None:
+                again.append(Waiting(item, request.draft.sample, chunk.round, "queue"))
+        if self.settings.on_queue_limit == "online":
+            await self._online([(entry.item, entry.sample) for entry in again])
+            return []
+        return again
 
     # -- 3. collect ------------------------------------------------------------------------------
 
-    async def _collect(self, *, once: bool) -> list[tuple[Key, int]]:
-        """Poll the open batches (until all have ended, or one sweep), merging each ended one.
-        Returns the requests to ask again, with the round of the batch they came from."""
-        retry: list[tuple[Key, int]] = []
+    async def _collect(self, *, once: bool, until_any: bool) -> tuple[list[Waiting], list[tuple[Item, int]]]:
+        """Poll the open batches until all have ended (or one has, `until_any`; or one sweep, `once`),
+        merging each ended one. Returns what to submit again and what to ask online."""
+        again: list[Waiting] = []
+        online: list[tuple[Item, int]] = []
         while self._open:
+            ended = 0
             for chunk in list(self._open):
+                if chunk.state == "unresolved":
+                    ended += await self._settle(chunk, again)
+                    continue
                 assert chunk.handle is not None
                 try:
                     state = await self.adapter.api.poll(chunk.handle)
                 except BatchAPIError as error:
-                    self._say(f"could not poll {chunk.handle.batch_id}: {error}")
+                    self.say(f"could not poll {chunk.handle.batch_id}: {error}")
                     continue
                 if state.status != chunk.status:
                     done = state.counts.get("completed", state.counts.get("succeeded", 0))
-                    self._say(f"{state.batch_id}: {state.status} ({done} of {chunk.n_requests} answered)")
+                    self.say(f"{state.batch_id}: {state.status} ({done} of {chunk.n_requests} answered)")
                 chunk.status, chunk.counts, chunk.failure = state.status, state.counts, state.failure
                 self.store.save(chunk)
-                if state.ended:
-                    chunk.ended_at = utc_now()
-                    try:
-                        merged = await self._merge(chunk)
-                    except BatchAPIError as error:  # results not readable yet: the next poll tries again
-                        self._say(f"could not fetch the results of {state.batch_id}: {error}")
+                if not state.ended:
+                    continue
+                if state.queue_refusal is not None:
+                    ended += 1
+                    await self._refused(chunk, state.queue_refusal, state.queue_limit_tokens, again, online)
+                    continue
+                chunk.ended_at = utc_now()
+                try:
+                    merged = await merge_chunk(self, chunk)
+                except BatchAPIError as error:  # results not readable yet: the next poll tries again
+                    self.say(f"could not fetch the results of {state.batch_id}: {error}")
+                    continue
+                ended += 1
+                self._open.remove(chunk)
+                for key, action in merged:
+                    item = self.items.get(key[0])
+                    if item is None:
                         continue
-                    retry.extend((key, chunk.round) for key in merged)
-                    self._open.remove(chunk)
-            if once or not self._open:
+                    if action == "batch":
+                        self.outcome.retried_in_batch += 1
+                        again.append(Waiting(item, key[1], chunk.round + 1))
+                    else:
+                        online.append((item, key[1]))
+            if once or not self._open or (until_any and ended):
                 break
             await asyncio.sleep(self.settings.poll_interval_s)
-        return retry
+        return again, online
 
-    async def _merge(self, chunk: ChunkRecord) -> list[Key]:
-        assert chunk.handle is not None
-        batch_id = chunk.handle.batch_id
-        requests = self.store.requests(chunk)
-        results = await self.adapter.api.results(chunk.handle, list(requests))
-        done = self.rundir.predictions()
-        retry: list[Key] = []
-        for result in results:
-            request = requests.get(result.custom_id)
-            if request is None:
-                continue  # a line the run did not send (never expected)
-            draft = request.draft
-            key = (draft.item_id, draft.sample)
-            known = done.get(key)
-            if known is not None and known.ok and known.meta.get("batch_id") == batch_id:
-                continue  # merged by an earlier session that stopped before recording it
-            error = result.error
-            if result.body is not None:
-                try:
-                    response = self.adapter.parse(result.body)
-                except AttemptFailure as failure:
-                    error = RequestError(
-                        kind="malformed", message=failure.message, retryable=failure.retryable
-                    )
-                except ValueError as failure:  # a body the SDK's model refuses (pydantic)
-                    error = RequestError(kind="malformed", message=str(failure)[:300], retryable=True)
-                else:
-                    response = response.model_copy(
-                        update={"sent": request.sent, "request_hash": request.request_hash, "cached": False}
-                    )
-                    if self.adapter.cache is not None and request.request_hash:
-                        await self.adapter.cache.aput(request.request_hash, response)
-                    await self._settle(result.custom_id, response.usage)
-                    self._record(draft.answer(response, batch={"provider": chunk.provider, "id": batch_id}))
-                    self.outcome.merged += 1
-                    continue
-            error = error or RequestError(kind="missing", message="no answer and no error")
-            await self._release(result.custom_id)
-            action = self._action(error, chunk.round)
-            chunk.errors.append(
-                RequestErrorRecord(
-                    custom_id=result.custom_id,
-                    item_id=draft.item_id,
-                    sample=draft.sample,
-                    kind=error.kind,
-                    message=error.message,
-                    action=action,
-                )
-            )
-            if action == "recorded":
+    async def _settle(self, chunk: ChunkRecord, again: list[Waiting]) -> int:
+        """Go on settling an "unresolved" chunk; 1 when it left that state."""
+        created = await (self.creator.settle(chunk) if chunk.candidates else self.creator.recover(chunk))
+        if created.state == "unresolved":
+            return 0
+        if created.state == "submitted":
+            self.store.drop_input(chunk)
+            return 1
+        self._open.remove(chunk)
+        for cid, request in self.store.requests(chunk).items():
+            await self.release(cid)
+            item = self.items.get(request.draft.item_id)
+            if item is not None:
+                again.append(Waiting(item, request.draft.sample, chunk.round))
+        return 1
+
+    async def _refused(
+        self,
+        chunk: ChunkRecord,
+        refusal: str,
+        limit: int | None,
+        again: list[Waiting],
+        online: list[tuple[Item, int]],
+    ) -> None:
+        """A chunk the provider refused for its queue limit: nothing ran, nothing is billed. Its
+        requests wait for room (or go online when asked), sized by the limit the refusal states."""
+        self._open.remove(chunk)
+        self.outcome.queue_refusals += 1
+        chunk.state, chunk.failure = "abandoned", f"refused for the provider's queue limit: {refusal}"
+        chunk.ended_at = utc_now()
+        self.store.save(chunk)
+        if chunk.handle is not None:
+            await self.adapter.api.cleanup(chunk.handle)
+        if limit is not None:
+            self.queue_tokens = limit if self.queue_tokens is None else min(self.queue_tokens, limit)
+        self._queue_full = not self._open and (limit is None or chunk.prompt_tokens <= limit)
+        to_online = self.settings.on_queue_limit == "online"
+        self.say(
+            f"{chunk.handle.batch_id if chunk.handle else chunk.local_id}: refused for the provider's queue limit "
+            f"({refusal}); its {chunk.n_requests} request(s) "
+            + ("go online (on_queue_limit=online)" if to_online else "wait for room and are submitted again")
+        )
+        too_large = limit is not None and chunk.n_requests == 1 and chunk.prompt_tokens > limit
+        for cid, request in self.store.requests(chunk).items():
+            await self.release(cid)
+            item = self.items.get(request.draft.item_id)
+            if item is None:
+                continue
+            if to_online:
+                online.append((item, request.draft.sample))
+            elif too_large:  # alone and over the limit: no room will ever come
                 self.outcome.recorded_failures += 1
-                self._record(
-                    draft.failure(
-                        f"batch {batch_id}: {error.message}",
+                self.record(
+                    request.draft.failure(
+                        f"its prompt (up to {chunk.prompt_tokens} tokens) is larger than the provider's batch "
+                        f"queue limit ({limit} enqueued tokens); ask it online (on_queue_limit=online)",
                         ErrorKind.REQUEST,
                         sent=request.sent,
-                        status=error.status,
-                        extra_meta={"batch_id": batch_id, "batch_error": error.kind},
+                        extra_meta={"batch_error": "queue_limit"},
                     )
                 )
             else:
-                retry.append(key)
-        chunk.state, chunk.merged_at = "merged", utc_now()
-        self.store.save(chunk)
-        await self.adapter.api.cleanup(chunk.handle)
-        if chunk.errors:
-            kinds: dict[str, int] = {}
-            for entry in chunk.errors:
-                kinds[entry.kind] = kinds.get(entry.kind, 0) + 1
-            shown = ", ".join(f"{kind} {n}" for kind, n in sorted(kinds.items()))
-            self._say(f"{batch_id}: {len(chunk.errors)} request(s) without an answer ({shown})")
-        return retry
+                again.append(Waiting(item, request.draft.sample, chunk.round, "queue"))
 
-    def _action(self, error: RequestError, round_: int) -> str:
-        if not error.retryable:
-            return "recorded"
-        if self.settings.retry == "batch" and round_ < self.settings.max_rounds:
-            return "batch"
-        return "online"
+    async def _online(self, work: list[tuple[Item, int]]) -> None:
+        self.outcome.retried_online += len(work)
+        self.say(f"asking {len(work)} request(s) again online (at the standard price)")
+        before = self.generation.not_sent
+        await self.generation.run(work)
+        self.outcome.not_sent += self.generation.not_sent - before
 
-    def _record(self, prediction: Prediction) -> None:
+    def record(self, prediction: Prediction) -> None:
         self.log.append(prediction)
         if self.on_done is not None:
             self.on_done(prediction)
 
-    async def _settle(self, cid: str, usage: Any) -> None:
+    async def settle_usage(self, cid: str, usage: object) -> None:
         held = self._held.pop(cid, None)
         if held is not None and self.budget is not None:
-            await self.budget.settle_usage(held, usage, discount=BATCH_DISCOUNT)
+            await self.budget.settle_usage(held, usage, discount=BATCH_DISCOUNT)  # type: ignore[arg-type]
 
-    async def _release(self, cid: str) -> None:
+    async def release(self, cid: str) -> None:
         held = self._held.pop(cid, None)
         if held is not None and self.budget is not None:
             await self.budget.release(held)
+
+
+def _usd(entry: Bound) -> float:
+    return entry.usd if entry.usd is not None else float(entry.tokens)

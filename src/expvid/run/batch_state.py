@@ -4,12 +4,15 @@
     RUN_DIR/batches/<chunk>.drafts.jsonl     custom_id -> the draft of each request's prediction
     RUN_DIR/batches/<chunk>.input.jsonl      the provider's JSONL while it is being written and sent
 
-A chunk goes "writing" (lines being written) -> "submitting" (uploaded, the batch being created)
--> "submitted" (the provider has it: its id is recorded) -> "merged" (every result is in
-`predictions.jsonl` or was sent on to be asked again). A chunk found "writing" after a crash was
-never sent: its requests are simply asked again. One found "submitting" is looked up at the
-provider by its metadata (OpenAI) before anything is resubmitted. The input file is deleted once
-the batch exists (it holds every frame; the provider has its copy).
+A chunk goes "writing" (lines being written) -> "submitting" (the intent: its content hash, the
+attempt and the time are on disk BEFORE the create call; an OpenAI upload's file id is recorded
+before the batch is created from it) -> "submitted" (the provider has it: its id is recorded) ->
+"merged" (every result is in `predictions.jsonl` or was sent on to be asked again). A chunk found
+"writing" after a crash was never sent: its requests are simply asked again. One found
+"submitting" may or may not have reached the provider: it is looked up there (`batch_submit`) before
+anything is sent again; while a lookup cannot settle it, it is "unresolved" (its candidates are
+recorded) and its requests are not asked elsewhere. The input file is deleted once the batch
+exists (it holds every frame; the provider has its copy).
 
 custom_ids are derived from each request's identity (item id, sample), never from its position, and
 fit Anthropic's `^[a-zA-Z0-9_-]{1,64}$`.
@@ -26,13 +29,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from expvid.models.batch import BatchHandle
+from expvid.models.batch import BatchHandle, BatchLabel
 from expvid.run.generate import PredictionDraft
 from expvid.run.rundir import write_atomic
 from expvid.schema.records import utc_now
 
 BATCH_DIR = "batches"
-ChunkState = Literal["writing", "submitting", "submitted", "merged", "abandoned"]
+ChunkState = Literal["writing", "submitting", "unresolved", "submitted", "merged", "abandoned"]
 
 
 def custom_id(item_id: str, sample: int) -> str:
@@ -73,9 +76,24 @@ class ChunkRecord(BaseModel):
     n_requests: int = 0
     n_bytes: int = 0
     handle: BatchHandle | None = None
-    #: Estimated cost of the chunk's requests at the batch price (the budget holds it until merged).
+    #: Upper bound of the chunk's requests at the batch price (the budget holds it until merged;
+    #: files written before the bound was used call it the estimate).
     estimated_usd: float | None = None
     estimated_tokens: int = 0
+    #: Of the bound, the prompt tokens (what the provider's batch queue counts as enqueued).
+    prompt_tokens: int = 0
+    #: Create calls made (the attempt number goes into the batch's label).
+    attempt: int = 0
+    #: When the last create call was about to be made, and what it sent (SHA-256 of the input).
+    intent_at: datetime | None = None
+    content_sha256: str | None = None
+    #: OpenAI: the uploaded input file, recorded before the batch is created from it.
+    input_file_id: str | None = None
+    #: Batches that may be this chunk's lost creation and are being settled (cancelled or waited
+    #: for, then told apart by their custom ids).
+    candidates: list[str] = Field(default_factory=list)
+    #: Batches that may have been created for this chunk and could not be told apart (said in notes).
+    possible_duplicates: list[str] = Field(default_factory=list)
     status: str | None = None
     counts: dict[str, int] = Field(default_factory=dict)
     failure: str | None = None
@@ -85,9 +103,9 @@ class ChunkRecord(BaseModel):
     merged_at: datetime | None = None
     errors: list[RequestErrorRecord] = Field(default_factory=list)
 
-    def metadata(self) -> dict[str, str]:
-        """What the provider's batch is labelled with (OpenAI `metadata`), to find it again."""
-        return {"expvid_run": self.run_uid, "expvid_chunk": self.local_id}
+    def label(self) -> BatchLabel:
+        """What the provider's batch is labelled with (OpenAI `metadata`, Gemini display name)."""
+        return BatchLabel(run_uid=self.run_uid, chunk=self.local_id, attempt=self.attempt or None)
 
 
 class BatchStore:
@@ -145,6 +163,17 @@ class BatchStore:
 
     def drop_input(self, record: ChunkRecord) -> None:
         self.input_path(record).unlink(missing_ok=True)
+
+    def content_sha256(self, record: ChunkRecord) -> str:
+        digest = hashlib.sha256()
+        with self.input_path(record).open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        return digest.hexdigest()
+
+    def known_batch_ids(self) -> set[str]:
+        """Every batch id a chunk of this run directory has recorded (never a lost creation)."""
+        return {chunk.handle.batch_id for chunk in self.chunks() if chunk.handle is not None}
 
 
 class ChunkWriter:

@@ -1,34 +1,39 @@
-"""Stopping a run at a budget (`--max-cost USD`, `--max-tokens-total N`), from the usage the APIs report.
+"""Stopping a run at a budget (`--max-cost USD`, `--max-tokens-total N`) that it never passes.
 
-The gate counts what the run directory has already spent (every earlier request, `cost.run_cost`)
-plus each answer as it arrives. Before a request is sent it asks for room: the request's expected
-cost is what the run directory's answers have cost on average so far (the dry-run estimate of the
-request before the first answer), and room is given only while
+Every request is admitted by its own upper bound (`bounds.Bound`: its images by the provider's
+rule, its prompt, its whole `max_tokens`), never by an average. A `Ledger` holds one budget:
+what was spent before (every earlier request of the run directory, `cost.run_cost`), what answers
+reported since, and the bounds of the requests in flight. A request is sent only when
 
-    spent + expected cost of the requests in flight + expected cost of this one <= budget,
+    spent + the bounds of the requests in flight + its own bound <= budget;
 
-and, until the first answer has said what a request really costs, for one request at a time.
+when it does not fit it waits for requests in flight to come back (each gives back the difference
+between its bound and what it really used), and when nothing is in flight and it still does not
+fit, the run stops cleanly: nothing more is sent, the items not asked stay without a prediction
+(the same command with a larger budget continues them), and the manifest, `scores.json` and every
+report say the run stopped at its budget. So the total never passes the budget: it stays under it
+by less than the bound of the request that was not sent (`BudgetStop.next_bound`), which is what
+the run may stop early by.
 
-When there is no room the run stops cleanly: nothing more is sent, the requests in flight finish and
-are recorded, the items not asked stay without a prediction (so the same command with a larger
-budget continues them), and the manifest, `scores.json` and every report say the run stopped at
-its budget. The total can pass the budget only by what the requests in flight cost above their
-expectation. Answers from the response cache cost nothing and are always served.
+A ledger can be shared: `expvid eval-set` gives every cell one ledger for the whole set (each
+cell prices its requests at its own model's price) besides a cell's own budget.
 
-A batch run (`--batch`) admits each request into a batch the same way, at the batch price; its real
-cost is known when the batch's results arrive, so until then the expectations are all it has (the
-run directory's mean cost when it has answers, else the dry-run estimate), and a run resumed later
-holds the estimate of every request still waiting in a batch.
+A batch run (`--batch`) admits requests into batches the same way at the batch price, without
+waiting (`try_reserve`): what does not fit waits for the open batches' results, which give back
+what their requests did not use, and is submitted then. Answers from the response cache cost
+nothing and are always served. What the bound cannot know is in docs/api-campaigns.md.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from dataclasses import dataclass, field
 
 from pydantic import BaseModel
 
 from expvid.models.pricing import Price
+from expvid.run.bounds import Bound
 from expvid.run.cost import RunCost
 from expvid.schema import Usage
 
@@ -40,14 +45,31 @@ class BudgetStop(BaseModel):
     budget: float
     spent: float
     not_sent: int = 0
+    #: Whose budget: "run" (`--max-cost`) or "eval-set" (the set's shared `max_cost`).
+    scope: str = "run"
+    #: The bound of the request that did not fit (USD or tokens): the run stopped short of its
+    #: budget by less than this.
+    next_bound: float | None = None
 
     def describe(self) -> str:
         if self.limit == "max_cost":
-            what = f"--max-cost ${self.budget:g} (spent ${self.spent:.4f})"
+            flag = "the eval-set's max_cost" if self.scope == "eval-set" else "--max-cost"
+            what = f"{flag} ${self.budget:g} (spent ${self.spent:.4f}"
+            bound = (
+                ""
+                if self.next_bound is None
+                else f"; the next request could cost up to ${self.next_bound:.4f}"
+            )
         else:
-            what = f"--max-tokens-total {int(self.budget)} (used {int(self.spent)} tokens)"
+            flag = "the eval-set's max_tokens_total" if self.scope == "eval-set" else "--max-tokens-total"
+            what = f"{flag} {int(self.budget)} (used {int(self.spent)} tokens"
+            bound = (
+                ""
+                if self.next_bound is None
+                else f"; the next request could use up to {int(self.next_bound)}"
+            )
         left = f"; {self.not_sent} request(s) not sent" if self.not_sent else ""
-        return f"stopped at the budget {what}{left}; re-run with a larger budget to continue"
+        return f"stopped at the budget {what}{bound}){left}; re-run with a larger budget to continue"
 
 
 class BudgetExhausted(Exception):
@@ -55,123 +77,208 @@ class BudgetExhausted(Exception):
 
 
 @dataclass
-class Expectation:
-    """What one request is expected to use: cost in USD (None: unpriced) and tokens."""
+class Ledger:
+    """One budget: its limits, what was spent, and the bounds held by requests in flight."""
 
-    usd: float | None
-    tokens: int
+    max_cost: float | None
+    max_tokens: int | None
+    spent_usd: float = 0.0
+    spent_tokens: int = 0
+    reserved_usd: float = 0.0
+    reserved_tokens: int = 0
+    #: Online requests in flight: what a request that does not fit may wait for. Requests held in
+    #: a provider's batch give their room back only when the batch is merged: not waited for.
+    in_flight: int = 0
+    scope: str = "run"
+    stop: BudgetStop | None = None
+    #: One condition per ledger family (a shared ledger's gates all wait on it).
+    condition: asyncio.Condition = field(default_factory=asyncio.Condition)
+
+    def overflow(self, bound: Bound) -> BudgetStop | None:
+        """The stop this bound would cause now, or None when it fits."""
+        if (
+            self.max_cost is not None
+            and self.spent_usd + self.reserved_usd + (bound.usd or 0.0) > self.max_cost
+        ):
+            return BudgetStop(
+                limit="max_cost",
+                budget=self.max_cost,
+                spent=self.spent_usd,
+                scope=self.scope,
+                next_bound=bound.usd,
+            )
+        if (
+            self.max_tokens is not None
+            and self.spent_tokens + self.reserved_tokens + bound.tokens > self.max_tokens
+        ):
+            return BudgetStop(
+                limit="max_tokens_total",
+                budget=self.max_tokens,
+                spent=self.spent_tokens,
+                scope=self.scope,
+                next_bound=bound.tokens,
+            )
+        return None
+
+    def take(self, bound: Bound) -> None:
+        self.reserved_usd += bound.usd or 0.0
+        self.reserved_tokens += bound.tokens
+        self.in_flight += 0 if bound.batched else 1
+
+    def give_back(self, bound: Bound) -> None:
+        self.reserved_usd = max(0.0, self.reserved_usd - (bound.usd or 0.0))
+        self.reserved_tokens = max(0, self.reserved_tokens - bound.tokens)
+        if not bound.batched:
+            self.in_flight = max(0, self.in_flight - 1)
+
+    def spend(self, usd: float, tokens: int) -> None:
+        self.spent_usd += usd
+        self.spent_tokens += tokens
+        if self.stop is not None:
+            self.stop.spent = self.spent_usd if self.stop.limit == "max_cost" else self.spent_tokens
+
+    @classmethod
+    def of(
+        cls,
+        *,
+        max_cost: float | None,
+        max_tokens: int | None,
+        spent: RunCost | None = None,
+        scope: str = "run",
+    ) -> Ledger:
+        return cls(
+            max_cost=max_cost,
+            max_tokens=max_tokens,
+            spent_usd=(spent.usd or 0.0) if spent is not None else 0.0,
+            spent_tokens=spent.total_tokens if spent is not None else 0,
+            scope=scope,
+        )
 
 
 @dataclass
 class BudgetGate:
-    max_cost: float | None
-    max_tokens: int | None
+    """A run's admission to its budgets (its own and any shared one), at its model's price."""
+
+    ledgers: list[Ledger]
     price: Price | None
-    #: Spent before this session (earlier requests of the run directory).
-    spent_usd: float = 0.0
-    spent_tokens: int = 0
-    _reserved_usd: float = 0.0
-    _reserved_tokens: int = 0
-    _answers: int = 0
-    _answer_usd: float = 0.0
-    _answer_tokens: int = 0
-    stop: BudgetStop | None = None
     refused: int = 0
-    _in_flight: int = 0
-    _lock: asyncio.Condition = field(default_factory=asyncio.Condition)
 
     @classmethod
     def for_run(
-        cls, *, max_cost: float | None, max_tokens: int | None, price: Price | None, spent: RunCost
+        cls,
+        *,
+        max_cost: float | None,
+        max_tokens: int | None,
+        price: Price | None,
+        spent: RunCost,
+        shared: Ledger | None = None,
     ) -> BudgetGate | None:
-        if max_cost is None and max_tokens is None:
+        if max_cost is None and max_tokens is None and shared is None:
             return None
-        if max_cost is not None and price is None:
+        needs_price = max_cost is not None or (shared is not None and shared.max_cost is not None)
+        if needs_price and price is None:
             raise ValueError(
                 "--max-cost needs a price for the model (none in the price table): give --price MODEL=IN,OUT"
             )
-        gate = cls(
-            max_cost=max_cost,
-            max_tokens=max_tokens,
-            price=price,
-            spent_usd=spent.usd or 0.0,
-            spent_tokens=spent.total_tokens,
-        )
-        # What earlier answers of the run directory cost is the best guess for the next request.
-        gate._answers = spent.requests
-        gate._answer_usd = spent.usd or 0.0
-        gate._answer_tokens = spent.total_tokens
-        return gate
+        ledgers = [] if shared is None else [shared]
+        if max_cost is not None or max_tokens is not None:
+            own = Ledger.of(max_cost=max_cost, max_tokens=max_tokens, spent=spent)
+            if shared is not None:
+                own.condition = shared.condition  # one condition for every ledger a request waits on
+            ledgers.append(own)
+        return cls(ledgers=ledgers, price=price)
+
+    @property
+    def condition(self) -> asyncio.Condition:
+        return self.ledgers[0].condition
+
+    @property
+    def stop(self) -> BudgetStop | None:
+        return next((ledger.stop for ledger in self.ledgers if ledger.stop is not None), None)
 
     @property
     def stopped(self) -> bool:
         return self.stop is not None
 
-    def _expected(self, fallback: Expectation) -> Expectation:
-        if self._answers:
-            return Expectation(self._answer_usd / self._answers, round(self._answer_tokens / self._answers))
-        return fallback
+    def _refuse(self) -> BudgetExhausted:
+        self.refused += 1
+        stop = self.stop
+        assert stop is not None
+        return BudgetExhausted(stop.describe())
 
-    async def reserve(self, fallback: Expectation, *, probe_first: bool = True) -> Expectation:
-        """Room for one request, or `BudgetExhausted` (and the run is marked stopped).
+    def _overflow(self, bound: Bound) -> BudgetStop | None:
+        for ledger in self.ledgers:
+            problem = ledger.overflow(bound)
+            if problem is not None:
+                return problem
+        return None
 
-        `probe_first`: until one answer says what a request really costs, one request at a time
-        (the first guess, the dry-run estimate, may be far off, and everything in flight with it).
-        A batch cannot wait for an answer before sending the rest: it reserves at the estimate."""
-        async with self._lock:
-            if probe_first:
-                await self._lock.wait_for(
-                    lambda: self._answers > 0 or self._in_flight == 0 or self.stop is not None
-                )
-            if self.stop is not None:
-                self.refused += 1
-                self.stop.not_sent = self.refused
-                raise BudgetExhausted(self.stop.describe())
-            expected = self._expected(fallback)
-            if self.max_cost is not None:
-                projected = self.spent_usd + self._reserved_usd + (expected.usd or 0.0)
-                if projected > self.max_cost:
-                    self._halt("max_cost", self.max_cost, self.spent_usd)
-            if self.stop is None and self.max_tokens is not None:
-                projected_tokens = self.spent_tokens + self._reserved_tokens + expected.tokens
-                if projected_tokens > self.max_tokens:
-                    self._halt("max_tokens_total", self.max_tokens, self.spent_tokens)
-            if self.stop is not None:
-                self.refused += 1
-                self.stop.not_sent = self.refused
-                raise BudgetExhausted(self.stop.describe())
-            self._reserved_usd += expected.usd or 0.0
-            self._reserved_tokens += expected.tokens
-            self._in_flight += 1
-            return expected
+    def _idle(self) -> bool:
+        return all(ledger.in_flight == 0 for ledger in self.ledgers)
 
-    async def hold(self, expected: Expectation) -> Expectation:
-        """Hold room for a request already sent (an open batch from an earlier session), unchecked."""
-        async with self._lock:
-            self._reserved_usd += expected.usd or 0.0
-            self._reserved_tokens += expected.tokens
-            self._in_flight += 1
-            return expected
+    async def reserve(self, bound: Bound) -> Bound:
+        """Hold `bound` for one request, waiting while requests in flight may give room back;
+        `BudgetExhausted` (and the budget is marked stopped) when it cannot fit even then.
 
-    def _halt(self, limit: str, budget: float, spent: float) -> None:
-        self.stop = BudgetStop(limit=limit, budget=budget, spent=spent)
+        A request whose bound is not known yet (`Bound.known` False) goes alone."""
+        async with self.condition:
+            while True:
+                if self.stopped:
+                    raise self._refuse()
+                if not bound.known and not self._idle():
+                    await self.condition.wait()
+                    continue
+                problem = self._overflow(bound)
+                if problem is None:
+                    for ledger in self.ledgers:
+                        ledger.take(bound)
+                    return bound
+                if self._idle():
+                    self._halt(problem)
+                    raise self._refuse()
+                await self.condition.wait()
 
-    async def settle(self, reserved: Expectation, usd: float | None, tokens: int | None) -> None:
-        """Record what a request really used (None: it reported no usage; its expectation stands)."""
-        async with self._lock:
-            self._reserved_usd -= reserved.usd or 0.0
-            self._reserved_tokens -= reserved.tokens
-            self._in_flight -= 1
-            self._lock.notify_all()
+    async def try_reserve(self, bound: Bound) -> Bound | None:
+        """Hold `bound` if it fits now (a batch: nothing waits for a batch being written); None if not.
+        Never stops the run: the caller decides (`halt`) once nothing it holds can give room back."""
+        async with self.condition:
+            if self.stopped or self._overflow(bound) is not None:
+                return None
+            held = dataclasses.replace(bound, batched=True)
+            for ledger in self.ledgers:
+                ledger.take(held)
+            return held
+
+    async def halt(self, bound: Bound) -> None:
+        """Record that `bound` does not fit with nothing left to give room back: the run stops."""
+        async with self.condition:
+            problem = self._overflow(bound)
+            if problem is not None and not self.stopped:
+                self._halt(problem)
+
+    def _halt(self, problem: BudgetStop) -> None:
+        for ledger in self.ledgers:
+            if ledger.scope == problem.scope and ledger.stop is None:
+                ledger.stop = problem
+        self.condition.notify_all()
+
+    async def hold(self, bound: Bound) -> Bound:
+        """Hold room for a request already in a batch (an open batch of an earlier session), unchecked."""
+        held = dataclasses.replace(bound, batched=True)
+        async with self.condition:
+            for ledger in self.ledgers:
+                ledger.take(held)
+            return held
+
+    async def settle(self, reserved: Bound, usd: float | None, tokens: int | None) -> None:
+        """Record what a request really used (None: it reported no usage, and its bound counts)."""
+        async with self.condition:
             spent_usd = (reserved.usd or 0.0) if usd is None else usd
             spent_tokens = reserved.tokens if tokens is None else tokens
-            self.spent_usd += spent_usd
-            self.spent_tokens += spent_tokens
-            self._answers += 1
-            self._answer_usd += spent_usd
-            self._answer_tokens += spent_tokens
-            if self.stop is not None:
-                self.stop.spent = self.spent_usd if self.stop.limit == "max_cost" else self.spent_tokens
+            for ledger in self.ledgers:
+                ledger.give_back(reserved)
+                ledger.spend(spent_usd, spent_tokens)
+            self.condition.notify_all()
 
     def usage_cost(self, usage: Usage | None) -> tuple[float | None, int | None]:
         """(USD, tokens) of a reported usage at this run's price; None for what is not known."""
@@ -188,17 +295,18 @@ class BudgetGate:
         return usd, prompt + completion + (reasoning if separate else 0)
 
     async def settle_usage(
-        self, reserved: Expectation, usage: Usage | None, *, cached: bool = False, discount: float = 1.0
+        self, reserved: Bound, usage: Usage | None, *, cached: bool = False, discount: float = 1.0
     ) -> None:
-        """`settle` from a response's usage (a cached answer costs nothing: its reservation is freed)."""
+        """`settle` from a response's usage (a cached answer costs nothing: its bound is freed)."""
         if cached:
             await self.release(reserved)
             return
         usd, tokens = self.usage_cost(usage)
         await self.settle(reserved, None if usd is None else usd * discount, tokens)
 
-    async def release(self, reserved: Expectation) -> None:
-        """Give back a reservation whose request cost nothing (failed before the provider answered)."""
-        async with self._lock:
-            self._reserved_usd -= reserved.usd or 0.0
-            self._reserved_tokens -= reserved.tokens
+    async def release(self, reserved: Bound) -> None:
+        """Give back a bound whose request cost nothing (failed before the provider answered)."""
+        async with self.condition:
+            for ledger in self.ledgers:
+                ledger.give_back(reserved)
+            self.condition.notify_all()

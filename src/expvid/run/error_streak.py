@@ -7,8 +7,11 @@ without access (401/403). Going on would record the same failure for every remai
 resume would send them all again. Inspect's `fail_on_error` is the anchor: a run stops once errors
 show it cannot succeed. Here the rule is narrower, so that no run with a working model is ever
 stopped: `limit` consecutive failures (in the order they come back) with the same status and the
-same message, and no success between them. Transient failures (429, 5xx, timeouts, network) and
-media failures (a damaged video is the item's problem) neither count nor break the streak.
+same message, and no success between them. A server that cannot be reached at all (connection
+refused, a name that does not resolve, a TLS handshake that fails: a wrong port or URL) counts the
+same way: every item would wait through its retries and fail alike. Other transient failures (429,
+5xx, timeouts, a dropped connection) and media failures (a damaged video is the item's problem)
+neither count nor break the streak.
 
 What was answered and the failures themselves are already in `predictions.jsonl`; the failed items
 are retried on resume, so a fixed configuration picks up where the stopped run ended.
@@ -31,9 +34,12 @@ class RunStopped(DataError):
 
 
 def error_signature(prediction: Prediction) -> tuple[int, str] | None:
-    """(status, message) of a failure that retrying cannot cure, or None for anything else."""
+    """(status, message) of a failure that retrying cannot cure (status 0: the server could not be
+    reached), or None for anything else."""
     if prediction.ok or prediction.error_kind is not ErrorKind.REQUEST:
         return None
+    if prediction.meta.get("unreachable"):
+        return 0, _ATTEMPTS.sub("", prediction.error or "")
     status = prediction.meta.get("status")
     if not isinstance(status, int) or not 400 <= status < 500 or status in RETRYABLE_4XX:
         return None
@@ -64,7 +70,7 @@ class ErrorStreak:
             return None
         return (
             f"stopped after {self.count} requests in a row failed with the same error ({signature[1]}); "
-            "another item would fail the same way. Fix the cause (model name, API, parameters, key) and "
+            "another item would fail the same way. Fix the cause (model name, API, parameters, key, URL) and "
             "re-run the same command to resume: finished items are kept, failed ones retried "
             "(--stop-after-errors 0 never stops)"
         )

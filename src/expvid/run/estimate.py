@@ -21,7 +21,6 @@ exists, the ones it already answered are left out, as a resume would), and per r
 
 from __future__ import annotations
 
-import io
 import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
@@ -36,8 +35,7 @@ from expvid.media.sampler import probe
 from expvid.media.transform import output_size
 from expvid.models.image_tokens import image_tokens
 from expvid.models.pricing import BATCH_DISCOUNT, ModelRef, Price, model_ref, price_for
-from expvid.models.types import GenerateRequest, ImagePart, Message, TextPart
-from expvid.run.budget import Expectation
+from expvid.models.types import ImagePart, Message, TextPart
 from expvid.run.config import EvalConfig
 from expvid.run.rundir import RunDir
 from expvid.schema import AnswerType, ImagesRef, Item, Prediction, SamplerSettings, VideoRef
@@ -103,32 +101,6 @@ class _Shape:
     text: int
 
 
-def request_expectation(
-    request: GenerateRequest, ref: ModelRef, price: Price | None, output_tokens: int
-) -> Expectation:
-    """The expected cost of a request already built (images measured from their bytes' headers):
-    the budget's guess before any answer of the run has come back."""
-    sizes = []
-    text = 0
-    for message in request.messages:
-        for part in message.content:
-            if isinstance(part, TextPart):
-                text += text_tokens(part.text)
-            elif isinstance(part, ImagePart):
-                try:
-                    with Image.open(io.BytesIO(part.data)) as picture:
-                        sizes.append(picture.size)
-                except OSError:
-                    continue
-    images = 0
-    for width, height in sizes:
-        cost = image_tokens(ref, width, height)
-        images += cost.tokens if cost is not None else 0
-    prompt = text + images
-    usd = None if price is None else price.cost(prompt, output_tokens)
-    return Expectation(usd, prompt + output_tokens)
-
-
 def _frames_of(item: Item, settings: SamplerSettings) -> list[tuple[int, int]]:
     """The (width, height) of every frame the sampler sends for a video item (no decoding)."""
     assert isinstance(item.media, VideoRef)
@@ -186,6 +158,7 @@ def estimate_items(
     max_tokens: int,
     measured: dict[str, float],
     batch: bool,
+    detail: str = "auto",
 ) -> tuple[list[TaskEstimate], list[str]]:
     by_task: dict[str, TaskEstimate] = {}
     notes: list[str] = []
@@ -213,7 +186,7 @@ def estimate_items(
         for width, height in shape.sizes:
             key = f"{width}x{height}"
             estimate.frame_sizes[key] = estimate.frame_sizes.get(key, 0) + 1
-            cost = image_tokens(ref, width, height)
+            cost = image_tokens(ref, width, height, detail)
             if cost is None:
                 image_total = None
             elif image_total is not None:
@@ -297,7 +270,9 @@ def estimate_run(config: EvalConfig) -> RunEstimate:
         resolve_frames,
         select_records,
     )
+    from expvid.run.run_lock import check_out_folder
 
+    check_out_folder(config.out)  # a folder that is not a run is refused here too
     suite = make_suite(config)
     config = config.model_copy(update={"frames": resolve_frames(suite, config.frames)})
     dataset = suite.load(config.data, strict=config.strict)
@@ -306,6 +281,7 @@ def estimate_run(config: EvalConfig) -> RunEstimate:
     items = selection.items
     base_url = config.backend_options.get("base_url")
     ref = model_ref(config.model, base_url if isinstance(base_url, str) else None)
+    detail = str(config.backend_options.get("image_detail") or "auto")
     price = price_for(config.model, config.prices, base_url if isinstance(base_url, str) else None)
     notes: list[str] = []
     frames = config.frames
@@ -339,6 +315,7 @@ def estimate_run(config: EvalConfig) -> RunEstimate:
         max_tokens=max_tokens,
         measured=measured,
         batch=config.batch is not None,
+        detail=detail,
     )
     order = {spec.name: i for i, spec in enumerate(suite.tasks)}
     tasks.sort(key=lambda task: order.get(task.task, len(order)))
@@ -347,12 +324,17 @@ def estimate_run(config: EvalConfig) -> RunEstimate:
     sample_size = next(iter(Counter(total.frame_sizes).most_common(1)), None)
     if sample_size is not None:
         width, height = (int(v) for v in sample_size[0].split("x"))
-        cost = image_tokens(ref, width, height)
+        cost = image_tokens(ref, width, height, detail)
         rule = (
             f"{cost.rule}: {cost.tokens} tokens per {width}x{height} frame"
             if cost is not None
             else f"no documented image-token rule known for {ref.model}; image tokens not estimated"
         )
+        if cost is not None and detail == "auto" and cost.rule.startswith("OpenAI tiles"):
+            notes.append(
+                "image detail 'auto' (none sent): OpenAI may serve a frame at low detail, so the image "
+                "tokens are an upper bound; --image-detail high (or low) sends it and makes them exact"
+            )
     if price is None:
         notes.append(
             f"no price known for {config.model} ({ref.provider}); give --price IN,OUT (USD per 1M tokens) "

@@ -86,6 +86,7 @@ class EvalOptions(BaseModel):
     max_cost: float | None = None
     max_tokens_total: int | None = None
     api: str | None = None
+    image_detail: str | None = None
     batch: bool = False
     batch_option: list[str] = Field(default_factory=list)
 
@@ -143,6 +144,12 @@ class EvalOptions(BaseModel):
             if self.api not in ("chat", "responses"):
                 raise OptionError("--api", f"expected 'chat' or 'responses', got {self.api!r}")
             options["api"] = self.api
+        if self.image_detail is not None:
+            if self.image_detail not in ("auto", "low", "high"):
+                raise OptionError(
+                    "--image-detail", f"expected 'auto', 'low' or 'high', got {self.image_detail!r}"
+                )
+            options["image_detail"] = self.image_detail
         return options
 
     def prices(self) -> dict[str, Price]:

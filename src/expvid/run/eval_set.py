@@ -36,9 +36,11 @@ from expvid.media.cache import FrameCache
 from expvid.media.errors import MediaError
 from expvid.media.sampler import sample_with_settings
 from expvid.models.anthropic_backend import CLAUDE_IMAGE_LIMIT
-from expvid.models.pricing import model_ref
+from expvid.models.pricing import Price, model_ref, price_for
 from expvid.models.types import BackendConfigError
+from expvid.run.budget import Ledger
 from expvid.run.config import EvalConfig
+from expvid.run.cost import run_cost
 from expvid.run.eval_set_config import (
     Cell,
     EvalSetConfig,
@@ -216,6 +218,35 @@ def _status(result: EvalResult) -> str:
     return "partial"
 
 
+def shared_budget(config: EvalSetConfig) -> Ledger | None:
+    """The set's own budget (`max_cost`, `max_tokens_total` at the top of the file), shared by every
+    cell, with what every cell's run directory has spent so far (each at its model's price)."""
+    if config.max_cost is None and config.max_tokens_total is None:
+        return None
+    usd, tokens = 0.0, 0
+    for cell in cells_of(config):
+        entry = cell.model
+        prices = {}
+        if entry.price is not None:
+            prices[""] = Price(input_per_m=entry.price[0], output_per_m=entry.price[1], source="eval-set")
+        url = entry.base_url if isinstance(entry.base_url, str) else None
+        price = price_for(entry.model, prices, url)
+        if (
+            price is None
+            and config.max_cost is not None
+            and model_ref(entry.model, url).provider != "offline"
+        ):
+            raise DataError(
+                f"the eval-set's max_cost needs a price for every model; {entry.name} has none: give it price: [IN, OUT]"
+            )
+        spent = run_cost(cell.run_dir(config.out) / "predictions.jsonl", price)
+        usd += spent.usd or 0.0
+        tokens += spent.total_tokens
+    ledger = Ledger(max_cost=config.max_cost, max_tokens=config.max_tokens_total, scope="eval-set")
+    ledger.spent_usd, ledger.spent_tokens = usd, tokens
+    return ledger
+
+
 async def run_cell(
     prepared: PreparedCell,
     state: CellState,
@@ -225,6 +256,7 @@ async def run_cell(
     console: Console,
     save: Callable[[], None],
     show_progress: bool,
+    budget: Ledger | None = None,
 ) -> CellState:
     """One cell, retried as a unit: a fresh `evaluate` of the same run directory each attempt."""
     cell, config = prepared.cell, prepared.config
@@ -235,7 +267,11 @@ async def run_cell(
         save()
         try:
             result = await evaluate(
-                config, command=["expvid", "eval-set", cell.id], console=console, show_progress=show_progress
+                config,
+                command=["expvid", "eval-set", cell.id],
+                console=console,
+                show_progress=show_progress,
+                shared_budget=budget,
             )
         except FINAL_ERRORS as error:
             state.status, state.error = "failed", f"{type(error).__name__}: {error}"
@@ -299,6 +335,7 @@ async def run_eval_set(
         )
         save()
     slots = asyncio.Semaphore(config.parallel_cells)
+    budget = shared_budget(config)
 
     async def one(prepared: PreparedCell) -> None:
         async with slots:
@@ -311,6 +348,7 @@ async def run_eval_set(
                 console=console,
                 save=save,
                 show_progress=show_progress and config.parallel_cells == 1,
+                budget=budget,
             )
 
     tasks = [asyncio.create_task(one(prepared)) for prepared in to_run]

@@ -3,6 +3,7 @@
     out: runs/table3                   # campaign root: runs/, views/, report.md, leaderboard.html
     cache_dir: /scratch/expvid-cache   # shared frame and response cache (default: expvid's)
     references: all                    # the paper's rows in the tables: all, none, or model names
+    max_cost: 150                      # USD for the whole set, shared by every cell
     retries: 2                         # a failed cell is run again as a whole this many times
     parallel_cells: 2                  # cells run at once (each with its own concurrency)
     suites:
@@ -19,7 +20,7 @@
         concurrency: 16
         price: [2.5, 10, 1.25]         # USD per 1M tokens in, out[, cached in], over the price table
         batch: true                    # or {wait: false, retry: batch, ...}
-        max_cost: 40                   # this cell's budget
+        max_cost: 40                   # this cell's budget (the set's own: max_cost at the top)
       - name: Qwen2.5-VL-7B
         model: openai:Qwen2.5-VL-7B-Instruct
         base_url: [http://gpu1:8000/v1, http://gpu2:8000/v1]
@@ -113,6 +114,10 @@ class EvalSetConfig(BaseModel):
     models: list[ModelEntry]
     references: Literal["all", "none"] | list[str] = "all"
     retries: int = Field(default=2, ge=0)
+    #: One budget for the whole set, shared by its cells (each prices its requests at its model's
+    #: price), on top of any cell's own `max_cost` / `max_tokens_total`.
+    max_cost: float | None = Field(default=None, gt=0)
+    max_tokens_total: int | None = Field(default=None, gt=0)
     #: Seconds before a failed cell runs again (doubling each time).
     retry_wait_s: float = Field(default=30.0, ge=0)
     parallel_cells: int = Field(default=1, ge=1)

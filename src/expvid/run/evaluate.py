@@ -25,6 +25,7 @@ from rich.markup import escape
 
 from expvid.media.cache import FrameCache
 from expvid.models.factory import create_backend
+from expvid.run.budget import Ledger
 from expvid.run.config import EvalConfig
 from expvid.run.cost import run_extras
 from expvid.run.error_streak import RunStopped
@@ -40,6 +41,7 @@ from expvid.run.request_settings import (
     sent_summary,
     temperature_as_sent,
 )
+from expvid.run.run_lock import RunLock, check_out_folder
 from expvid.run.rundir import AppendLog, RunDir
 from expvid.run.scoring_phase import DatasetPrint, RunScores, ScoringInputs, judge_and_score
 from expvid.run.selection import Selection, select_items, select_records, suite_task_names
@@ -236,8 +238,35 @@ async def evaluate(
     command: list[str] | None = None,
     console: Console | None = None,
     show_progress: bool = True,
+    shared_budget: Ledger | None = None,
 ) -> EvalResult:
+    """Run `config` in its run directory, which this process holds (`run_lock`) while it runs.
+    `shared_budget`: a budget shared with other runs (an eval-set's `max_cost`)."""
     console = console or message_console(stderr=True)
+    check_out_folder(config.out)
+    command = command if command is not None else sys.argv
+    lock = RunLock(config.out, " ".join(command)).acquire()
+    try:
+        if lock.took_over is not None:
+            console.print(
+                f"[yellow]note[/]: took over the lock of {escape(str(config.out))} left by "
+                f"{escape(lock.took_over.describe())}, which is no longer running"
+            )
+        return await _evaluate(
+            config, command=command, console=console, show_progress=show_progress, shared_budget=shared_budget
+        )
+    finally:
+        lock.release()
+
+
+async def _evaluate(
+    config: EvalConfig,
+    *,
+    command: list[str],
+    console: Console,
+    show_progress: bool,
+    shared_budget: Ledger | None,
+) -> EvalResult:
     suite = make_suite(config)
     # The suite's paper frames and resolution, where none were given, before the identity is taken.
     config = config.model_copy(update={"frames": resolve_frames(suite, config.frames)})
@@ -283,7 +312,7 @@ async def evaluate(
             console.print(f"[yellow]note[/]: {escape(note)}")
 
     pricing = RunPricing.of(config, backend_options)
-    budget = pricing.gate(config, rundir)  # refuses --max-cost without a price before any work
+    budget = pricing.gate(config, rundir, shared_budget)  # refuses --max-cost without a price before any work
     backend = create_backend(config.model, **backend_options)
     adapter = batch_adapter_for(backend) if config.batch is not None else None
     frames, image_limit = apply_image_limit(config.frames, backend)  # e.g. Claude: 100 images a request
@@ -294,7 +323,7 @@ async def evaluate(
 
     manifest = new_manifest(
         config,
-        command=command if command is not None else sys.argv,
+        command=command,
         dataset=state,
         samplers=_samplers(suite, items, frames),
         judge=judge.manifest_settings() if judge is not None else None,
@@ -344,7 +373,7 @@ async def evaluate(
                     on_done=lambda p: bar.advance(failed=not p.ok, cached=p.cached),
                     input_mode=config.input_mode,
                     budget=budget,
-                    expect=pricing.expect,
+                    bounds=pricing,
                     stop_after_errors=config.stop_after_errors,
                 )
                 if adapter is not None and config.batch is not None:
@@ -359,7 +388,7 @@ async def evaluate(
                         run_uid=run_uid(str(config.out.resolve()), manifest.created_at.isoformat()),
                         items=items,
                         budget=budget,
-                        expect=pricing.expect,
+                        bounds=pricing,
                         console=console,
                         on_done=lambda p: bar.advance(failed=not p.ok, cached=p.cached),
                     ).run(todo)

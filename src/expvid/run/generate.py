@@ -16,8 +16,9 @@ or none, token-limit field, reasoning effort, what a provider refused) plus the 
 frame size, and a provider's refusal as an answer (`Prediction.refusal`, an empty response).
 
 With a budget (`--max-cost`, `--max-tokens-total`) each request that is not in the response cache
-asks `budget.BudgetGate` for room first; once there is none, nothing more is sent and the items not
-asked get no line, so a resume with a larger budget asks them. `prepare` / `answered` / `failed`
+asks `budget.BudgetGate` for room for its upper bound (`bounds`) first, and gives back what it did
+not use when its answer comes; once there is no room, nothing more is sent and the items not asked
+get no line, so a resume with a larger budget asks them. `prepare` / `answered` / `failed`
 are the same steps a batch run (`batch_phase`) uses, so a batched answer is recorded exactly as an
 online one.
 """
@@ -43,7 +44,8 @@ from expvid.models.types import (
     ModelBackend,
     ThinkingConfig,
 )
-from expvid.run.budget import BudgetExhausted, BudgetGate, Expectation
+from expvid.run.bounds import Bound, Bounder
+from expvid.run.budget import BudgetExhausted, BudgetGate
 from expvid.run.error_streak import DEFAULT_STOP_AFTER, ErrorStreak, RunStopped
 from expvid.run.media_inputs import MediaPreparer
 from expvid.run.rundir import AppendLog
@@ -176,7 +178,7 @@ class GenerationPhase:
         on_done: Callable[[Prediction], None] | None = None,
         input_mode: InputMode = "images",
         budget: BudgetGate | None = None,
-        expect: Callable[[GenerateRequest], Expectation] | None = None,
+        bounds: Bounder | None = None,
         stop_after_errors: int | None = DEFAULT_STOP_AFTER,
     ) -> None:
         self.suite = suite
@@ -198,7 +200,7 @@ class GenerationPhase:
         self._tasks: list[asyncio.Task[None]] = []
         #: `--max-cost` / `--max-tokens-total`: asked before each request that is not in the cache.
         self.budget = budget
-        self.expect = expect
+        self.bounds = bounds
         #: (item, sample) pairs not asked because the budget was reached (left for a resume).
         self.not_sent = 0
 
@@ -286,8 +288,8 @@ class GenerationPhase:
             return prepared
         reserved = None
         if self.budget is not None and not await in_cache(self.backend, prepared.request):
-            fallback = self.expect(prepared.request) if self.expect is not None else Expectation(None, 0)
-            reserved = await self.budget.reserve(fallback)
+            bound = self.bounds.bound(prepared.request) if self.bounds is not None else Bound(None, 0)
+            reserved = await self.budget.reserve(bound)
         started = time.perf_counter()
         try:
             response = await self.backend.generate(prepared.request)
@@ -300,9 +302,12 @@ class GenerationPhase:
                 sent=error.sent,
                 status=error.status,
                 latency_s=time.perf_counter() - started,
+                extra_meta={"unreachable": True} if error.unreachable else None,
             )
         if reserved is not None and self.budget is not None:
             await self.budget.settle_usage(reserved, response.usage, cached=response.cached)
+        if self.bounds is not None and not response.cached:
+            self.bounds.observe(prepared.request, response.usage)
         return prepared.draft.answer(response)
 
 

@@ -1,9 +1,9 @@
 """What a run may spend, what each request is expected to cost, and the batch API it may use.
 
 `RunPricing.of(config)` resolves the model's price once (the price table or `--price`), the
-provider's image-token rule, and the expectation the budget uses before any answer has come back
-(`estimate.request_expectation`: the request's real images and text, a typical answer length for
-its answer type). `gate` builds the budget from what the run directory already spent.
+provider's image-token rule and the image `detail` sent, and so the upper bound of each request
+(`bounds.RequestBounds`) the budget admits it by. `gate` builds the budget from what the run
+directory already spent (and the eval-set's shared budget, when there is one).
 """
 
 from __future__ import annotations
@@ -17,12 +17,12 @@ from rich.markup import escape
 
 from expvid.models.pricing import ModelRef, Price, model_ref, price_for
 from expvid.models.types import BackendConfigError, GenerateRequest, ModelBackend
-from expvid.run.budget import BudgetGate, BudgetStop, Expectation
+from expvid.run.bounds import FREE, Bound, RequestBounds
+from expvid.run.budget import BudgetGate, BudgetStop, Ledger
 from expvid.run.config import EvalConfig
 from expvid.run.cost import run_cost
-from expvid.run.estimate import TYPICAL_OUTPUT, request_expectation
 from expvid.run.rundir import RunDir
-from expvid.schema import DataError
+from expvid.schema import DataError, Usage
 
 if TYPE_CHECKING:  # imported by --batch runs only (start-up time of every other run)
     from expvid.models.batch import BatchAdapter
@@ -33,23 +33,30 @@ if TYPE_CHECKING:  # imported by --batch runs only (start-up time of every other
 class RunPricing:
     ref: ModelRef
     price: Price | None
-    max_tokens: int | None = None
+    bounds: RequestBounds
 
     @classmethod
     def of(cls, config: EvalConfig, backend_options: Mapping[str, Any]) -> RunPricing:
         base_url = backend_options.get("base_url")
         url = base_url if isinstance(base_url, str) else None
-        return cls(model_ref(config.model, url), price_for(config.model, config.prices, url))
+        ref = model_ref(config.model, url)
+        price = price_for(config.model, config.prices, url)
+        detail = backend_options.get("image_detail")
+        blind = config.model.strip().startswith("blind:")
+        bounds = RequestBounds(ref, price, detail=detail if isinstance(detail, str) else None, blind=blind)
+        return cls(ref, price, bounds)
 
-    def expect(self, request: GenerateRequest) -> Expectation:
-        typical = TYPICAL_OUTPUT.get(request.hints.answer_type, 200) if request.hints is not None else 200
-        output = min(request.max_tokens, typical)
-        if self.ref.model and request.messages and self.ref.provider != "offline":
-            return request_expectation(request, self.ref, self.price, output)
-        return Expectation(0.0 if self.price is not None else None, 0)
+    def bound(self, request: GenerateRequest) -> Bound:
+        """The most `request` can cost (`bounds`); nothing for an offline baseline."""
+        if self.ref.provider == "offline" or not request.messages:
+            return FREE if self.price is not None else Bound(None, 0)
+        return self.bounds.bound(request)
 
-    def gate(self, config: EvalConfig, rundir: RunDir) -> BudgetGate | None:
-        if config.max_cost is None and config.max_tokens_total is None:
+    def observe(self, request: GenerateRequest, usage: Usage | None) -> None:
+        self.bounds.observe(request, usage)
+
+    def gate(self, config: EvalConfig, rundir: RunDir, shared: Ledger | None = None) -> BudgetGate | None:
+        if config.max_cost is None and config.max_tokens_total is None and shared is None:
             return None
         try:
             return BudgetGate.for_run(
@@ -57,6 +64,7 @@ class RunPricing:
                 max_tokens=config.max_tokens_total,
                 price=self.price,
                 spent=run_cost(rundir.predictions_path, self.price),
+                shared=shared,
             )
         except ValueError as error:
             raise DataError(str(error)) from None
@@ -97,6 +105,7 @@ def record_spending(
             "retried_in_batch": outcome.retried_in_batch,
             "recorded_failures": outcome.recorded_failures,
             "unsubmitted": outcome.unsubmitted,
+            "queue_refusals": outcome.queue_refusals,
             "notes": outcome.notes,
         }
         for note in outcome.notes:

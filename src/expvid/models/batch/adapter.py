@@ -1,7 +1,8 @@
 """A built backend as a batch run needs it: the provider's line for a request, the parser of a result.
 
 The line's body is composed by the backend's own wire code (`openai_wire` / `responses_wire` /
-`anthropic_backend.messages_payload`) with its parameter rules and the fallbacks this run has learned,
+`anthropic_backend.messages_payload` / `gemini_backend.gemini_payload`) with its parameter rules
+and the fallbacks this run has learned,
 so a batched request is exactly the online one, and the record of what was sent (`sent`) is the
 same. A result body is parsed by the same parser as an online answer. `blind:` backends batch their
 inner model with the images removed, as online.
@@ -12,11 +13,13 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
 from typing import Any, Protocol
 
 from expvid.models.batch.anthropic_batch import AnthropicBatchAPI
 from expvid.models.batch.openai_batch import OpenAIBatchAPI
-from expvid.models.batch.types import BatchHandle, BatchResult, BatchState
+from expvid.models.batch.types import BatchHandle, BatchLabel, BatchResult, BatchState, Lookup
 from expvid.models.blind import BlindBackend
 from expvid.models.cache import ResponseCache
 from expvid.models.remote import check_image_cap
@@ -24,17 +27,29 @@ from expvid.models.types import BackendConfigError, GenerateRequest, GenerateRes
 
 
 class BatchAPI(Protocol):
+    """A provider's batch endpoints. `create` is never repeated once it may have reached the
+    provider (`BatchAPIError.uncertain`); `lookup` finds what a create whose answer was not recorded
+    made (certain matches by label, or candidates to settle by their custom ids)."""
+
     provider: str
 
-    async def submit(self, lines_file: Any, *, metadata: dict[str, str]) -> BatchHandle: ...
+    async def upload(self, lines_file: Path) -> str | None: ...
+
+    async def create(
+        self, lines_file: Path, *, input_file_id: str | None, label: BatchLabel
+    ) -> BatchHandle: ...
 
     async def poll(self, handle: BatchHandle) -> BatchState: ...
 
     async def results(self, handle: BatchHandle, custom_ids: list[str]) -> list[BatchResult]: ...
 
+    async def custom_ids(self, handle: BatchHandle) -> set[str]: ...
+
     async def cancel(self, handle: BatchHandle) -> BatchState: ...
 
-    async def find(self, metadata: dict[str, str]) -> BatchHandle | None: ...
+    async def listing(self, since: datetime | None = None) -> list[BatchState]: ...
+
+    async def lookup(self, label: BatchLabel, *, since: datetime, n_requests: int) -> Lookup: ...
 
     async def cleanup(self, handle: BatchHandle) -> None: ...
 
@@ -79,6 +94,7 @@ def batch_adapter(backend: ModelBackend) -> BatchAdapter:
     if isinstance(backend, BlindBackend):
         backend, strip = backend.inner, True
     from expvid.models.anthropic_backend import AnthropicBackend
+    from expvid.models.gemini_backend import GeminiBackend
     from expvid.models.multi_endpoint import MultiEndpointBackend
     from expvid.models.openai_compat import OpenAICompatBackend
 
@@ -88,9 +104,11 @@ def batch_adapter(backend: ModelBackend) -> BatchAdapter:
         return _openai(backend, strip)
     if isinstance(backend, AnthropicBackend):
         return _anthropic(backend, strip)
+    if isinstance(backend, GeminiBackend):
+        return _gemini(backend, strip)
     raise BackendConfigError(
         f"--batch: {backend.name} has no batch API here; batch runs support openai: (Batch API over chat "
-        "completions or responses) and anthropic: (Message Batches)"
+        "completions or responses), anthropic: (Message Batches) and gemini: (batch mode)"
     )
 
 
@@ -125,3 +143,28 @@ def _anthropic(backend: Any, strip: bool) -> BatchAdapter:
 
     api = AnthropicBatchAPI(backend._client, backend._sdk)
     return BatchAdapter("anthropic", "/v1/messages", api, backend, line, parse, strip)
+
+
+def _gemini(backend: Any, strip: bool) -> BatchAdapter:
+    from expvid.models.batch.gemini_batch import GeminiBatchAPI
+    from expvid.models.gemini_backend import PreparedGemini, parse_generate_content
+
+    if backend.options.extra_body:
+        raise BackendConfigError(
+            f"--batch: {backend.name}: extra_body is sent as HTTP options, which a batch request cannot carry"
+        )
+    types = backend._types
+
+    def line(custom_id: str, request: GenerateRequest) -> tuple[dict[str, Any], dict[str, Any]]:
+        payload, sent = backend._compose(PreparedGemini(request))
+        inlined = types.InlinedRequest(
+            contents=payload["contents"], config=payload["config"], metadata={"key": custom_id}
+        )
+        return inlined.model_dump(mode="json", exclude_none=True), sent
+
+    def parse(body: dict[str, Any]) -> GenerateResponse:
+        response = types.GenerateContentResponse.model_validate(body)
+        return parse_generate_content(response, model=backend.model)
+
+    api = GeminiBatchAPI(backend._client, model=backend.model, types=types, errors=backend._errors)
+    return BatchAdapter("gemini", "batchGenerateContent", api, backend, line, parse, strip)

@@ -5,8 +5,14 @@
 `succeeded` (the Message, exactly what `/v1/messages` returns), `errored` (an error response:
 invalid requests are final, API errors can be asked again), `canceled`, `expired` (asking again can
 succeed). The SDK's own retries are off, as for the online backend; this client retries 429 / 5xx
-and network errors itself. Message batches carry no metadata, so a batch created by a process that
-died before recording it cannot be found again (`find` returns None; the chunk is resubmitted).
+and network errors itself, except on create, which is never repeated once it may have reached the
+API (`BatchAPIError.uncertain`).
+
+Message batches carry no metadata, so a batch whose creation was not recorded (the process was
+killed, the answer was lost) is looked for by what the API does show (`lookup`): batches listed
+newest first (`limit` up to 1000, `after_id`), created in the window since the intent was written,
+with the chunk's number of requests. Those are candidates: once one has ended its results name
+its custom ids, which say for certain whether it is the chunk's (`custom_ids`).
 """
 
 from __future__ import annotations
@@ -15,14 +21,29 @@ import asyncio
 import json
 import random
 from collections.abc import Awaitable, Callable
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
-from expvid.models.batch.openai_batch import HTTP_RETRIES, BatchAPIError
-from expvid.models.batch.types import BatchHandle, BatchResult, BatchState, RequestError
-from expvid.models.retry import backoff_delay
+import httpx2
+
+from expvid.models.batch.openai_batch import CLOCK_SKEW, HTTP_RETRIES, NOT_SENT
+from expvid.models.batch.types import (
+    BatchAPIError,
+    BatchHandle,
+    BatchLabel,
+    BatchResult,
+    BatchState,
+    Lookup,
+    RequestError,
+    create_failure,
+    retry_pause,
+)
 
 T = TypeVar("T")
+#: How long after the intent a create call can still have made its batch (the SDK's timeout and more).
+CREATE_WINDOW = timedelta(minutes=15)
+LIST_PAGE = 1000
 #: Error types of an `errored` result that the request itself caused (asking again cannot help).
 FINAL_ERRORS = frozenset(
     {
@@ -55,18 +76,41 @@ class AnthropicBatchAPI:
             except sdk.APIConnectionError as error:
                 if attempt == HTTP_RETRIES:
                     raise BatchAPIError(f"{what}: {type(error).__name__}: {error}") from None
-            await asyncio.sleep(backoff_delay(attempt, base_s=1.0, max_s=30.0, rng=self._rng))
+            await asyncio.sleep(retry_pause(attempt, self._rng))
         raise AssertionError("unreachable")
 
-    async def submit(self, lines_file: Path, *, metadata: dict[str, str]) -> BatchHandle:
-        del metadata  # message batches have none
+    async def upload(self, lines_file: Path) -> str | None:
+        return None  # the requests go in the create call itself
+
+    async def create(self, lines_file: Path, *, input_file_id: str | None, label: BatchLabel) -> BatchHandle:
+        """One create call; retried only when it certainly did not reach the API."""
+        del input_file_id, label  # message batches have neither
+        sdk = self._sdk
         requests = [
             json.loads(raw) for raw in lines_file.read_text(encoding="utf-8").splitlines() if raw.strip()
         ]
-        batch = await self._call(
-            "create message batch", lambda: self._client().messages.batches.create(requests=requests)
-        )
-        return BatchHandle(provider="anthropic", batch_id=batch.id, endpoint="/v1/messages")
+        for attempt in range(HTTP_RETRIES + 1):
+            try:
+                batch = await self._client().messages.batches.create(requests=requests)
+            except sdk.APIStatusError as error:
+                refused = create_failure(
+                    "create message batch", error.status_code, error.message, last=attempt == HTTP_RETRIES
+                )
+                if refused is not None:
+                    raise refused from None
+            except sdk.APIConnectionError as error:
+                if not isinstance(error.__cause__, NOT_SENT) and not isinstance(
+                    error.__cause__, httpx2.ConnectTimeout
+                ):
+                    raise BatchAPIError(
+                        f"create message batch: {type(error).__name__}: {error}", uncertain=True
+                    ) from None
+                if attempt == HTTP_RETRIES:
+                    raise BatchAPIError(f"create message batch: {type(error).__name__}: {error}") from None
+            else:
+                return BatchHandle(provider="anthropic", batch_id=batch.id, endpoint="/v1/messages")
+            await asyncio.sleep(retry_pause(attempt, self._rng))
+        raise AssertionError("unreachable")
 
     async def poll(self, handle: BatchHandle) -> BatchState:
         batch = await self._call(
@@ -95,9 +139,46 @@ class AnthropicBatchAPI:
         )
         return _state(batch)
 
-    async def find(self, metadata: dict[str, str]) -> BatchHandle | None:
-        del metadata
-        return None
+    async def custom_ids(self, handle: BatchHandle) -> set[str]:
+        async def fetch() -> set[str]:
+            decoder = await self._client().messages.batches.results(handle.batch_id)
+            return {entry.custom_id async for entry in decoder}
+
+        return await self._call(f"results of {handle.batch_id}", fetch)
+
+    async def listing(self, since: datetime | None = None) -> list[BatchState]:
+        """The organisation's message batches created after `since`, newest first."""
+
+        async def fetch() -> list[BatchState]:
+            states: list[BatchState] = []
+            async for batch in self._client().messages.batches.list(limit=LIST_PAGE):
+                state = _state(batch)
+                if (
+                    since is not None
+                    and state.created_at is not None
+                    and state.created_at < since - CLOCK_SKEW
+                ):
+                    break
+                states.append(state)
+            return states
+
+        return await self._call("list message batches", fetch)
+
+    async def lookup(self, label: BatchLabel, *, since: datetime, n_requests: int) -> Lookup:
+        """Candidates for a chunk whose creation was not recorded: created between its intent and the
+        end of the create window, with its number of requests (their custom ids settle it)."""
+        del label
+        lookup = Lookup()
+        until = since + CREATE_WINDOW + CLOCK_SKEW
+        for state in await self.listing(since):
+            lookup.listed += 1
+            created = state.created_at
+            if created is None or created > until or state.n_requests != n_requests:
+                continue
+            lookup.candidates.append(
+                BatchHandle(provider="anthropic", batch_id=state.batch_id, endpoint="/v1/messages")
+            )
+        return lookup
 
     async def cleanup(self, handle: BatchHandle) -> None:
         return None
@@ -105,11 +186,14 @@ class AnthropicBatchAPI:
 
 def _state(batch: Any) -> BatchState:
     counts = getattr(batch, "request_counts", None)
+    dumped = counts.model_dump() if counts is not None else {}
     return BatchState(
         batch_id=batch.id,
         status=str(batch.processing_status),
         ended=batch.processing_status == "ended",
-        counts=counts.model_dump() if counts is not None else {},
+        counts=dumped,
+        created_at=getattr(batch, "created_at", None),
+        n_requests=sum(int(v) for v in dumped.values() if isinstance(v, int)) if dumped else None,
     )
 
 
