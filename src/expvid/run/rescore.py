@@ -23,7 +23,7 @@ from expvid.run.selection import select_records, suite_task_names
 from expvid.run.terminal import message_console
 from expvid.schema import DataError, Item, JudgeSettings, Prediction, RecordProblem, read_jsonl
 from expvid.suites.base import Dataset
-from expvid.suites.protocol import EvalSuite, RunJudge
+from expvid.suites.protocol import EvalSuite, RunJudge, judge_needed
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,7 @@ class JudgeChoice:
 def _judge_for(
     suite: EvalSuite, items: list[Item], choice: JudgeChoice, cache: Path | None
 ) -> RunJudge | None:
-    if not any(item.answer_type.value in ("blanks", "free_text") for item in items):
+    if not judge_needed(suite, items):
         return None
     return suite.build_judge(judge_spec(suite, choice.spec, choice.base_url), choice.options(cache))
 

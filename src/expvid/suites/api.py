@@ -10,7 +10,8 @@ example of docs/write-a-suite.md) keeps working when expvid's internals move. Wh
 - data: `Item`, `AnswerType`, `VideoRef`, `ImagesRef`, `TaskSpec`, `Dataset`, `RecordError`,
   `RecordReader`, `read_json_release`, `text_id`, `DataError`, `describe_validation_error`;
 - run settings: `FrameOptions`, `GenerationDefaults`, `SamplerSettings`, `LevelSpec`, `LevelRule`;
-- judging: `PromptedJudge`, `OfflineMatchJudge`, `JudgeReplyError`;
+- judging: `PromptedJudge`, `OfflineMatchJudge`, `JudgeReplyError`, `ResponseSchema` (a judge's
+  structured JSON reply);
 - samples: `SampleReport`, `claim_sample_dir`, `scene_frame`, `write_video` (synthetic videos with
   frame codes).
 
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from expvid.models.types import AnswerHints, ImagePart, Message, TextPart
+from expvid.models.types import AnswerHints, ImagePart, Message, ResponseSchema, TextPart
 from expvid.schema import (
     AnswerType,
     DataError,
@@ -92,6 +93,7 @@ __all__ = [
     "PromptedJudge",
     "RecordError",
     "RecordReader",
+    "ResponseSchema",
     "RunJudge",
     "SampleDirectoryError",
     "SampleReport",

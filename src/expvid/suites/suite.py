@@ -34,7 +34,14 @@ from expvid.scoring import Extraction, extract_answer, needs_judge, score_item
 from expvid.scoring.levels import LevelSpec
 from expvid.suites.base import Dataset, TaskSpec
 from expvid.suites.chance import ChancePools
-from expvid.suites.protocol import FrameOptions, GenerationDefaults, RunJudge, apply_preset, resolution_given
+from expvid.suites.protocol import (
+    JUDGED_ANSWER_TYPES,
+    FrameOptions,
+    GenerationDefaults,
+    RunJudge,
+    apply_preset,
+    resolution_given,
+)
 from expvid.suites.records import RecordError
 from expvid.suites.settings import SuiteSettings
 
@@ -183,6 +190,11 @@ class Suite:
 
     def needs_judge(self, item: Item, extraction: Extraction) -> bool:
         return needs_judge(item, extraction)
+
+    def may_need_judge(self, item: Item) -> bool:
+        """Whether this item's answer can go to the judge (so a run of it builds one): by default
+        blanks and free text. A suite whose judge also decides other answers says so here."""
+        return item.answer_type in JUDGED_ANSWER_TYPES
 
     def score(self, item: Item, extraction: Extraction, judgment: Judgment | None) -> ItemScore:
         return score_item(item, extraction, judgment, graded_max=self.judge_scale)

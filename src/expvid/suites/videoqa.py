@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from expvid.models.factory import create_backend
+from expvid.models.types import ResponseSchema
 from expvid.schema import AnswerType, DataError, Item, ItemScore, Judgment
 from expvid.scoring import Extraction, extract_answer, score_item
 from expvid.scoring.extraction import extract_reply_text
@@ -62,6 +63,16 @@ class VideoQASuite(Suite):
         """The paper's judge prompts by key (a task name): (system text, user template with `{field}`
         slots filled by `judge_fields`). All of them make the judge's identity."""
         raise NotImplementedError
+
+    def judge_response_schema(self) -> ResponseSchema | None:
+        """The JSON reply the paper's judge call asks for as structured output (None: plain text).
+        Sent where the judge's provider takes it; the prompt asks for it either way."""
+        return None
+
+    def judge_protocol(self) -> str:
+        """How the judge decides, in one line (part of the judge's identity: judgments made under
+        another protocol are not reused)."""
+        return f"{self.title or self.name}: the paper's judge prompt; score = mean x 100"
 
     def judge_prompt(self, item: Item) -> tuple[str, str]:
         """The judge prompt for this item: by default the one keyed by its task."""
@@ -135,6 +146,9 @@ class VideoQASuite(Suite):
     def needs_judge(self, item: Item, extraction: Extraction) -> bool:
         return extraction.ok and self.judged(item)
 
+    def may_need_judge(self, item: Item) -> bool:
+        return self.judged(item)
+
     def score(self, item: Item, extraction: Extraction, judgment: Judgment | None) -> ItemScore:
         return score_item(item, extraction, judgment, graded_max=self.judge_scale, judged=self.judged(item))
 
@@ -151,10 +165,11 @@ class VideoQASuite(Suite):
         llm = PromptedJudge(
             create_backend(spec, **backend_options),
             name=f"{self.name}-correct",
-            protocol=f"{self.title or self.name}: the paper's judge prompt; score = mean x 100",
+            protocol=self.judge_protocol(),
             parse=self.parse_judge_reply,
             max_tokens=self.judge_max_tokens,
             temperature=temperature,
+            response_schema=self.judge_response_schema(),
         )
         for key, (system, template) in self.judge_prompts().items():
             llm.remember(key, system, template)
