@@ -35,7 +35,10 @@ def lmms_eval(
     ] = None,
     prefix: Annotated[
         str | None,
-        typer.Option("--prefix", help="lmms-eval task and group name prefix (default: the suite)."),
+        typer.Option(
+            "--prefix",
+            help="lmms-eval task and group name prefix (default: expvid, or expvid_<suite>: never one of lmms-eval's own names).",
+        ),
     ] = None,
     hub_id: Annotated[
         str | None,
@@ -82,7 +85,7 @@ def lmms_eval(
             raise typer.BadParameter(str(error)) from None
     typer.echo(f"wrote {len(report.tasks)} task(s) and {len(report.groups)} group(s) to {report.out}")
     typer.echo(
-        f"run: lmms-eval --tasks {prefix or suite} --include_path {report.out} --log_samples --output_path logs/ ..."
+        f"run: lmms-eval --tasks {report.prefix} --include_path {report.out} --log_samples --output_path logs/ ..."
     )
 
 
