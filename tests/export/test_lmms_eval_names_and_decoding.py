@@ -24,7 +24,7 @@ transformers = pytest.importorskip("transformers")
 def _export(out: Path, data: Path, suite: str) -> list[Path]:
     result = runner.invoke(app, ["export", "lmms-eval", str(out), "--data", str(data), "--suite", suite])
     assert result.exit_code == 0, result.output
-    return sorted(out.glob("*.yaml")) + [out / "_default_template_yaml"]
+    return [*sorted(out.glob("*.yaml")), out / "_default_template_yaml"]
 
 
 def _generate(kwargs: dict) -> object:  # type: ignore[type-arg]

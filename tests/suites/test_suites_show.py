@@ -18,7 +18,7 @@ def test_every_frame_preset_is_listed(name: str) -> None:
     presets = suite_class(name).frame_presets
     shown = runner.invoke(app, ["suites", "show", name])
     assert shown.exit_code == 0, shown.output
-    header, _, listing = shown.output.partition("frame presets (-S frame_preset=NAME; ")
+    _, _, listing = shown.output.partition("frame presets (-S frame_preset=NAME; ")
     assert listing.startswith(f"{len(presets)};")
     listed = [n.strip() for line in listing.splitlines()[1:] for n in line.partition(":")[0].split(",")]
     assert sorted(listed) == sorted(presets)  # each name once
