@@ -65,8 +65,10 @@ class Suite:
     hub_repo: ClassVar[str | None] = None
     #: Frames per item when `--frames` gives none: keyed by task, "L<level>" or "all".
     default_frames: ClassVar[Mapping[str, int]] = {"all": 8}
-    #: (size, max_side) of the frames when the user gives neither; None keeps FrameOptions' 224x224.
-    default_resolution: ClassVar[tuple[int | None, int | None] | None] = None
+    #: (size, max_side) of the frames when the user gives neither (`--size` squashes to a square,
+    #: `--max-side` caps the longest side). The default is neutral: the source size, (None, None).
+    #: A paper that fixes a resolution says so (ExpVid: (224, None), F.2's 224x224 squash).
+    default_resolution: ClassVar[tuple[int | None, int | None] | None] = (None, None)
     #: A paper's per-model frame settings, by name (chosen with the `frame_preset` setting).
     frame_presets: ClassVar[Mapping[str, FrameOptions]] = {}
     #: JSON file beside the suite's module: {"columns": [...], "rows": [{"label", "values"}]}.

@@ -1,6 +1,7 @@
 """`VideoQASuite`: the common case, written once.
 
-Multiple-choice and open questions about videos, in one JSON (array or JSON Lines) release file,
+Multiple-choice and open questions about videos, in one release file (a JSON array, JSON Lines, or
+parquet as Hugging Face publishes datasets; `read_records` reads another format),
 open answers decided by an LLM judge with the paper's prompt. A suite of that kind states its
 release files, how a record becomes an item (`task_of`, `record_to_item`), its prompt
 (`prompt_text`) and its judge protocol (`judge_prompt`, `parse_judge_reply`); loading, chance
@@ -15,19 +16,20 @@ without its think blocks (`judge_input`, a setting the suite declares). Without 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
 from expvid.models.factory import create_backend
 from expvid.models.types import ResponseSchema
-from expvid.schema import AnswerType, DataError, Item, ItemScore, Judgment
+from expvid.schema import AnswerType, DataError, Item, ItemScore, Judgment, RecordProblem
 from expvid.scoring import Extraction, extract_answer, score_item
 from expvid.scoring.extraction import extract_reply_text
 from expvid.scoring.judges.prompted import OfflineMatchJudge, PromptedJudge
 from expvid.suites.base import Dataset
 from expvid.suites.judge_adapter import JudgeAdapter
-from expvid.suites.records import RecordReader, read_json_release, text_id
+from expvid.suites.parquet_io import PARQUET_SUFFIX
+from expvid.suites.records import RecordReader, read_json_release, read_parquet_release, text_id
 from expvid.suites.release_io import release_root, wanted_tasks
 from expvid.suites.suite import Suite
 
@@ -117,11 +119,21 @@ class VideoQASuite(Suite):
             source_id=lambda record: text_id(record.get(self.id_field)),
             key_name=self.duplicate_key or self.id_field,
         )
-        reader.read(dataset, path, read_json_release(dataset, path), wanted)
+        reader.read(dataset, path, self.read_records(dataset, path), wanted)
         if strict and dataset.problems:
             raise DataError(dataset.problems)
         self.remember_chance_answers(dataset)
         return dataset
+
+    def read_records(
+        self, dataset: Dataset, path: Path
+    ) -> Iterable[tuple[int, dict[str, Any] | RecordProblem]]:
+        """The release file's records with their line (or row) numbers: parquet by its suffix, else a
+        JSON array or JSON Lines. Override for another format (CSV, ...): yield (number, record dict)
+        and record the file's hash in `dataset.file_hashes` (the run's data fingerprint)."""
+        if path.suffix.lower() == PARQUET_SUFFIX:
+            return read_parquet_release(dataset, path)
+        return read_json_release(dataset, path)
 
     def item_from_record(self, record: dict[str, Any], task: str | None, root: Path) -> Item:
         return self.record_to_item(record, root)
