@@ -142,14 +142,21 @@ def test_a_parquet_suite_without_a_judge_runs_at_the_source_size(venv: Path, tmp
         "perception": (None, None),
         "reasoning": (None, None),
     }  # the source size: no 224x224 squash for a suite that declares no resolution
-    predictions = [json.loads(line) for line in (tmp_path / "run" / "predictions.jsonl").read_text().splitlines()]
+    predictions = [
+        json.loads(line) for line in (tmp_path / "run" / "predictions.jsonl").read_text().splitlines()
+    ]
     assert sorted(p["item_id"] for p in predictions) == ["001-1", "001-2", "002-1"]  # ids from question_id
     scores = json.loads((tmp_path / "run" / "scores.json").read_text())
     assert set(scores["disciplines"]) == {"Chemistry", "Biology"}
     assert scores["disciplines"]["Chemistry"]["tasks"]["perception"]["n"] == 1
 
     table = pq.read_table(tmp_path / "data" / "videomme" / "test-00000-of-00001.parquet").to_pylist()
-    pq.write_table(pa.Table.from_pylist([*table, table[0]]), tmp_path / "data" / "videomme" / "test-00000-of-00001.parquet")
+    pq.write_table(
+        pa.Table.from_pylist([*table, table[0]]),
+        tmp_path / "data" / "videomme" / "test-00000-of-00001.parquet",
+    )
     duplicate = _expvid(venv, "data", "check", "data", "--suite", "tinymc", cwd=tmp_path)
     assert duplicate.returncode == 1
-    assert "test-00000-of-00001.parquet:4: duplicate question_id '001-1' (first on line 1)" in duplicate.stdout
+    assert (
+        "test-00000-of-00001.parquet:4: duplicate question_id '001-1' (first on line 1)" in duplicate.stdout
+    )
