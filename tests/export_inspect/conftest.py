@@ -30,7 +30,7 @@ def inspect_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ours = sysconfig.get_paths()["purelib"]
     (Path(purelib) / "_expvid_dev.pth").write_text(f"import site; site.addsitedir({ours!r})\n")
     installed = subprocess.run(
-        [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", INSPECT_AI],
+        [str(python), "-m", "pip", "install", "--quiet", "--no-compile", "--disable-pip-version-check", INSPECT_AI],
         capture_output=True, text=True, check=False, timeout=900,
     )  # fmt: skip
     assert installed.returncode == 0, installed.stdout + installed.stderr

@@ -37,7 +37,8 @@ from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric
 from inspect_ai.solver import TaskState, generate
 
 from expvid.export.inspect import EXPORT_FILE, SAMPLES_FILE
-from expvid.schema import ExtractionStatus, Item, ItemScore
+from expvid.export.lmms_eval_runtime import item_score_of, score_record
+from expvid.schema import Item
 
 #: The scorer's name in Inspect's logs (what `expvid score --from inspect` reads).
 SCORER = "expvid_scorer"
@@ -135,7 +136,7 @@ def expvid_task_scores() -> Metric:
     def compute(scores: list[SampleScore]) -> dict[str, float]:
         from expvid.scoring import score_group
 
-        items = [_item_score(sample.score) for sample in scores if sample.score.metadata]
+        items = [item_score_of(sample.score.metadata) for sample in scores if sample.score.metadata]
         if not items:
             return {}
         group = score_group(items, n_boot=0)
@@ -149,19 +150,6 @@ def _answer_text(extracted: Any) -> str | None:
     if extracted is None or isinstance(extracted, str):
         return extracted
     return json.dumps(extracted, default=str)
-
-
-def _item_score(score: Score) -> ItemScore:
-    meta = score.metadata or {}
-    return ItemScore(
-        item_id=meta["expvid_id"],
-        task=meta["task"],
-        status=ExtractionStatus(meta["status"]),
-        extracted=meta.get("extracted"),
-        earned=float(meta["earned"]),
-        possible=float(meta["possible"]),
-        judge_error=meta.get("judge_error"),
-    )
 
 
 @scorer(metrics=[expvid_task_scores()], name=SCORER)
@@ -184,15 +172,7 @@ def expvid_scorer(package: str, judge: str | None = None) -> Scorer:
             value=points.earned / points.possible if points.possible else 0.0,
             answer=_answer_text(points.extracted),
             explanation=explanation,
-            metadata={
-                "expvid_id": item.id,
-                "task": item.task,
-                "earned": points.earned,
-                "possible": points.possible,
-                "status": points.status.value,
-                "extracted": points.extracted,
-                "judge_error": points.judge_error,
-            },
+            metadata=score_record(points),
         )
 
     return score
