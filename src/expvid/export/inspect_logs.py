@@ -159,6 +159,17 @@ async def score_inspect_logs(
     from expvid.run.rescore import score_external
 
     models, _ = read_logs(logdir)
+    if settings:  # the replies were made under the exported settings: only scoring ones may change
+        from expvid.suites.registry import settings_model
+
+        suites = {group.export["suite"] for group in models}
+        fixed = sorted(
+            key for name in suites for key in settings if key not in settings_model(name).scoring_keys()
+        )
+        if fixed:
+            raise DataError(
+                f"-S {fixed[0]} changes what the model was asked; the logs' answers were made without it"
+            )
     comparisons = []
     for group in models:
         export = group.export
