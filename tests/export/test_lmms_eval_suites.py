@@ -38,7 +38,7 @@ def mmvu_package(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 def test_an_mmvu_package_asks_the_suite(mmvu_package, tmp_path) -> None:
     root, package = mmvu_package
-    config = load_task_yaml(package / "mmvu_open_ended.yaml")
+    config = load_task_yaml(package / "expvid_mmvu_open_ended.yaml")
     assert (
         config["generation_kwargs"]["temperature"] == 1.0
         and config["generation_kwargs"]["max_new_tokens"] == 1024
@@ -47,10 +47,12 @@ def test_an_mmvu_package_asks_the_suite(mmvu_package, tmp_path) -> None:
     harness = LmmsHarness(package, tmp_path / "hf")
     suite = MMVUSuite({"prompt": "direct"})
     items = {item.id: item for item in suite.load(root).items}
-    run = harness.run(["mmvu_multiple_choice", "mmvu_open_ended"], mmvu_model, tmp_path / "logs")
+    run = harness.run(
+        ["expvid_mmvu_multiple_choice", "expvid_mmvu_open_ended"], mmvu_model, tmp_path / "logs"
+    )
     assert run.sizes == {
-        "mmvu_multiple_choice": 4,
-        "mmvu_open_ended": 4,
+        "expvid_mmvu_multiple_choice": 4,
+        "expvid_mmvu_open_ended": 4,
     }  # process_docs keeps each task's records
     docs = __import__("datasets").load_dataset(
         "json", cache_dir=str(tmp_path / "hf"), **config["dataset_kwargs"]
@@ -69,12 +71,16 @@ def test_an_mmvu_package_asks_the_suite(mmvu_package, tmp_path) -> None:
     assert scored.exit_code == 0, scored.output
     scores = json.loads((tmp_path / "scored" / "scores.json").read_text())
     assert (
-        run.scores["mmvu_multiple_choice"]
+        run.scores["expvid_mmvu_multiple_choice"]
         == pytest.approx(scores["tasks"]["multiple_choice"]["score"])
         == 50.0
     )
-    assert run.scores["mmvu_open_ended"] == pytest.approx(scores["tasks"]["open_ended"]["score"]) == 25.0
+    assert (
+        run.scores["expvid_mmvu_open_ended"] == pytest.approx(scores["tasks"]["open_ended"]["score"]) == 25.0
+    )
     compared = runner.invoke(app, ["score", "--from", "lmms-eval", str(tmp_path / "logs"), "--suite", "mmvu",
                                    "--out", str(tmp_path / "compared"), "--quiet"])  # fmt: skip
     assert compared.exit_code == 0, compared.output  # --data from the package's metadata, ids from the metric
-    assert "| mmvu_multiple_choice | 4 | 50.00 | 50.00 | 4 | 0 |" in compared.output  # reported, expvid
+    assert (
+        "| expvid_mmvu_multiple_choice | 4 | 50.00 | 50.00 | 4 | 0 |" in compared.output
+    )  # reported, expvid

@@ -1,5 +1,6 @@
-"""docs/write-a-suite.md is a working suite: its blocks are the package, pip installs it into a fresh
-virtual environment, and expvid finds it by its entry point and runs it end to end.
+"""docs/write-a-suite.md is two working suites: its blocks are the packages (TinyQA; TinyMC, a parquet
+release without a judge), pip installs them into a fresh virtual environment, and expvid finds them by
+their entry points and runs them end to end.
 
 The new environment sees the developer's expvid through a `.pth` file (`site.addsitedir` of the test's
 own environment), so the test installs nothing from a registry; the tiny package itself is built and
@@ -27,9 +28,10 @@ def _blocks() -> dict[str, str]:
     return dict(BLOCK.findall((DOCS / "write-a-suite.md").read_text(encoding="utf-8")))
 
 
-def test_the_page_shows_the_example_package_as_committed() -> None:
+def test_the_page_shows_the_example_packages_as_committed() -> None:
     blocks = _blocks()
-    example = DOCS / "examples" / "tinyqa"
+    example = DOCS / "examples"
+    assert {name.split("/")[0] for name in blocks} == {"tinyqa", "tinymc"}
     committed = {
         p.relative_to(example).as_posix()
         for p in example.rglob("*")
@@ -42,12 +44,11 @@ def test_the_page_shows_the_example_package_as_committed() -> None:
 
 @pytest.fixture(scope="module")
 def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A fresh virtual environment with the page's package pip-installed into it."""
+    """A fresh virtual environment with the page's packages pip-installed into it."""
     root = tmp_path_factory.mktemp("suite_package")
-    package = root / "tinyqa"
     for name, text in _blocks().items():
-        (package / name).parent.mkdir(parents=True, exist_ok=True)
-        (package / name).write_text(text, encoding="utf-8")
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
     env = root / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True)
     python = env / "bin" / "python"
@@ -58,11 +59,13 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ours = sysconfig.get_paths()["purelib"]
     (Path(purelib) / "_expvid_dev.pth").write_text(f"import site; site.addsitedir({ours!r})\n")
     installed = subprocess.run(
-        [str(python), "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation", "--no-index", str(package)],
+        [str(python), "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation", "--no-index",
+         str(root / "tinyqa"), str(root / "tinymc")],
         capture_output=True, text=True, check=False, timeout=300,
     )  # fmt: skip
     assert installed.returncode == 0, installed.stderr
     assert (Path(purelib) / "tinyqa").is_dir()  # installed into the new environment, not ours
+    assert (Path(purelib) / "tinymc").is_dir()
     return python
 
 
@@ -116,3 +119,44 @@ def test_a_separately_installed_suite_is_found_and_runs(venv: Path, tmp_path: Pa
     bad = _expvid(venv, "eval", "--suite", "tinyqa", "--data", "data", "--model", "random", "--out", "x",
                   "-S", "hints=true", cwd=tmp_path)  # fmt: skip
     assert bad.returncode == 2 and "unknown tinyqa setting 'hints' (did you mean 'hint'?)" in bad.stderr
+
+
+def test_a_parquet_suite_without_a_judge_runs_at_the_source_size(venv: Path, tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    made = _expvid(venv, "sample", "make", "data", "--suite", "tinymc", cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    checked = _expvid(venv, "data", "check", "data", "--suite", "tinymc", cwd=tmp_path)
+    assert checked.returncode == 0 and "no problems" in checked.stdout, checked.stdout + checked.stderr
+    with LoopbackServer(lambda request: Reply.ok("correct")) as judge:  # given, and not used
+        run = _expvid(venv, "eval", "--suite", "tinymc", "--data", "data", "--model", "random", "--out", "run",
+                      "--no-cache", "--quiet", "--judge", f"openai:judge@{judge.openai_base_url}",
+                      cwd=tmp_path)  # fmt: skip
+        assert run.returncode == 0, run.stderr
+        assert judge.requests == []
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert manifest["judge"] is None
+    samplers = manifest["samplers"]
+    assert {name: (s["size"], s["max_side"]) for name, s in samplers.items()} == {
+        "perception": (None, None),
+        "reasoning": (None, None),
+    }  # the source size: no 224x224 squash for a suite that declares no resolution
+    predictions = [
+        json.loads(line) for line in (tmp_path / "run" / "predictions.jsonl").read_text().splitlines()
+    ]
+    assert sorted(p["item_id"] for p in predictions) == ["001-1", "001-2", "002-1"]  # ids from question_id
+    scores = json.loads((tmp_path / "run" / "scores.json").read_text())
+    assert set(scores["disciplines"]) == {"Chemistry", "Biology"}
+    assert scores["disciplines"]["Chemistry"]["tasks"]["perception"]["n"] == 1
+
+    table = pq.read_table(tmp_path / "data" / "videomme" / "test-00000-of-00001.parquet").to_pylist()
+    pq.write_table(
+        pa.Table.from_pylist([*table, table[0]]),
+        tmp_path / "data" / "videomme" / "test-00000-of-00001.parquet",
+    )
+    duplicate = _expvid(venv, "data", "check", "data", "--suite", "tinymc", cwd=tmp_path)
+    assert duplicate.returncode == 1
+    assert (
+        "test-00000-of-00001.parquet:4: duplicate question_id '001-1' (first on line 1)" in duplicate.stdout
+    )

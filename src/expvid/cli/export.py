@@ -1,4 +1,4 @@
-"""`expvid export ...`: hand a benchmark to another evaluation tool (lmms-eval)."""
+"""`expvid export ...`: hand a benchmark to another evaluation tool (lmms-eval, Inspect AI)."""
 
 from __future__ import annotations
 
@@ -35,7 +35,10 @@ def lmms_eval(
     ] = None,
     prefix: Annotated[
         str | None,
-        typer.Option("--prefix", help="lmms-eval task and group name prefix (default: the suite)."),
+        typer.Option(
+            "--prefix",
+            help="lmms-eval task and group name prefix (default: expvid, or expvid_<suite>: never one of lmms-eval's own names).",
+        ),
     ] = None,
     hub_id: Annotated[
         str | None,
@@ -82,8 +85,75 @@ def lmms_eval(
             raise typer.BadParameter(str(error)) from None
     typer.echo(f"wrote {len(report.tasks)} task(s) and {len(report.groups)} group(s) to {report.out}")
     typer.echo(
-        f"run: lmms-eval --tasks {prefix or suite} --include_path {report.out} --log_samples --output_path logs/ ..."
+        f"run: lmms-eval --tasks {report.prefix} --include_path {report.out} --log_samples --output_path logs/ ..."
     )
+
+
+@export_app.command("inspect", cls=SuiteCommand)
+def inspect(
+    data: Annotated[Path, typer.Argument(help="The benchmark (the suite's release layout).", metavar="DATA")],
+    out: Annotated[Path, typer.Option("--out", help="Folder for the task package (created).")],
+    suite: Annotated[
+        str, typer.Option("--suite", help="The benchmark's suite (`expvid suites list`).")
+    ] = DEFAULT_SUITE,
+    suite_option: Annotated[list[str] | None, suite_option_flag()] = None,
+    tasks: Annotated[
+        str | None, typer.Option("--tasks", help="Comma-separated tasks (default: all with items).")
+    ] = None,
+    frames: Annotated[
+        str | None,
+        typer.Option("--frames", help="Frames per task or level, as for eval (L1=8,tools=4,all=16)."),
+    ] = None,
+    fps: Annotated[float | None, typer.Option("--fps", help="Sample at this rate instead.")] = None,
+    size: Annotated[
+        int | None, typer.Option("--size", help="Square frames of N px (0: source size).")
+    ] = None,
+    max_side: Annotated[
+        int | None,
+        typer.Option("--max-side", help="Longest side at most N px, aspect kept (0: source size)."),
+    ] = None,
+) -> None:
+    """Write an Inspect AI task package: the items' messages with frames sampled once by expvid, and the
+    suite's scorer; `inspect eval` runs it and `expvid score --from inspect LOGDIR` scores its logs."""
+    from expvid.cli.errors import friendly_errors
+    from expvid.export.inspect import write_inspect_package
+    from expvid.run.config import parse_frame_counts
+    from expvid.suites.protocol import FrameOptions
+    from expvid.suites.settings import parse_pairs
+
+    names = [t.strip() for t in tasks.split(",") if t.strip()] if tasks else None
+    settings: dict[str, object] = dict(parse_pairs(suite_option or []))  # checked as the option was parsed
+    if size is not None and max_side is not None:
+        raise typer.BadParameter("give --size or --max-side, not both", param_hint="--max-side")
+    try:
+        counts = parse_frame_counts(frames) if frames else {}
+    except ValueError as error:
+        raise typer.BadParameter(str(error), param_hint="--frames") from None
+    output: dict[str, int | None] = {}
+    if size is not None:
+        output = {"size": size or None, "max_side": None}
+    elif max_side is not None:
+        output = {"size": None, "max_side": max_side or None}
+    with friendly_errors():
+        try:
+            report = write_inspect_package(
+                out, data, suite=suite, settings=settings, tasks=names,
+                frames=FrameOptions(counts=counts, fps=fps, **output),
+            )  # fmt: skip
+        except ValueError as error:
+            raise typer.BadParameter(str(error)) from None
+    typer.echo(
+        f"wrote {report.samples} sample(s) with {report.frames} frame(s) to {report.out}"
+        + (
+            f"; {len(report.left_out)} item(s) left out (media not readable, see export.json)"
+            if report.left_out
+            else ""
+        )
+    )
+    typer.echo(
+        f"run: pip install {report.out} && inspect eval {report.registry_name} --model ... --log-dir logs/"
+    )
+    typer.echo("then: expvid score --from inspect logs/")
 
 
 def _one_file_per_task(suite: str) -> bool:

@@ -3,6 +3,7 @@
 expvid score RUN_DIR [--judge SPEC]                 re-score a run (e.g. with another judge)
 expvid score --data DIR --predictions FILE --out DIR   score a JSONL made anywhere else
 expvid score --from lmms-eval LOGDIR [--data DIR]       score lmms-eval's logged samples, item by item
+expvid score --from inspect LOGDIR [--data DIR]         score Inspect AI's logs of an exported task
 
 Exit status as `expvid eval`: 0 when every record got a model answer and a judgement where one was
 needed; 3 when scores were written but some records scored 0 without one (failed items, invalid
@@ -35,8 +36,12 @@ def score_command(
         Path | None, typer.Option("--out", help="Where to write the scored run (with --predictions).")
     ] = None,
     suite: Annotated[
-        str, typer.Option("--suite", help="Suite of --data / --from logs (`expvid suites list`).")
-    ] = DEFAULT_SUITE,
+        str | None,
+        typer.Option(
+            "--suite",
+            help="Suite of --data / --from logs (`expvid suites list`; default expvid, or the one Inspect logs name).",
+        ),
+    ] = None,
     judge: Annotated[
         str | None, typer.Option("--judge", help="LLM judge spec (default: offline judge).")
     ] = None,
@@ -48,7 +53,8 @@ def score_command(
         str | None,
         typer.Option(
             "--from",
-            help="lmms-eval: RUN_DIR is an lmms-eval --output_path with samples_*.jsonl (--log_samples).",
+            help="lmms-eval: RUN_DIR is an lmms-eval --output_path with samples_*.jsonl (--log_samples); "
+            "inspect: RUN_DIR is an Inspect AI --log-dir of a task written by `expvid export inspect`.",
         ),
     ] = None,
     no_cache: Annotated[
@@ -82,6 +88,11 @@ def score_command(
         options: dict[str, object] = dict(parse_pairs(suite_option or []))
     except SettingsError as error:
         raise typer.BadParameter(str(error), param_hint="-S") from None
+    if from_tool == "inspect":
+        targets = _score_inspect(run_dir, data, out, suite, choice, options, quiet)
+        _exit_status(targets, allow_failures)
+        return
+    suite = suite or DEFAULT_SUITE
     if from_tool is not None:
         targets = _score_lmms_eval(from_tool, run_dir, data, out, suite, choice, quiet)
         _exit_status(targets, allow_failures)
@@ -142,7 +153,9 @@ def _score_lmms_eval(
     from expvid.export.lmms_eval_compare import compare_models, data_from_results, summary_lines
 
     if tool != "lmms-eval":
-        raise typer.BadParameter(f"unknown source {tool!r}; supported: lmms-eval", param_hint="--from")
+        raise typer.BadParameter(
+            f"unknown source {tool!r}; supported: lmms-eval, inspect", param_hint="--from"
+        )
     if logdir is None:
         raise typer.BadParameter("give the lmms-eval log folder (its --output_path) as the argument")
     data = data or data_from_results(logdir)
@@ -161,6 +174,38 @@ def _score_lmms_eval(
         typer.echo(
             f"per-item comparison: {comparison.out / 'lmms_eval_comparison.jsonl'}; expvid run: {comparison.out}"
         )
+    return [comparison.out for comparison in comparisons]
+
+
+def _score_inspect(
+    logdir: Path | None,
+    data: Path | None,
+    out: Path | None,
+    suite: str | None,
+    choice: object,
+    settings: dict[str, object],
+    quiet: bool,
+) -> list[Path]:
+    """`--from inspect LOGDIR`: every model's logged replies scored by expvid (the suite, settings and
+    release come from the logs; `--suite` / `--data` only check or relocate them)."""
+    from expvid.export.inspect_logs import score_inspect_logs, summary_lines
+
+    if logdir is None:
+        raise typer.BadParameter("give the Inspect log folder (its --log-dir) as the argument")
+    target = out or logdir / "expvid-score"
+    with friendly_errors():
+        comparisons = asyncio.run(
+            score_inspect_logs(
+                logdir, out=target, judge=choice, suite=suite, data=data,
+                settings=settings, show_progress=not quiet,
+            )
+        )  # fmt: skip
+        for line in [*summary_lines(comparisons), ""]:
+            typer.echo(line)
+        runs = load_runs([comparison.out for comparison in comparisons])
+        typer.echo(to_markdown(build_table(get_suite(runs[0].scores.run.suite), runs, references=[])))
+    for comparison in comparisons:
+        typer.echo(f"expvid run: {comparison.out} (expvid report / expvid view {comparison.out})")
     return [comparison.out for comparison in comparisons]
 
 

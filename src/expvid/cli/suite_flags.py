@@ -134,8 +134,25 @@ def settings_listing(name: str) -> str:
 
 
 def suite_option_flag() -> Any:
-    """The `-S/--suite-option` option, for a command's signature."""
-    return typer.Option("-S", "--suite-option", help=SUITE_OPTION_HELP, metavar="KEY=VALUE")
+    """The `-S/--suite-option` option, for a command's signature (its pairs checked as it is parsed)."""
+    return typer.Option(
+        "-S", "--suite-option", help=SUITE_OPTION_HELP, metavar="KEY=VALUE", callback=checked_pairs
+    )
+
+
+def checked_pairs(values: list[str] | None) -> list[str] | None:
+    """`-S` entries that are KEY=VALUE pairs, each key once; otherwise one line on stderr and exit 2
+    (Click's usage error is three lines and a box for what is a typo)."""
+    if not values:
+        return values
+    from expvid.suites.settings import SettingsError, parse_pairs
+
+    try:
+        parse_pairs(values or [])
+    except SettingsError as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(code=2) from None
+    return values
 
 
 __all__ = ["DEFAULT_SUITE", "DEPRECATED_FLAGS", "SuiteCommand", "rewrite_deprecated", "suite_option_flag"]

@@ -64,7 +64,44 @@ def describe_suite(name: str) -> str:
         lines.append(f"      {info.help}")
         if info.paper:
             lines.append(f"      source: {info.paper}")
+    presets = getattr(cls, "frame_presets", None) or {}
+    if presets:
+        lines += [
+            "",
+            f"frame presets (-S frame_preset=NAME; {len(presets)}; options on the command line win):",
+        ]
+        lines += [f"  {', '.join(names)}: {what}" for what, names in _preset_groups(presets).items()]
     return "\n".join(lines)
+
+
+def _preset_groups(presets: Any) -> dict[str, list[str]]:
+    """Every preset's name, grouped by what it sets (aliases and models run alike share a line)."""
+    groups: dict[str, list[str]] = {}
+    for preset_name, frames in presets.items():
+        groups.setdefault(describe_preset(frames), []).append(preset_name)
+    return groups
+
+
+def describe_preset(frames: Any) -> str:
+    """What a frame preset sets: frames per key or a rate with its cap, and the resolution if it sets one."""
+    parts = []
+    counts = dict(frames.counts)
+    if list(counts) == ["all"]:
+        parts.append(f"{counts['all']} frames")
+    elif counts:
+        parts.append(", ".join(f"{key} {count}" for key, count in counts.items()) + " frames")
+    if frames.fps is not None:
+        parts.append(f"{frames.fps:g} fps")
+    if frames.max_frames is not None:
+        parts.append(f"at most {frames.max_frames} frames")
+    if {"size", "max_side"} & frames.model_fields_set:
+        if frames.size is not None:
+            parts.append(f"{frames.size}x{frames.size}")
+        elif frames.max_side is not None:
+            parts.append(f"longest side {frames.max_side} px")
+        else:
+            parts.append("source size")
+    return "; ".join(parts) or "the suite's defaults"
 
 
 def _shown(value: Any) -> str:

@@ -40,12 +40,17 @@ from expvid.suites.defaults import DEFAULT_SUITE
 
 METRIC = "expvid_score"
 TEMPLATE = "_default_template_yaml"
+#: Every exported task and group name starts with it, so none can take the name of one of lmms-eval's
+#: own tasks (its `videomme` group, `mmvu_val`, ...) or of another package's.
+NAMESPACE = "expvid"
 _FUNCTION = "__function__:"
 
 
 @dataclass
 class PackageReport:
     out: Path
+    #: The task and group name prefix (`lmms-eval --tasks PREFIX` runs everything).
+    prefix: str = NAMESPACE
     tasks: list[str] = field(default_factory=list)
     groups: list[str] = field(default_factory=list)
     files: list[Path] = field(default_factory=list)
@@ -83,7 +88,7 @@ def write_lmms_eval_package(
     from expvid.suites.registry import get_suite
 
     the_suite: Any = get_suite(suite, settings)
-    prefix = prefix or suite
+    prefix = prefix or default_prefix(suite)
     if not re.fullmatch(r"[a-z][a-z0-9_]*", prefix):
         raise ValueError(
             f"--prefix must be lower-case letters, digits and _ (a Python identifier), got {prefix!r}"
@@ -98,19 +103,13 @@ def write_lmms_eval_package(
     recorded = the_suite.settings.recorded()
     out.mkdir(parents=True, exist_ok=True)
     out = out.resolve()
-    report = PackageReport(out=out)
+    report = PackageReport(out=out, prefix=prefix)
     copied = set() if hub_id else _copy_release_files(specs, root, out, report)
     generation = the_suite.generation_defaults()
     template = {
         "output_type": "generate_until",
         "test_split": "test",
-        "generation_kwargs": {
-            "max_new_tokens": generation.max_tokens,
-            "temperature": generation.temperature,
-            "top_p": 1.0,
-            "num_beams": 1,
-            "do_sample": True,
-        },
+        "generation_kwargs": generation_kwargs(generation.max_tokens, generation.temperature),
         "metric_list": [
             {"metric": METRIC, "aggregation": _function("utils.expvid_aggregate"), "higher_is_better": True}
         ],
@@ -153,6 +152,26 @@ def write_lmms_eval_package(
     readme.write_text(_readme(report, root, prefix, hub_id, suite), encoding="utf-8")
     report.files.append(readme)
     return report
+
+
+def default_prefix(suite: str) -> str:
+    """The names' prefix: `expvid` for the default suite, else `expvid_<suite>` (a Python identifier)."""
+    if suite == DEFAULT_SUITE:
+        return NAMESPACE
+    return f"{NAMESPACE}_{re.sub(r'[^a-z0-9_]+', '_', suite.lower()).strip('_')}"
+
+
+def generation_kwargs(max_tokens: int, temperature: float) -> dict[str, Any]:
+    """lmms-eval's `generation_kwargs` for the suite's decoding: sampling only at a temperature above 0.
+    Model wrappers hand `do_sample` to Hugging Face `generate()`, which refuses sampling at
+    temperature 0 ("has to be a strictly positive float"); lmms-eval's own greedy tasks write this."""
+    return {
+        "max_new_tokens": max_tokens,
+        "temperature": temperature,
+        "top_p": 1.0,
+        "num_beams": 1,
+        "do_sample": temperature > 0,
+    }
 
 
 def _copy_release_files(specs: list[TaskSpec], root: Path, out: Path, report: PackageReport) -> set[str]:

@@ -144,10 +144,14 @@ def process_results(
     judgment = None
     if the_suite.needs_judge(item, extraction):
         judgment = _run(_judge(suite, settings).judge(item, extraction, text))
-    score = the_suite.score(item, extraction, judgment)
-    value = {
-        "expvid_id": item.id,
-        "task": item.task,
+    return {METRIC: score_record(the_suite.score(item, extraction, judgment))}
+
+
+def score_record(score: ItemScore) -> dict[str, Any]:
+    """An item's score as another tool logs it (JSON): its expvid id, points, status and reading."""
+    return {
+        "expvid_id": score.item_id,
+        "task": score.task,
         "earned": score.earned,
         "possible": score.possible,
         "status": score.status.value,
@@ -156,27 +160,28 @@ def process_results(
         "video_id": score.video_id,
         "judge_error": score.judge_error,
     }
-    return {METRIC: value}
+
+
+def item_score_of(record: dict[str, Any]) -> ItemScore:
+    """The `ItemScore` a `score_record` was made from."""
+    return ItemScore(
+        item_id=record["expvid_id"],
+        task=record["task"],
+        status=ExtractionStatus(record["status"]),
+        extracted=record.get("extracted"),
+        earned=float(record["earned"]),
+        possible=float(record["possible"]),
+        discipline=record.get("discipline"),
+        video_id=record.get("video_id"),
+        judge_error=record.get("judge_error"),
+    )
 
 
 def aggregate(values: list[dict[str, Any]]) -> float:
     """The task score exactly as expvid computes it (0-100): `score_group` over the items' scores."""
     from expvid.scoring import score_group
 
-    scores = [
-        ItemScore(
-            item_id=v["expvid_id"],
-            task=v["task"],
-            status=ExtractionStatus(v["status"]),
-            extracted=v.get("extracted"),
-            earned=float(v["earned"]),
-            possible=float(v["possible"]),
-            discipline=v.get("discipline"),
-            video_id=v.get("video_id"),
-            judge_error=v.get("judge_error"),
-        )
-        for v in values
-    ]
+    scores = [item_score_of(value) for value in values]
     if not scores:
         return float("nan")
     group = score_group(scores, n_boot=0)

@@ -132,6 +132,10 @@ def messages_payload(
     sent["temperature"] = payload.get("temperature")
     if request.seed is not None:
         not_sent["seed"] = "the Messages API has no seed parameter"
+    if request.response_schema is not None:
+        not_sent["response_format"] = (
+            "the Messages API takes no JSON schema for a reply; the prompt alone asks for it"
+        )
     sent["seed"] = None
     if extra_body:
         payload["extra_body"] = dict(extra_body)

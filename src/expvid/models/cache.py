@@ -60,13 +60,16 @@ def request_fingerprint(request: GenerateRequest) -> dict[str, Any]:
             elif isinstance(part, ImagePart):
                 parts.append({"type": "image", "mime": part.mime, "sha256": part.digest})
         messages.append({"role": message.role, "content": parts})
-    return {
+    fingerprint: dict[str, Any] = {
         "messages": messages,
         "temperature": request.temperature,
         "max_tokens": request.max_tokens,
         "seed": request.seed,
         "thinking": None if request.thinking is None else request.thinking.model_dump(mode="json"),
     }
+    if request.response_schema is not None:  # only when asked: every other request keeps its key
+        fingerprint["response_schema"] = request.response_schema.model_dump(mode="json")
+    return fingerprint
 
 
 def cache_key(

@@ -99,6 +99,9 @@ def gemini_payload(
             config["thinking_config"] = types.ThinkingConfig(
                 thinking_budget=chosen.budget, include_thoughts=True
             )
+    if request.response_schema is not None:  # Gemini's structured output: a JSON reply to this schema
+        config["response_mime_type"] = "application/json"
+        config["response_json_schema"] = request.response_schema.json_schema
     if extra_body:
         config["http_options"] = types.HttpOptions(extra_body=dict(extra_body))
     return {"model": model, "contents": contents, "config": types.GenerateContentConfig(**config)}
@@ -248,6 +251,8 @@ class GeminiBackend(RemoteBackend):
         }
         if budget is not None:
             sent["thinking_budget"] = budget
+        if getattr(config, "response_json_schema", None) is not None:
+            sent["response_format"] = "json_schema"
         return sent
 
     async def _send_once(self, payload: PreparedGemini) -> GenerateResponse:

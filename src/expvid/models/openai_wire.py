@@ -16,7 +16,15 @@ from expvid.models.hf.inputs import frame_rate
 from expvid.models.param_fallback import Adjustment
 from expvid.models.param_rules import ChatRules, effort_for
 from expvid.models.retry import AttemptFailure
-from expvid.models.types import BackendError, GenerateRequest, GenerateResponse, ImagePart, Message, TextPart
+from expvid.models.types import (
+    BackendError,
+    GenerateRequest,
+    GenerateResponse,
+    ImagePart,
+    Message,
+    ResponseSchema,
+    TextPart,
+)
 from expvid.schema import Usage
 
 
@@ -218,6 +226,14 @@ def compose_body(
             body["seed"] = request.seed
             sent["seed"] = request.seed
 
+    schema = request.response_schema
+    if schema is not None:
+        if "response_format" in adjustments:
+            not_sent["response_format"] = adjustments["response_format"].reason
+        else:
+            body["response_format"] = response_format(schema)
+            sent["response_format"] = f"json_schema:{schema.name}"
+
     video = video_io_kwargs(request)
     if video is not None:
         if "media_io_kwargs" in adjustments:
@@ -227,6 +243,15 @@ def compose_body(
             sent["video"] = video["video"]
 
     return with_extra_body(body, sent, not_sent, extra_body, ("temperature", "reasoning_effort", "seed"))
+
+
+def response_format(schema: ResponseSchema) -> dict[str, Any]:
+    """Chat Completions' structured output, as the openai SDK writes it for a pydantic model
+    (`client.beta.chat.completions.parse(response_format=Model)`)."""
+    return {
+        "type": "json_schema",
+        "json_schema": {"name": schema.name, "schema": schema.json_schema, "strict": schema.strict},
+    }
 
 
 def with_extra_body(

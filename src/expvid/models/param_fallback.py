@@ -40,6 +40,8 @@ ADAPTABLE = frozenset(
         "reasoning_effort",
         "chat_template_kwargs",
         "media_io_kwargs",
+        # structured output (a judge's JSON reply): servers without it get the prompt alone
+        "response_format",
         # Responses API (`/v1/responses`): nested reasoning settings
         "reasoning.effort",
         "reasoning.summary",

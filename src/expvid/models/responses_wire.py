@@ -83,6 +83,17 @@ def compose_responses_body(
     sent["seed"] = None
     if request.seed is not None:
         not_sent["seed"] = NO_SEED
+    schema = request.response_schema
+    if schema is not None:  # the Responses API's form of structured output
+        body["text"] = {
+            "format": {
+                "type": "json_schema",
+                "name": schema.name,
+                "schema": schema.json_schema,
+                "strict": schema.strict,
+            }
+        }
+        sent["response_format"] = f"json_schema:{schema.name}"
     return with_extra_body(body, sent, not_sent, extra_body, ("temperature", "reasoning"))
 
 

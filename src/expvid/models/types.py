@@ -68,6 +68,24 @@ class ThinkingConfig(BaseModel):
     budget_tokens: int | None = None
 
 
+class ResponseSchema(BaseModel):
+    """Structured output: the reply must be one JSON value matching `json_schema` (a judge protocol
+    that asks for JSON, as MMVU's official judge call does with OpenAI's `response_format`).
+
+    Sent where the provider takes it (OpenAI-compatible `response_format` json_schema, the Responses
+    API's `text.format`, Gemini's response schema); elsewhere the prompt alone asks for the JSON, and
+    the prediction's `sent.not_sent` says so. A server that answers 400 to it is asked again without.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    #: The schema's name on the wire (OpenAI's `json_schema.name`).
+    name: str
+    json_schema: dict[str, Any]
+    #: Constrained decoding to the schema (OpenAI's `strict`; every property required, none extra).
+    strict: bool = True
+
+
 #: How a run hands a video's sampled frames to a model: independent images (the default on every
 #: backend: F.2's fair-comparison setting, 224x224 frames as images) or one video (the model's
 #: video path: Qwen's temporal patches, vLLM's `video_url`). Image lists (SFE figures) are images.
@@ -86,6 +104,8 @@ class GenerateRequest(BaseModel):
     #: it to their cache key; the others refuse video runs when they are built.
     input_mode: InputMode = "images"
     hints: AnswerHints | None = None
+    #: Ask for a JSON reply matching a schema where the provider supports it (`ResponseSchema`).
+    response_schema: ResponseSchema | None = None
     #: Free-form labels for logs (item id, task). Not part of the cache key, never sent to a model.
     metadata: dict[str, Any] = Field(default_factory=dict)
 

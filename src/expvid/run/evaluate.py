@@ -49,7 +49,7 @@ from expvid.run.spending import RunPricing, batch_adapter_for, record_spending
 from expvid.run.terminal import message_console
 from expvid.schema import DataError, Item, SamplerSettings
 from expvid.suites.base import Dataset
-from expvid.suites.protocol import EvalSuite, FrameOptions, GenerationDefaults
+from expvid.suites.protocol import EvalSuite, FrameOptions, GenerationDefaults, judge_needed
 from expvid.suites.registry import get_suite
 
 if TYPE_CHECKING:  # the batch machinery is imported only by runs that use --batch (start-up time)
@@ -317,9 +317,10 @@ async def _evaluate(
     adapter = batch_adapter_for(backend) if config.batch is not None else None
     frames, image_limit = apply_image_limit(config.frames, backend)  # e.g. Claude: 100 images a request
     check_input_mode(config.input_mode, backend, frames)
-    needs_judge = any(item.answer_type.value in ("blanks", "free_text") for item in items)
     spec = judge_spec(suite, config.judge, config.judge_base_url)
-    judge = suite.build_judge(spec, _judge_options(config, response_dir)) if needs_judge else None
+    judge = (
+        suite.build_judge(spec, _judge_options(config, response_dir)) if judge_needed(suite, items) else None
+    )
 
     manifest = new_manifest(
         config,

@@ -23,7 +23,7 @@ from expvid.run.selection import select_records, suite_task_names
 from expvid.run.terminal import message_console
 from expvid.schema import DataError, Item, JudgeSettings, Prediction, RecordProblem, read_jsonl
 from expvid.suites.base import Dataset
-from expvid.suites.protocol import EvalSuite, RunJudge
+from expvid.suites.protocol import EvalSuite, RunJudge, judge_needed
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,7 @@ class JudgeChoice:
 def _judge_for(
     suite: EvalSuite, items: list[Item], choice: JudgeChoice, cache: Path | None
 ) -> RunJudge | None:
-    if not any(item.answer_type.value in ("blanks", "free_text") for item in items):
+    if not judge_needed(suite, items):
         return None
     return suite.build_judge(judge_spec(suite, choice.spec, choice.base_url), choice.options(cache))
 
@@ -169,7 +169,8 @@ def match_predictions(path: Path, dataset: Dataset) -> tuple[dict[str, Predictio
             )
             continue
         seen_line[item.id] = number
-        error = None if response is not None else "no response in the predictions file"
+        given_error = record.get("error")  # why another tool has no reply (its own failure message)
+        error = None if response is not None else str(given_error or "no response in the predictions file")
         matched[item.id] = Prediction(
             item_id=item.id,
             task=item.task,
@@ -205,9 +206,10 @@ async def score_external(
     judge: JudgeChoice,
     show_progress: bool = True,
     settings: dict[str, Any] | None = None,
+    model: str | None = None,
 ) -> RunScores:
-    """Score an external predictions file; writes a run directory (model "external") to `out`.
-    `settings` are the suite's settings (`-S language=zh`)."""
+    """Score an external predictions file; writes a run directory to `out` (its model `model`, by
+    default "external:<file name>"). `settings` are the suite's settings (`-S language=zh`)."""
     options = dict(settings or {})
     the_suite = make_suite_named(suite, options)
     dataset = the_suite.load(data, strict=False, check_media=False)
@@ -224,7 +226,7 @@ async def score_external(
     config = EvalConfig(
         suite=suite,
         data=data,
-        model=f"external:{predictions.name}",
+        model=model or f"external:{predictions.name}",
         out=out,
         tasks=tasks,
         suite_settings=options,

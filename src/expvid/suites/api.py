@@ -8,9 +8,10 @@ example of docs/write-a-suite.md) keeps working when expvid's internals move. Wh
 - settings: `SuiteSettings`, `setting`, `frame_preset_setting`, `sampling_setting`,
   `judge_input_setting`, `JudgeInput`, `check_preset`;
 - data: `Item`, `AnswerType`, `VideoRef`, `ImagesRef`, `TaskSpec`, `Dataset`, `RecordError`,
-  `RecordReader`, `read_json_release`, `text_id`, `DataError`, `describe_validation_error`;
+  `RecordReader`, `read_json_release`, `read_parquet_release`, `text_id`, `DataError`, `describe_validation_error`;
 - run settings: `FrameOptions`, `GenerationDefaults`, `SamplerSettings`, `LevelSpec`, `LevelRule`;
-- judging: `PromptedJudge`, `OfflineMatchJudge`, `JudgeReplyError`;
+- judging: `PromptedJudge`, `OfflineMatchJudge`, `JudgeReplyError`, `ResponseSchema` (a judge's
+  structured JSON reply);
 - samples: `SampleReport`, `claim_sample_dir`, `scene_frame`, `write_video` (synthetic videos with
   frame codes).
 
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from expvid.models.types import AnswerHints, ImagePart, Message, TextPart
+from expvid.models.types import AnswerHints, ImagePart, Message, ResponseSchema, TextPart
 from expvid.schema import (
     AnswerType,
     DataError,
@@ -40,7 +41,7 @@ from expvid.suites.base import Dataset, TaskSpec
 from expvid.suites.defaults import ENTRY_POINT_GROUP
 from expvid.suites.judge_adapter import JudgeInput, judge_input_setting
 from expvid.suites.protocol import EvalSuite, FrameOptions, GenerationDefaults, RunJudge
-from expvid.suites.records import RecordError, RecordReader, read_json_release, text_id
+from expvid.suites.records import RecordError, RecordReader, read_json_release, read_parquet_release, text_id
 from expvid.suites.release_io import SampleDirectoryError, claim_sample_dir
 from expvid.suites.sample_report import SampleReport
 from expvid.suites.settings import (
@@ -92,6 +93,7 @@ __all__ = [
     "PromptedJudge",
     "RecordError",
     "RecordReader",
+    "ResponseSchema",
     "RunJudge",
     "SampleDirectoryError",
     "SampleReport",
@@ -109,6 +111,7 @@ __all__ = [
     "frame_preset_setting",
     "judge_input_setting",
     "read_json_release",
+    "read_parquet_release",
     "sampling_setting",
     "scene_frame",
     "score_item",

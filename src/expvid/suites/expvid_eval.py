@@ -149,6 +149,7 @@ class ExpVidSuite(Suite):
     hub_repo = "OpenGVLab/ExpVid"
     Settings = ExpVidSettings
     default_frames = DEFAULT_FRAMES
+    default_resolution = (DEFAULT_SIZE, None)  # F.2: "resized to 224x224"
     frame_presets = FRAME_PRESETS
     #: The tasks of a package written by `expvid export lmms-eval` ("<prefix>_<task>").
     lmms_eval_tasks: ClassVar[dict[str, str | None]] = {spec.name: spec.name for spec in EXPVID_TASKS}

@@ -8,14 +8,14 @@ temperature, prompts) is written once, in the suite module, with the section it 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from expvid.models.types import AnswerHints, ImagePart, Message
-from expvid.schema import Item, JudgeSettings, Judgment, SamplerSettings
+from expvid.schema import AnswerType, Item, JudgeSettings, Judgment, SamplerSettings
 from expvid.scoring import Extraction
 from expvid.scoring.levels import LevelSpec
 from expvid.suites.base import Dataset, TaskSpec
@@ -124,6 +124,10 @@ class EvalSuite(Protocol):
 
     def needs_judge(self, item: Item, extraction: Extraction) -> bool: ...
 
+    def may_need_judge(self, item: Item) -> bool:
+        """Whether the item's answer can go to the judge: a run holding such an item builds one."""
+        ...
+
     def score(self, item: Item, extraction: Extraction, judgment: Judgment | None) -> Any:
         """The item's `ItemScore`."""
         ...
@@ -131,6 +135,20 @@ class EvalSuite(Protocol):
     def build_judge(self, spec: str | None, backend_options: dict[str, Any]) -> RunJudge | None:
         """The judge for items that need one: an LLM judge from a backend spec, else the offline one."""
         ...
+
+
+#: The answers a suite's judge decides unless it says otherwise (`Suite.may_need_judge`).
+JUDGED_ANSWER_TYPES = frozenset({AnswerType.BLANKS, AnswerType.FREE_TEXT})
+
+
+def judge_needed(suite: Any, items: Iterable[Item]) -> bool:
+    """Whether any of `items` may go to the suite's judge, as the suite says (`may_need_judge`; a
+    suite written before that hook: blanks and free text). Asked before a run builds its judge, so
+    that a judge is built exactly when scoring will ask for one."""
+    ask = getattr(suite, "may_need_judge", None)
+    if callable(ask):
+        return any(ask(item) for item in items)
+    return any(item.answer_type in JUDGED_ANSWER_TYPES for item in items)
 
 
 class RunJudge(Protocol):

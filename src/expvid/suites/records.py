@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from expvid.schema import Item, RecordProblem
-from expvid.suites.base import Dataset
+from expvid.suites.base import Dataset, FileProblem
 from expvid.suites.release_io import json_records, read_release_bytes
 
 
@@ -82,6 +82,29 @@ def _shown_key(record: dict[str, Any], reader: RecordReader, item: Item) -> str:
     return repr(raw) if raw is not None and not isinstance(raw, dict | list) else repr(item.id)
 
 
+def read_parquet_release(
+    dataset: Dataset, path: Path
+) -> Iterable[tuple[int, dict[str, Any] | RecordProblem]]:
+    """The rows of a parquet file (Hugging Face's format) with their 1-based row numbers, its hash
+    recorded in `dataset`; an unreadable file or rest of one is a problem, as for JSON."""
+    from expvid.suites.parquet_io import file_sha256, parquet_records
+
+    try:
+        digest = file_sha256(path)
+    except OSError as error:
+        dataset.add_invalid(FileProblem(path, 0, f"cannot read the file ({error.strerror or error})"), None)
+        return []
+    dataset.file_hashes[_release_key(dataset, path)] = digest
+    return parquet_records(path)
+
+
+def _release_key(dataset: Dataset, path: Path) -> str:
+    try:
+        return path.relative_to(dataset.root).as_posix()
+    except ValueError:
+        return path.name
+
+
 def read_json_release(dataset: Dataset, path: Path) -> Iterable[tuple[int, dict[str, Any] | RecordProblem]]:
     """The records of a JSON array or JSON Lines file, its hash recorded in `dataset` (relative to
     its root); nothing when the file cannot be read (the problem is recorded)."""
@@ -89,9 +112,5 @@ def read_json_release(dataset: Dataset, path: Path) -> Iterable[tuple[int, dict[
     if isinstance(data, RecordProblem):
         dataset.add_invalid(data, None)
         return []
-    try:
-        key = path.relative_to(dataset.root).as_posix()
-    except ValueError:
-        key = path.name
-    dataset.file_hashes[key] = hashlib.sha256(data).hexdigest()
+    dataset.file_hashes[_release_key(dataset, path)] = hashlib.sha256(data).hexdigest()
     return json_records(path, data)

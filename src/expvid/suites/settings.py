@@ -37,17 +37,26 @@ def setting(
     help: str,
     paper: str | None = None,
     scoring: bool = False,
+    **bounds: Any,
 ) -> Any:
     """A suite setting: its default, what it does (`help`), where the paper or its code fixes it
     (`paper`), and whether it only changes how answers are scored (`scoring`: not part of the resume
-    identity, may be changed by `expvid score -S`)."""
-    return Field(default, description=help, json_schema_extra={"paper": paper, "scoring": scoring})
+    identity, may be changed by `expvid score -S`). `bounds` are pydantic's numeric constraints
+    (`ge=0, le=2`): `-S judge_temperature=-3` is then refused with one line naming the range."""
+    unknown = sorted(set(bounds) - _BOUNDS)
+    if unknown:
+        raise TypeError(f"setting() takes the bounds {', '.join(sorted(_BOUNDS))}, not {unknown}")
+    return Field(default, description=help, json_schema_extra={"paper": paper, "scoring": scoring}, **bounds)
+
+
+_BOUNDS = frozenset({"ge", "gt", "le", "lt", "min_length", "max_length"})
 
 
 class SuiteSettings(BaseModel):
     """Base of every suite's settings model (a suite without settings uses it as is)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
+    # No setting is ever NaN or infinite (`-S judge_temperature=nan` would reach the provider).
+    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True, allow_inf_nan=False)
 
     #: Old spellings still accepted (a key renamed, or a value of the old form): key -> new key.
     renamed: ClassVar[dict[str, str]] = {}
@@ -81,7 +90,14 @@ class SuiteSettings(BaseModel):
             return values
         if isinstance(values, SuiteSettings):
             values = values.model_dump()
-        given = {cls.renamed.get(str(key), str(key)): value for key, value in dict(values or {}).items()}
+        given: dict[str, Any] = {}
+        for key, value in dict(values or {}).items():
+            name = cls.renamed.get(str(key), str(key))
+            if name in given and given[name] != value:  # an old and a new spelling of one setting
+                raise SettingsError(
+                    f"{suite} setting {name} given twice ({given[name]!r}, then {value!r}); give it once"
+                )
+            given[name] = value
         unknown = sorted(set(given) - set(cls.model_fields))
         if unknown:
             raise SettingsError(_unknown_message(suite, unknown[0], list(cls.model_fields)))
@@ -145,13 +161,19 @@ def describe_settings(model: type[SuiteSettings]) -> list[SettingInfo]:
 
 
 def parse_pairs(entries: Iterable[str], *, flag: str = "-S") -> dict[str, str]:
-    """`["language=both", "levels=map.json"]` -> {"language": "both", ...}; the last one given wins."""
+    """`["language=both", "levels=map.json"]` -> {"language": "both", ...}.
+
+    A key given twice with two values is refused (`SettingsError` naming both): which one a run used
+    would otherwise depend on the order of a long command line. The same value twice is accepted."""
     pairs: dict[str, str] = {}
     for entry in entries:
         key, sep, value = entry.partition("=")
         if not sep or not key.strip():
             raise SettingsError(f"{flag} expects KEY=VALUE, got {entry!r}")
-        pairs[key.strip()] = value.strip()
+        key, value = key.strip(), value.strip()
+        if key in pairs and pairs[key] != value:
+            raise SettingsError(f"{flag} {key} given twice ({pairs[key]!r}, then {value!r}); give it once")
+        pairs[key] = value
     return pairs
 
 

@@ -34,7 +34,14 @@ from expvid.scoring import Extraction, extract_answer, needs_judge, score_item
 from expvid.scoring.levels import LevelSpec
 from expvid.suites.base import Dataset, TaskSpec
 from expvid.suites.chance import ChancePools
-from expvid.suites.protocol import FrameOptions, GenerationDefaults, RunJudge, apply_preset, resolution_given
+from expvid.suites.protocol import (
+    JUDGED_ANSWER_TYPES,
+    FrameOptions,
+    GenerationDefaults,
+    RunJudge,
+    apply_preset,
+    resolution_given,
+)
 from expvid.suites.records import RecordError
 from expvid.suites.settings import SuiteSettings
 
@@ -58,8 +65,10 @@ class Suite:
     hub_repo: ClassVar[str | None] = None
     #: Frames per item when `--frames` gives none: keyed by task, "L<level>" or "all".
     default_frames: ClassVar[Mapping[str, int]] = {"all": 8}
-    #: (size, max_side) of the frames when the user gives neither; None keeps FrameOptions' 224x224.
-    default_resolution: ClassVar[tuple[int | None, int | None] | None] = None
+    #: (size, max_side) of the frames when the user gives neither (`--size` squashes to a square,
+    #: `--max-side` caps the longest side). The default is neutral: the source size, (None, None).
+    #: A paper that fixes a resolution says so (ExpVid: (224, None), F.2's 224x224 squash).
+    default_resolution: ClassVar[tuple[int | None, int | None] | None] = (None, None)
     #: A paper's per-model frame settings, by name (chosen with the `frame_preset` setting).
     frame_presets: ClassVar[Mapping[str, FrameOptions]] = {}
     #: JSON file beside the suite's module: {"columns": [...], "rows": [{"label", "values"}]}.
@@ -183,6 +192,11 @@ class Suite:
 
     def needs_judge(self, item: Item, extraction: Extraction) -> bool:
         return needs_judge(item, extraction)
+
+    def may_need_judge(self, item: Item) -> bool:
+        """Whether this item's answer can go to the judge (so a run of it builds one): by default
+        blanks and free text. A suite whose judge also decides other answers says so here."""
+        return item.answer_type in JUDGED_ANSWER_TYPES
 
     def score(self, item: Item, extraction: Extraction, judgment: Judgment | None) -> ItemScore:
         return score_item(item, extraction, judgment, graded_max=self.judge_scale)

@@ -1,6 +1,7 @@
 """`VideoQASuite`: the common case, written once.
 
-Multiple-choice and open questions about videos, in one JSON (array or JSON Lines) release file,
+Multiple-choice and open questions about videos, in one release file (a JSON array, JSON Lines, or
+parquet as Hugging Face publishes datasets; `read_records` reads another format),
 open answers decided by an LLM judge with the paper's prompt. A suite of that kind states its
 release files, how a record becomes an item (`task_of`, `record_to_item`), its prompt
 (`prompt_text`) and its judge protocol (`judge_prompt`, `parse_judge_reply`); loading, chance
@@ -15,18 +16,20 @@ without its think blocks (`judge_input`, a setting the suite declares). Without 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
 from expvid.models.factory import create_backend
-from expvid.schema import AnswerType, DataError, Item, ItemScore, Judgment
+from expvid.models.types import ResponseSchema
+from expvid.schema import AnswerType, DataError, Item, ItemScore, Judgment, RecordProblem
 from expvid.scoring import Extraction, extract_answer, score_item
 from expvid.scoring.extraction import extract_reply_text
 from expvid.scoring.judges.prompted import OfflineMatchJudge, PromptedJudge
 from expvid.suites.base import Dataset
 from expvid.suites.judge_adapter import JudgeAdapter
-from expvid.suites.records import RecordReader, read_json_release, text_id
+from expvid.suites.parquet_io import PARQUET_SUFFIX
+from expvid.suites.records import RecordReader, read_json_release, read_parquet_release, text_id
 from expvid.suites.release_io import release_root, wanted_tasks
 from expvid.suites.suite import Suite
 
@@ -62,6 +65,16 @@ class VideoQASuite(Suite):
         """The paper's judge prompts by key (a task name): (system text, user template with `{field}`
         slots filled by `judge_fields`). All of them make the judge's identity."""
         raise NotImplementedError
+
+    def judge_response_schema(self) -> ResponseSchema | None:
+        """The JSON reply the paper's judge call asks for as structured output (None: plain text).
+        Sent where the judge's provider takes it; the prompt asks for it either way."""
+        return None
+
+    def judge_protocol(self) -> str:
+        """How the judge decides, in one line (part of the judge's identity: judgments made under
+        another protocol are not reused)."""
+        return f"{self.title or self.name}: the paper's judge prompt; score = mean x 100"
 
     def judge_prompt(self, item: Item) -> tuple[str, str]:
         """The judge prompt for this item: by default the one keyed by its task."""
@@ -106,11 +119,21 @@ class VideoQASuite(Suite):
             source_id=lambda record: text_id(record.get(self.id_field)),
             key_name=self.duplicate_key or self.id_field,
         )
-        reader.read(dataset, path, read_json_release(dataset, path), wanted)
+        reader.read(dataset, path, self.read_records(dataset, path), wanted)
         if strict and dataset.problems:
             raise DataError(dataset.problems)
         self.remember_chance_answers(dataset)
         return dataset
+
+    def read_records(
+        self, dataset: Dataset, path: Path
+    ) -> Iterable[tuple[int, dict[str, Any] | RecordProblem]]:
+        """The release file's records with their line (or row) numbers: parquet by its suffix, else a
+        JSON array or JSON Lines. Override for another format (CSV, ...): yield (number, record dict)
+        and record the file's hash in `dataset.file_hashes` (the run's data fingerprint)."""
+        if path.suffix.lower() == PARQUET_SUFFIX:
+            return read_parquet_release(dataset, path)
+        return read_json_release(dataset, path)
 
     def item_from_record(self, record: dict[str, Any], task: str | None, root: Path) -> Item:
         return self.record_to_item(record, root)
@@ -135,6 +158,9 @@ class VideoQASuite(Suite):
     def needs_judge(self, item: Item, extraction: Extraction) -> bool:
         return extraction.ok and self.judged(item)
 
+    def may_need_judge(self, item: Item) -> bool:
+        return self.judged(item)
+
     def score(self, item: Item, extraction: Extraction, judgment: Judgment | None) -> ItemScore:
         return score_item(item, extraction, judgment, graded_max=self.judge_scale, judged=self.judged(item))
 
@@ -151,10 +177,11 @@ class VideoQASuite(Suite):
         llm = PromptedJudge(
             create_backend(spec, **backend_options),
             name=f"{self.name}-correct",
-            protocol=f"{self.title or self.name}: the paper's judge prompt; score = mean x 100",
+            protocol=self.judge_protocol(),
             parse=self.parse_judge_reply,
             max_tokens=self.judge_max_tokens,
             temperature=temperature,
+            response_schema=self.judge_response_schema(),
         )
         for key, (system, template) in self.judge_prompts().items():
             llm.remember(key, system, template)

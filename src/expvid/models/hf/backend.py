@@ -341,6 +341,8 @@ class HFBackend:
         }
         if settings.as_video:
             sent["video_fps"] = round(frame_rate(request, request.n_images, self.options.video_fps), 6)
+        if request.response_schema is not None:
+            sent["not_sent"] = {"response_format": "local generation is not constrained to a JSON schema"}
         return sent
 
     def _generate(self, rows: list[_Row], settings: _Settings) -> list[GenerateResponse]:

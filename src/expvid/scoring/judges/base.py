@@ -10,7 +10,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
-from expvid.models.types import BackendError, GenerateRequest, Message, ModelBackend, ThinkingConfig
+from expvid.models.types import (
+    BackendError,
+    GenerateRequest,
+    Message,
+    ModelBackend,
+    ResponseSchema,
+    ThinkingConfig,
+)
 from expvid.schema import Item, JudgeSettings, Judgment
 from expvid.scoring.judges.calls import ask_judge, cut_before_answering, cut_message, reply_record
 
@@ -61,6 +68,7 @@ async def ask_graded_judge(
     parse_errors: tuple[type[Exception], ...],
     thinking: ThinkingConfig | None = None,
     temperature: float = 0.0,
+    response_schema: ResponseSchema | None = None,
 ) -> Judgment:
     """One judge call (temperature 0 unless a protocol says otherwise) whose reply `parse` reads
     into a graded score.
@@ -76,6 +84,7 @@ async def ask_graded_judge(
         max_tokens=max_tokens,
         seed=seed,
         thinking=thinking,
+        response_schema=response_schema,
         metadata={"purpose": purpose, "item_id": item_id, "task": task},
     )
     try:

@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from expvid.models.types import Message, ModelBackend, TextPart
+from expvid.models.types import Message, ModelBackend, ResponseSchema, TextPart
 from expvid.schema import AnswerType, Item, JudgeSettings, Judgment
 from expvid.scoring.extraction.choice import extract_choice
 from expvid.scoring.judges.base import ask_graded_judge, llm_judge_settings
@@ -54,6 +54,7 @@ class PromptedJudge:
         temperature: float = 0.0,
         seed: int = 0,
         parse_errors: tuple[type[Exception], ...] = (JudgeReplyError,),
+        response_schema: ResponseSchema | None = None,
     ) -> None:
         self.backend = backend
         self.name = f"{name}:{backend.name}"
@@ -63,6 +64,8 @@ class PromptedJudge:
         self.max_tokens = max_tokens
         self.temperature = temperature
         self.seed = seed
+        #: The JSON reply the protocol asks for, sent as structured output where the provider takes it.
+        self.response_schema = response_schema
         #: Every (system, template) pair this judge has been asked with: its identity.
         self._prompts: dict[str, tuple[str, str]] = {}
 
@@ -90,6 +93,7 @@ class PromptedJudge:
             parse=self.parse,
             parse_errors=self.parse_errors,
             temperature=self.temperature,
+            response_schema=self.response_schema,
         )
 
     @property
@@ -111,6 +115,11 @@ class PromptedJudge:
             "temperature": self.temperature,
             "max_tokens": self.max_tokens,
             "seed": self.seed,
+            **(
+                {"response_schema": self.response_schema.model_dump(mode="json")}
+                if self.response_schema is not None
+                else {}
+            ),
         }
 
     def manifest_settings(self) -> JudgeSettings:

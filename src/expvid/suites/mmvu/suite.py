@@ -12,10 +12,13 @@ Facts (Zhao et al., 2025, arXiv 2501.12380; code `yale-nlp/MMVU`; data `hf:yale-
 - Frames (Table 10): 32 for the API models, fewer or 1 fps for open models; the official reader
   decodes every frame and keeps `np.linspace(0, n - 1, N, dtype=int)` of them at the source size.
 - Accuracy (§4.1, appendix B.3, `acc_evaluation.py`): GPT-4o judges EVERY answer, multiple choice
-  included, with the structured prompt {"extracted_answer", "correct"}; score = correct / all.
-  Here a judge reply without a readable `correct` is a judge failure (counted), where the official
-  code counts it wrong; the strict letter reading of multiple-choice replies is reported beside it
-  (`metrics.mc_strict`).
+  included, with the structured prompt {"extracted_answer", "correct"}, called with OpenAI structured
+  output (`beta.chat.completions.parse(response_format=EvaluationOutput)`, max_tokens 128); score =
+  correct / all. Here the same schema is sent as structured output where the judge's provider takes
+  it, and a reply is read as the official call reads it (`-S judge_reply=official`: the whole reply is
+  that JSON) or leniently; a reply without a readable verdict is a judge failure (counted), where the
+  official code counts it wrong; the strict letter reading of multiple-choice replies is reported
+  beside it (`metrics.mc_strict`).
 - Table 3 reports test-set disciplines and the validation average: runs here are on validation,
   so the reference rows fill "Avg. Validation" only (the test numbers are kept in the JSON).
 """
@@ -29,7 +32,7 @@ from pathlib import Path
 from string import Template
 from typing import Any, ClassVar, Literal
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from expvid.suites.api import (
     AnswerType,
@@ -41,6 +44,7 @@ from expvid.suites.api import (
     LevelRule,
     LevelSpec,
     RecordError,
+    ResponseSchema,
     SampleReport,
     SuiteSettings,
     TaskSpec,
@@ -103,8 +107,20 @@ class MMVUSettings(SuiteSettings):
     )
     judge_temperature: float = setting(
         0.0,
-        help="The judge's temperature: 0 (repeatable); the official code calls GPT-4o at the client default 1.0.",
+        help="The judge's temperature, 0-2: 0 (repeatable); the official code calls GPT-4o at 1.0 "
+        "(generate_from_openai_chat_completion_structured_format's default).",
         paper="yale-nlp/MMVU utils/api_utils.py",
+        scoring=True,
+        ge=0.0,
+        le=2.0,
+    )
+    judge_reply: Literal["official", "lenient"] = setting(
+        "official",
+        help="How a judge reply is read: official = as the official structured call reads it, the JSON "
+        'object {"extracted_answer": str, "correct": bool} and nothing else (anything else is a judge '
+        'failure; the official code counts it wrong); lenient = the last "correct": true/false anywhere in '
+        "the reply, Python's True/False too (for a judge that cannot return structured output).",
+        paper="yale-nlp/MMVU utils/eval_utils.py EvaluationOutput, utils/api_utils.py beta.chat.completions.parse",
         scoring=True,
     )
     frame_presets = FRAME_PRESETS
@@ -187,8 +203,20 @@ class MMVUSuite(VideoQASuite):
     def judge_prompts(self) -> dict[str, tuple[str, str]]:
         return {task.name: (prompt(f"judge_{task.name}.system.txt"), prompt(f"judge_{task.name}.user.txt")) for task in TASKS}  # fmt: skip
 
+    def judge_response_schema(self) -> ResponseSchema:
+        """The official call's `response_format=EvaluationOutput`, as the openai SDK sends it."""
+        return ResponseSchema(name="EvaluationOutput", json_schema=evaluation_output_schema())
+
+    def judge_protocol(self) -> str:
+        return (
+            f"{self.title}: the paper's judge prompts, structured output EvaluationOutput; "
+            f"reply read {self.settings.judge_reply}; score = mean x 100"
+        )
+
     def parse_judge_reply(self, reply: str | None) -> float:
-        """`"correct": true|false` in the reply (JSON, or the prompt's own `True`/`False`); the last one."""
+        """The verdict in a judge reply, read as `-S judge_reply` says (see `read_official_reply`)."""
+        if self.settings.judge_reply == "official":
+            return read_official_reply(reply)
         found = _CORRECT.findall(reply or "")
         if not found:
             raise JudgeReplyError(f'no "correct": true/false in the reply: {(reply or "")[:80]!r}')
@@ -227,6 +255,32 @@ class MMVUSuite(VideoQASuite):
         from expvid.suites.mmvu.sample import make_mmvu_sample
 
         return make_mmvu_sample(directory, seed, force=force)
+
+
+# The official judge's reply (`utils/eval_utils.py`), parsed as the openai SDK parses it. No
+# docstring: pydantic would put it in the schema as a description, which the official one lacks.
+class EvaluationOutput(BaseModel):
+    extracted_answer: str
+    correct: bool
+
+
+def evaluation_output_schema() -> dict[str, Any]:
+    """`EvaluationOutput` as a strict JSON schema: what `client.beta.chat.completions.parse` sends."""
+    return {**EvaluationOutput.model_json_schema(), "additionalProperties": False}
+
+
+def read_official_reply(reply: str | None) -> float:
+    """The official reading: the whole reply is `EvaluationOutput` JSON (`message.parsed` is
+    `EvaluationOutput.model_validate_json(content)`), else no verdict. Under structured output a
+    provider never returns anything else; a reply such as `{"correct": True}` (Python's literal,
+    which the prompt's wording invites without it) is unreadable here, where the lenient reading
+    would take it for a verdict the official call cannot produce."""
+    try:
+        parsed = EvaluationOutput.model_validate_json(reply or "")
+    except ValidationError as error:
+        problem = error.errors()[0].get("msg", "invalid")
+        raise JudgeReplyError(f"not the EvaluationOutput JSON ({problem}): {(reply or '')[:80]!r}") from None
+    return 1.0 if parsed.correct else 0.0
 
 
 def video_path(record: dict[str, Any]) -> str:
