@@ -165,8 +165,9 @@ def test_the_generator_sees_the_video_or_only_text_and_the_dry_run_prices_both(
 
 
 def test_video_input_with_a_model_that_takes_only_images_stops_before_any_call(
-    svb_build: SvbBuild, tmp_path: Path
+    svb_build: SvbBuild, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")  # OpenAI's own API needs a key before anything is checked
     args = build_args(svb_build.sources, tmp_path / "out", svb_build.llm, svb_build.stt)
     at = args.index("--base-url")
     args[at + 1] = "https://api.openai.com/v1"  # OpenAI's chat API takes images, not videos
