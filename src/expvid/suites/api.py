@@ -11,6 +11,8 @@ example of docs/write-a-suite.md) keeps working when expvid's internals move. Wh
   `RecordReader`, `read_json_release`, `text_id`, `DataError`, `describe_validation_error`;
 - run settings: `FrameOptions`, `GenerationDefaults`, `SamplerSettings`, `LevelSpec`, `LevelRule`;
 - judging: `PromptedJudge`, `OfflineMatchJudge`, `JudgeReplyError`;
+- audit: `ShortcutSolver` (a text-only solver the suite adds to `expvid audit` from its
+  `shortcut_solvers()` method; `option_counts` states its options per item);
 - samples: `SampleReport`, `claim_sample_dir`, `scene_frame`, `write_video` (synthetic videos with
   frame codes).
 
@@ -50,6 +52,7 @@ from expvid.suites.settings import (
     sampling_setting,
     setting,
 )
+from expvid.suites.shortcuts import ShortcutSolver
 from expvid.suites.suite import Suite
 from expvid.suites.videoqa import VideoQASuite
 
@@ -96,6 +99,7 @@ __all__ = [
     "SampleDirectoryError",
     "SampleReport",
     "SamplerSettings",
+    "ShortcutSolver",
     "Suite",
     "SuiteSettings",
     "TaskSpec",
