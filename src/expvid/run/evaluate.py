@@ -28,6 +28,7 @@ from expvid.models.factory import create_backend
 from expvid.run.config import EvalConfig
 from expvid.run.cost import run_extras
 from expvid.run.error_streak import RunStopped
+from expvid.run.frames_control import control_sampler
 from expvid.run.generate import GenerationPhase
 from expvid.run.identity import identity_defaults, resolved_identity, stored_identity
 from expvid.run.manifest import DatasetState, check_resumable, new_manifest
@@ -120,11 +121,13 @@ def _judge_options(config: EvalConfig, responses: Path | None) -> dict[str, Any]
     return options
 
 
-def _samplers(suite: EvalSuite, items: Sequence[Item], frames: FrameOptions) -> dict[str, SamplerSettings]:
+def _samplers(
+    suite: EvalSuite, items: Sequence[Item], frames: FrameOptions, control: str = "full"
+) -> dict[str, SamplerSettings]:
     samplers: dict[str, SamplerSettings] = {}
     for item in items:
         if item.task not in samplers:
-            settings = suite.sampler(item, frames)
+            settings = control_sampler(suite.sampler(item, frames), control)
             if settings is not None:
                 samplers[item.task] = settings
     return samplers
@@ -296,7 +299,7 @@ async def evaluate(
         config,
         command=command if command is not None else sys.argv,
         dataset=state,
-        samplers=_samplers(suite, items, frames),
+        samplers=_samplers(suite, items, frames, config.effective_frames_control),
         judge=judge.manifest_settings() if judge is not None else None,
         backend=backend.describe(),
         generation=generation_record(
@@ -304,6 +307,7 @@ async def evaluate(
             max_tokens=max_tokens,
             paper=defaults,
             input_mode=config.input_mode,
+            frames_control=config.effective_frames_control,
             image_limit=image_limit,
             temperature_sent=identity.get("temperature") is not None,
         ),
@@ -346,6 +350,7 @@ async def evaluate(
                     budget=budget,
                     expect=pricing.expect,
                     stop_after_errors=config.stop_after_errors,
+                    frames_control=config.effective_frames_control,
                 )
                 if adapter is not None and config.batch is not None:
                     from expvid.run.batch_phase import BatchPhase, run_uid
