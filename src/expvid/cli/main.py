@@ -39,6 +39,10 @@ COMMANDS = {
         "expvid.cli.frames:frames_command",
         "Print the frames chosen from VIDEO (index, time, target) as JSON; --out writes the images.",
     ),
+    "audit": LazyCommand(
+        "expvid.cli.audit:audit_command",
+        "Validity audit of a release (text-only shortcuts, twin options, controls from runs); audit.json/.md/.html.",
+    ),
     "build": LazyCommand(
         "expvid.cli.build:build_command",
         "Curate experiments and draft Level-1/2/3 candidate items with leakage audits (ExpVid 3.1-3.3, G).",
