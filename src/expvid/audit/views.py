@@ -14,111 +14,26 @@ from expvid.audit.option_text import Number, format_signature, option_key, parse
 from expvid.audit.ordering import Perm, orders_by_letter
 from expvid.schema import AnswerType, Item
 
-#: Words that never make an option "share" content with a question (function words, question words).
-_FUNCTION_WORDS = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "of",
-        "in",
-        "on",
-        "at",
-        "to",
-        "into",
-        "onto",
-        "from",
-        "with",
-        "without",
-        "by",
-        "for",
-        "and",
-        "or",
-        "as",
-        "is",
-        "are",
-        "be",
-        "been",
-        "was",
-        "were",
-        "it",
-        "its",
-        "this",
-        "that",
-        "these",
-        "those",
-        "each",
-        "all",
-        "some",
-        "any",
-        "then",
-        "than",
-        "which",
-        "what",
-        "who",
-        "whom",
-        "whose",
-        "how",
-        "when",
-        "where",
-        "why",
-        "while",
-        "after",
-        "before",
-        "during",
-        "until",
-        "so",
-        "not",
-        "no",
-        "do",
-        "does",
-        "did",
-        "can",
-        "could",
-        "would",
-        "should",
-        "will",
-        "shall",
-        "may",
-        "might",
-        "must",
-        "has",
-        "have",
-        "had",
-        "their",
-        "there",
-        "they",
-        "them",
-        "he",
-        "she",
-        "his",
-        "her",
-        "we",
-        "our",
-        "you",
-        "your",
-        "i",
-        "me",
-        "my",
-        "one",
-        "video",
-        "shown",
-        "following",
-        "option",
-        "options",
-        "answer",
-        "correct",
-        "best",
-        "most",
-        "likely",
-        "following",
-    ]
+#: Words that never make two texts share content (function words, modal verbs, fillers, question
+#: words). Negations are not among them: "soluble" and "not soluble" are different answers.
+FUNCTION_WORDS = frozenset(
+    """a an the of in on at to into onto from with by for and or as is are be been was were it its
+    this that these those each all some any then than which what who whom whose how when where why
+    while so do does did can could would should will shall may might must need needs needed has have
+    had their there they them he she his her we our you your i me my yes just also please video shown
+    following option options answer correct best most likely""".split()
 )
 
 
+def content_sequence(text: str) -> list[str]:
+    """The text's words in normal form (`option_key`), in order, without function words and
+    one-letter words (numbers kept)."""
+    return [w for w in option_key(text).split() if (len(w) > 1 or w.isdigit()) and w not in FUNCTION_WORDS]
+
+
 def content_words(text: str) -> frozenset[str]:
-    """The text's words in normal form (`option_key`), without function words and one-letter words."""
-    return frozenset(w for w in option_key(text).split() if len(w) > 1 and w not in _FUNCTION_WORDS)
+    """The text's content words (`content_sequence`) as a set."""
+    return frozenset(content_sequence(text))
 
 
 @dataclass
