@@ -78,7 +78,10 @@ def test_holm_keeps_clean_releases_unflagged_across_seeds() -> None:
         ({"A": "1 mL", "B": "1000 µL", "C": "1 L"}, [("A", "B", "equal value")]),
         ({"A": "the beaker", "B": "Beakers", "C": "flask"}, [("A", "B", "normal form")]),
         ({"A": "You should cut the tomato into two pieces.", "B": "You need to cut tomato into two pieces", "C": "Slice the onion"}, [("A", "B", "embedding")]),
-        ({"A": "Microwave it for 3 minutes, not 30 sec", "B": "Microwave it for 3 minutes, not 30 seconds"}, [("A", "B", "embedding")]),
+        (  # a real pair of ProMQA answers to one question
+            {"A": "No, you should have microwaved it for 3 minutes instead of 30 seconds.", "B": "No, you should have microwaved it for 3 minutes instead of just 30 seconds."},
+            [("A", "B", "embedding")],
+        ),
         ({"A": "Flow faster", "B": "Flow slower"}, []),
         ({"A": "Z = jωL + (ωM)^2/R", "B": "Z = jωL - (ωM)^2/R"}, []),
         ({"A": "37 °C", "B": "42 °C", "C": "4 °C"}, []),

@@ -47,30 +47,8 @@ DIFFERENCE_THRESHOLD = 0.8
 #: Words whose presence or absence never changes an answer (pronouns, modal verbs, fillers); every
 #: other word counts, prepositions and negations included ("before" / "after", "not").
 FILLERS = frozenset(
-    [
-        "yes",
-        "you",
-        "i",
-        "we",
-        "it",
-        "is",
-        "are",
-        "be",
-        "was",
-        "were",
-        "do",
-        "does",
-        "did",
-        "can",
-        "could",
-        "should",
-        "need",
-        "needs",
-        "needed",
-        "just",
-        "also",
-        "please",
-    ]
+    "yes you i we it is are be was were do does did can could should need needs needed to have has had "
+    "just also please".split()
 )
 
 
