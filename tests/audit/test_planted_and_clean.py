@@ -72,7 +72,9 @@ def test_holm_keeps_clean_releases_unflagged_across_seeds() -> None:
 @pytest.mark.parametrize(
     ("options", "pairs"),
     [
-        ({"A": "98%", "B": "98 %", "C": "75%"}, [("A", "B", "normal form")]),
+        ({"A": "98%", "B": "98 %", "C": "75%"}, [("A", "B", "equal value")]),
+        ({"A": "3.86%", "B": "-3.86%", "C": "35mm f1.8", "D": "35mm f8"}, []),
+        ({"A": "s' = s/sqrt{2}", "B": "s' = s*sqrt{2}"}, []),
         ({"A": "answer.", "B": "answer", "C": "other"}, [("A", "B", "normal form")]),
         ({"A": "0.5", "B": ".5", "C": "1/2", "D": "0.25"}, [("A", "B", "equal value"), ("A", "C", "equal value"), ("B", "C", "equal value")]),
         ({"A": "1 mL", "B": "1000 µL", "C": "1 L"}, [("A", "B", "equal value")]),

