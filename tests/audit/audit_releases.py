@@ -18,7 +18,18 @@ import random
 from expvid.schema import AnswerType, Item
 
 LETTERS = "ABCDEFGHIJ"
-_MATERIALS = ["glass", "plastic", "steel", "ceramic", "rubber", "nylon", "copper", "quartz", "teflon", "paper"]
+_MATERIALS = [
+    "glass",
+    "plastic",
+    "steel",
+    "ceramic",
+    "rubber",
+    "nylon",
+    "copper",
+    "quartz",
+    "teflon",
+    "paper",
+]
 _THINGS = [
     "pipette", "beaker", "spatula", "flask", "funnel", "tweezers", "scalpel", "cuvette", "syringe", "crucible",
     "burette", "stirrer", "petri dish", "test tube", "mortar", "sieve", "clamp", "tongs", "vial", "filter",
@@ -47,7 +58,9 @@ def _item(index: int, task: str, question: str, options: list[str], correct: int
 
 
 def clean_text(index: int, rng: random.Random, task: str = "names", k: int = 4) -> Item:
-    return _item(index, task, f"Which instrument is handled in clip {index}?", _phrases(rng, k), rng.randrange(k), rng)
+    return _item(
+        index, task, f"Which instrument is handled in clip {index}?", _phrases(rng, k), rng.randrange(k), rng
+    )
 
 
 def _value(rng: random.Random) -> str:
@@ -63,7 +76,14 @@ def clean_number(index: int, rng: random.Random, task: str = "amounts", k: int =
         text = _value(rng)
         if text not in values:
             values.append(text)
-    return _item(index, task, f"How much is used in clip {index}?", [f"{v} {unit}" for v in values], rng.randrange(k), rng)
+    return _item(
+        index,
+        task,
+        f"How much is used in clip {index}?",
+        [f"{v} {unit}" for v in values],
+        rng.randrange(k),
+        rng,
+    )
 
 
 def planted_longest(index: int, rng: random.Random, task: str = "longest") -> Item:
@@ -89,7 +109,14 @@ def planted_roundest(index: int, rng: random.Random, task: str = "roundest") -> 
         if len(text.replace(".", "").strip("0")) == 3 and text not in distractors:
             distractors.append(text)
     unit = rng.choice(_UNITS)
-    return _item(index, task, f"How much is used in clip {index}?", [f"{v} {unit}" for v in [correct, *distractors]], 0, rng)
+    return _item(
+        index,
+        task,
+        f"How much is used in clip {index}?",
+        [f"{v} {unit}" for v in [correct, *distractors]],
+        0,
+        rng,
+    )
 
 
 def planted_twins(index: int, rng: random.Random, task: str = "twins") -> Item:
@@ -107,7 +134,12 @@ def planted_twins(index: int, rng: random.Random, task: str = "twins") -> Item:
     return _item(index, task, f"Which is right for clip {index}?", options, 0, rng)
 
 
-PLANTED = {"longest": planted_longest, "middle": planted_middle, "roundest": planted_roundest, "twins": planted_twins}
+PLANTED = {
+    "longest": planted_longest,
+    "middle": planted_middle,
+    "roundest": planted_roundest,
+    "twins": planted_twins,
+}
 
 
 def clean_release(n: int, seed: int) -> list[Item]:

@@ -25,7 +25,9 @@ def _audit(*args: str) -> Any:
 
 
 def test_real_mmvu_questions_run_through_the_audit(tmp_path: Path) -> None:
-    result = _audit("--suite", "mmvu", "--data", str(MMVU_EXCERPT), "--out", str(tmp_path / "a"), "--no-embeddings")
+    result = _audit(
+        "--suite", "mmvu", "--data", str(MMVU_EXCERPT), "--out", str(tmp_path / "a"), "--no-embeddings"
+    )
     assert result.exit_code == 0, result.output
     report = read_audit(tmp_path / "a")
     records = json.loads((MMVU_EXCERPT / "validation.json").read_text())
@@ -37,7 +39,16 @@ def test_real_mmvu_questions_run_through_the_audit(tmp_path: Path) -> None:
     assert "# Validity audit: mmvu" in (tmp_path / "a" / "audit.md").read_text()
     assert (tmp_path / "a" / "audit.html").read_text().count("<svg") >= 2
     data = json.loads((tmp_path / "a" / "audit.json").read_text())
-    assert set(data["solvers"][0]) >= {"name", "task", "accuracy", "chance", "ci_low", "ci_high", "n", "flagged"}
+    assert set(data["solvers"][0]) >= {
+        "name",
+        "task",
+        "accuracy",
+        "chance",
+        "ci_low",
+        "ci_high",
+        "n",
+        "flagged",
+    }
     assert set(data["items"][0]) >= {"id", "task", "flags"}
 
 
@@ -62,12 +73,30 @@ def _mmvu_release(root: Path, n: int, *, longest_correct: bool) -> Path:
 def test_fail_on_flag_exits_1_only_when_something_is_flagged(tmp_path: Path) -> None:
     leaky = _mmvu_release(tmp_path / "leaky", 60, longest_correct=True)
     clean = _mmvu_release(tmp_path / "clean", 60, longest_correct=False)
-    flagged = _audit("--suite", "mmvu", "--data", str(leaky), "--out", str(tmp_path / "a1"), "--no-embeddings", "--fail-on-flag")
+    flagged = _audit(
+        "--suite",
+        "mmvu",
+        "--data",
+        str(leaky),
+        "--out",
+        str(tmp_path / "a1"),
+        "--no-embeddings",
+        "--fail-on-flag",
+    )
     assert flagged.exit_code == 1
     assert "flagged: longest option on multiple_choice: 100.0% (chance 20.0%, n=60" in flagged.output
     ran = _audit("--suite", "mmvu", "--data", str(leaky), "--out", str(tmp_path / "a2"), "--no-embeddings")
     assert ran.exit_code == 0  # without --fail-on-flag the audit ran: 0
-    ok = _audit("--suite", "mmvu", "--data", str(clean), "--out", str(tmp_path / "a3"), "--no-embeddings", "--fail-on-flag")
+    ok = _audit(
+        "--suite",
+        "mmvu",
+        "--data",
+        str(clean),
+        "--out",
+        str(tmp_path / "a3"),
+        "--no-embeddings",
+        "--fail-on-flag",
+    )
     assert ok.exit_code == 0, ok.output
     assert read_audit(tmp_path / "a3").flagged_solvers == []
 
@@ -77,7 +106,10 @@ def test_fail_on_flag_exits_1_only_when_something_is_flagged(tmp_path: Path) -> 
     [
         (["--data", "{missing}"], "--data {missing}: no such file or directory"),
         (["--data", "{clean}", "--suite", "nosuch"], "unknown suite 'nosuch'"),
-        (["--data", "{clean}", "--suite", "mmvu", "--runs", "{missing}"], "--runs {missing}: no such directory"),
+        (
+            ["--data", "{clean}", "--suite", "mmvu", "--runs", "{missing}"],
+            "--runs {missing}: no such directory",
+        ),
         (["--data", "{broken}", "--suite", "mmvu"], "validation.json"),
         (["--data", "{clean}", "--suite", "mmvu", "-S", "prompt=long"], "prompt"),
     ],
@@ -97,7 +129,7 @@ def test_bad_input_exits_2_with_one_line(tmp_path: Path, args: list[str], messag
 
 
 def test_read_audit_names_the_file_it_cannot_use(tmp_path: Path) -> None:
-    with pytest.raises(DataError, match="no audit.json there"):
+    with pytest.raises(DataError, match=r"no audit\.json there"):
         read_audit(tmp_path)
     (tmp_path / "audit.json").write_text("{not json")
     with pytest.raises(DataError, match=r"audit.json:1: not JSON"):
@@ -120,9 +152,13 @@ class _OddIdSuite(MMVUSuite):
             if item.answer_type is not AnswerType.CHOICE:
                 return None
             number = item.id.removeprefix("q")
-            return {letter: float(text.endswith(f" {number}")) for letter, text in (item.options or {}).items()}
+            return {
+                letter: float(text.endswith(f" {number}")) for letter, text in (item.options or {}).items()
+            }
 
-        return [ShortcutSolver("ends with the item number", ends_with_number, description="a suite's own solver")]
+        return [
+            ShortcutSolver("ends with the item number", ends_with_number, description="a suite's own solver")
+        ]
 
 
 def test_a_suite_adds_its_own_solver_through_the_api(tmp_path: Path) -> None:
@@ -146,7 +182,9 @@ def test_a_recipe_build_output_is_audited_like_a_release(tmp_path: Path, sample_
     keep the medoid shortcut that the ExpVid recipe rebuilds away."""
     copy = tmp_path / "sample"
     shutil.copytree(sample_dir / "annotations", copy / "annotations")
-    result = _audit("--data", str(copy), "--out", str(tmp_path / "a"), "--no-embeddings", "--tasks", "sequence_ordering")
+    result = _audit(
+        "--data", str(copy), "--out", str(tmp_path / "a"), "--no-embeddings", "--tasks", "sequence_ordering"
+    )
     assert result.exit_code == 0, result.output
     report = read_audit(tmp_path / "a")
     assert "ordering" in {s.family for s in report.solvers}

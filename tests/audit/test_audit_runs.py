@@ -58,10 +58,16 @@ def runs(sample_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Pa
                     tasks=TASKS, limit=LIMIT, cache_dir=None, n_bootstrap=10, frames_control=control,  # type: ignore[arg-type]
                 )  # fmt: skip
                 asyncio.run(evaluate(config, command=["test"], show_progress=False))
-    return root, {"wrong_key": wrong_key.id, "leaky": ",".join(sorted(leaky)), "wrong_key_task": wrong_key.task}
+    return root, {
+        "wrong_key": wrong_key.id,
+        "leaky": ",".join(sorted(leaky)),
+        "wrong_key_task": wrong_key.task,
+    }
 
 
-def test_controls_and_item_analysis_from_runs(sample_dir: Path, runs: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
+def test_controls_and_item_analysis_from_runs(
+    sample_dir: Path, runs: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
     root, planted = runs
     result = CliRunner().invoke(
         app, ["audit", "--data", str(sample_dir), "--tasks", ",".join(TASKS), "--runs", str(root), "--out", str(tmp_path / "a"), "--no-embeddings", "--quiet"]
@@ -71,22 +77,30 @@ def test_controls_and_item_analysis_from_runs(sample_dir: Path, runs: tuple[Path
     controls = report.controls
     assert controls is not None
     assert sorted((r["model"], r["control"]) for r in controls["runs"]) == sorted(
-        [(m, c) for m in NAMES for c in ("full", "none")] + [("openai:m1", "single"), ("openai:m1", "shuffled")]
+        [(m, c) for m in NAMES for c in ("full", "none")]
+        + [("openai:m1", "single"), ("openai:m1", "shuffled")]
     )
     tools = {e["model"].removeprefix("openai:"): e for e in controls["tasks"] if e["task"] == "tools"}
     m1 = tools["m1"]
     assert m1["full"]["accuracy"] == pytest.approx(3 / 4)  # the wrong-key item is missed
     assert m1["none"]["accuracy"] == pytest.approx(1 / 4)  # one leaky item
     assert m1["multimodal_gain"]["value"] == pytest.approx(0.5)
-    assert m1["single"]["accuracy"] == pytest.approx(3 / 4) and m1["single_frame"]["share_of_gain"] == pytest.approx(1.0)
+    assert m1["single"]["accuracy"] == pytest.approx(3 / 4) and m1["single_frame"][
+        "share_of_gain"
+    ] == pytest.approx(1.0)
     assert m1["order_sensitivity"]["value"] == pytest.approx(0.0)
-    assert m1["leakage"]["chance"] == pytest.approx(0.25) and m1["leakage"]["leaks"] is False  # 1 of 4 is chance
+    assert (
+        m1["leakage"]["chance"] == pytest.approx(0.25) and m1["leakage"]["leaks"] is False
+    )  # 1 of 4 is chance
     assert "single" not in tools["m2"]
 
     leaky = set(planted["leaky"].split(","))
     without_video = {i.id for i in report.items if "answerable without the video" in i.flags}
     assert without_video == leaky
-    assert "3 of 3 model(s) answer it correctly without any frame" in report.item(next(iter(leaky))).reasons["answerable without the video"]
+    assert (
+        "3 of 3 model(s) answer it correctly without any frame"
+        in report.item(next(iter(leaky))).reasons["answerable without the video"]
+    )
     keys = {i.id for i in report.items if "candidate wrong key" in i.flags}
     assert keys == {planted["wrong_key"]}
     analysis = report.item_analysis
@@ -99,7 +113,9 @@ def test_controls_and_item_analysis_from_runs(sample_dir: Path, runs: tuple[Path
     assert "## Controls from runs" in markdown and "## Item analysis across models" in markdown
 
 
-def test_runs_of_another_release_are_refused(sample_dir: Path, runs: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
+def test_runs_of_another_release_are_refused(
+    sample_dir: Path, runs: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
     root, _ = runs
     other = tmp_path / "other"
     (other / "annotations" / "level1").mkdir(parents=True)

@@ -45,9 +45,16 @@ def test_a_clean_release_of_300_items_flags_no_solver_and_few_items(embeddings: 
     items = clean_release(300, seed=11)
     report = audit_items(items, options=AuditOptions(embeddings=embeddings.embedder))
     assert len(report.solvers) >= 10 and all(s.n > 0 for s in report.solvers)
-    assert {s.name for s in report.solvers} >= {"longest option", "roundest value", "learned text-only model", "letter prior"}
+    assert {s.name for s in report.solvers} >= {
+        "longest option",
+        "roundest value",
+        "learned text-only model",
+        "letter prior",
+    }
     assert report.flagged_solvers == []
-    assert len(report.flagged_items) <= 0.05 * len(items), Counter(f for i in report.flagged_items for f in i.flags)
+    assert len(report.flagged_items) <= 0.05 * len(items), Counter(
+        f for i in report.flagged_items for f in i.flags
+    )
 
 
 def test_holm_keeps_clean_releases_unflagged_across_seeds() -> None:
@@ -76,12 +83,25 @@ def test_holm_keeps_clean_releases_unflagged_across_seeds() -> None:
         ({"A": "3.86%", "B": "-3.86%", "C": "35mm f1.8", "D": "35mm f8"}, []),
         ({"A": "s' = s/sqrt{2}", "B": "s' = s*sqrt{2}"}, []),
         ({"A": "answer.", "B": "answer", "C": "other"}, [("A", "B", "normal form")]),
-        ({"A": "0.5", "B": ".5", "C": "1/2", "D": "0.25"}, [("A", "B", "equal value"), ("A", "C", "equal value"), ("B", "C", "equal value")]),
+        (
+            {"A": "0.5", "B": ".5", "C": "1/2", "D": "0.25"},
+            [("A", "B", "equal value"), ("A", "C", "equal value"), ("B", "C", "equal value")],
+        ),
         ({"A": "1 mL", "B": "1000 µL", "C": "1 L"}, [("A", "B", "equal value")]),
         ({"A": "the beaker", "B": "Beakers", "C": "flask"}, [("A", "B", "normal form")]),
-        ({"A": "You should cut the tomato into two pieces.", "B": "You need to cut tomato into two pieces", "C": "Slice the onion"}, [("A", "B", "embedding")]),
+        (
+            {
+                "A": "You should cut the tomato into two pieces.",
+                "B": "You need to cut tomato into two pieces",
+                "C": "Slice the onion",
+            },
+            [("A", "B", "embedding")],
+        ),
         (  # a real pair of ProMQA answers to one question
-            {"A": "No, you should have microwaved it for 3 minutes instead of 30 seconds.", "B": "No, you should have microwaved it for 3 minutes instead of just 30 seconds."},
+            {
+                "A": "No, you should have microwaved it for 3 minutes instead of 30 seconds.",
+                "B": "No, you should have microwaved it for 3 minutes instead of just 30 seconds.",
+            },
             [("A", "B", "embedding")],
         ),
         ({"A": "Flow faster", "B": "Flow slower"}, []),
@@ -92,6 +112,8 @@ def test_holm_keeps_clean_releases_unflagged_across_seeds() -> None:
         ({"A": "Peel the cucumber", "B": "Peel the cucumber and chop it"}, []),
     ],
 )
-def test_near_duplicate_pairs(options: dict[str, str], pairs: list[tuple[str, str, str]], embeddings: EmbeddingTable) -> None:
+def test_near_duplicate_pairs(
+    options: dict[str, str], pairs: list[tuple[str, str, str]], embeddings: EmbeddingTable
+) -> None:
     found = near_duplicate_pairs(options, embeddings=embeddings)
     assert [(p.first, p.second, p.how) for p in found] == pairs
