@@ -19,7 +19,6 @@ import warnings
 from collections.abc import Sequence
 
 import numpy as np
-import numpy.typing as npt
 
 from expvid.audit.solvers import Scores, Solver
 from expvid.audit.views import OptionView
@@ -29,51 +28,55 @@ MIN_ITEMS = 40
 FOLDS = 5
 
 
-def _z(values: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-    spread = values.std()
-    return (values - values.mean()) / spread if spread > 0 else np.zeros_like(values)
+def _z(values: list[float]) -> list[float]:
+    mean = sum(values) / len(values)
+    spread = (sum((v - mean) ** 2 for v in values) / len(values)) ** 0.5
+    return [(v - mean) / spread for v in values] if spread > 0 else [0.0] * len(values)
 
 
-def option_features(view: OptionView) -> npt.NDArray[np.float64]:
-    """One row per option: features of the option relative to the item's other options."""
+def option_features(view: OptionView) -> list[list[float]]:
+    """One row per option: features of the option relative to the item's other options (plain
+    Python: numpy's per-call cost on five-element arrays would dominate a 10,000-item audit)."""
     k = view.k
-    lengths = np.asarray(view.lengths, dtype=float)
-    words = np.asarray([len(t.split()) for t in view.texts], dtype=float)
-    columns: list[npt.NDArray[np.float64]] = [
+    lengths = [float(n) for n in view.lengths]
+    longest, shortest = max(lengths), min(lengths)
+    columns: list[list[float]] = [
         _z(lengths),
-        (lengths == lengths.max()).astype(float),
-        (lengths == lengths.min()).astype(float),
-        _z(words),
+        [float(n == longest) for n in lengths],
+        [float(n == shortest) for n in lengths],
+        _z([float(len(t.split())) for t in view.texts]),
     ]
     values = view.values
     if values is not None:
-        v = np.asarray(values, dtype=float)
-        spread = float(v.std()) or 1.0
-        ranks = np.argsort(np.argsort(v)) / max(1, k - 1)
-        significant = np.asarray([n.significant for n in view.numbers if n is not None], dtype=float)
+        mean = sum(values) / k
+        spread = (sum((v - mean) ** 2 for v in values) / k) ** 0.5 or 1.0
+        ordered = sorted(values)
+        median = (ordered[(k - 1) // 2] + ordered[k // 2]) / 2
+        ranks = [ordered.index(v) / max(1, k - 1) for v in values]
+        significant = [float(n.significant) for n in view.numbers if n is not None]
+        fewest = min(significant)
         columns += [
-            np.ones(k),
-            np.abs(v - v.mean()) / spread,
-            np.abs(v - np.median(v)) / spread,
+            [1.0] * k,
+            [abs(v - mean) / spread for v in values],
+            [abs(v - median) / spread for v in values],
             ranks,
-            np.abs(ranks - 0.5),
-            significant - significant.min(),
+            [abs(r - 0.5) for r in ranks],
+            [d - fewest for d in significant],
         ]
     else:
-        columns += [np.zeros(k)] * 6
+        columns += [[0.0] * k for _ in range(6)]
     keys = view.keys
-    twins = np.asarray([sum(1 for other in keys if other == key) > 1 for key in keys], dtype=float)
-    question = view.question_words
-    context = view.context_words
+    question, context = view.question_words, view.context_words
+    words = view.option_words
     columns += [
-        twins,
-        np.asarray([len(w & question) / len(w) if w else 0.0 for w in view.option_words]),
-        np.asarray([len(w & context) / len(w) if w else 0.0 for w in view.option_words]),
-        np.arange(k) / max(1, k - 1),
-        (np.arange(k) == 0).astype(float),
-        (np.arange(k) == k - 1).astype(float),
+        [float(keys.count(key) > 1) for key in keys],
+        [len(w & question) / len(w) if w else 0.0 for w in words],
+        [len(w & context) / len(w) if w else 0.0 for w in words],
+        [i / max(1, k - 1) for i in range(k)],
+        [float(i == 0) for i in range(k)],
+        [float(i == k - 1) for i in range(k)],
     ]
-    return np.column_stack(columns)
+    return [list(row) for row in zip(*columns, strict=True)]
 
 
 def _learned(views: Sequence[OptionView]) -> list[Scores]:
@@ -82,8 +85,7 @@ def _learned(views: Sequence[OptionView]) -> list[Scores]:
     from sklearn.linear_model import LogisticRegression
     from sklearn.model_selection import GroupKFold
 
-    blocks = [option_features(view) for view in views]
-    x = np.vstack(blocks)
+    x = np.asarray([row for view in views for row in option_features(view)], dtype=float)
     y = np.concatenate([np.arange(view.k) == view.correct for view in views]).astype(int)
     groups = np.concatenate([[i] * view.k for i, view in enumerate(views)])
     scores: list[Scores] = [None] * len(views)
