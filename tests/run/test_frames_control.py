@@ -66,20 +66,27 @@ def test_each_control_sends_what_it_says_and_records_it(
     assert [r.n_images for r in model_server.requests] == [0, 0]
     for prediction in _predictions(tmp_path / "none"):
         assert prediction["n_images"] == 0 and prediction["sent"]["frames_control"] == "none"
-        assert prediction["frames"] == full[prediction["item_id"]]["frames"]  # sampled and logged all the same
+        assert (
+            prediction["frames"] == full[prediction["item_id"]]["frames"]
+        )  # sampled and logged all the same
 
     model_server.reset()
     _run(sample_dir, model_server, tmp_path / "single", frame_cache_dir, frames_control="single")
     assert [r.n_images for r in model_server.requests] == [1, 1]
     manifest = json.loads((tmp_path / "single" / "manifest.json").read_text())
-    assert manifest["samplers"]["tools"]["num_frames"] == 1 and manifest["config"]["generation"]["frames_control"] == "single"
+    assert (
+        manifest["samplers"]["tools"]["num_frames"] == 1
+        and manifest["config"]["generation"]["frames_control"] == "single"
+    )
     items = {item.id: item for item in get_suite("expvid").load(sample_dir)}
     for prediction in _predictions(tmp_path / "single"):
         [frame] = prediction["frames"]
         seen = [f["time"] for f in full[prediction["item_id"]]["frames"]]
         media = items[prediction["item_id"]].media
         middle = ((media.start or 0.0) + (media.end if media.end is not None else seen[-1])) / 2
-        assert abs(frame["time"] - middle) <= (seen[1] - seen[0])  # the middle of the clip, within a frame step
+        assert abs(frame["time"] - middle) <= (
+            seen[1] - seen[0]
+        )  # the middle of the clip, within a frame step
 
     model_server.reset()
     _run(sample_dir, model_server, tmp_path / "shuffled", frame_cache_dir, frames_control="shuffled")
@@ -128,11 +135,20 @@ def test_a_blind_model_is_the_no_frames_control(
     sample_dir: Path, model_server: LoopbackServer, tmp_path: Path, frame_cache_dir: Path
 ) -> None:
     out = tmp_path / "blind"
-    _run(sample_dir, model_server, out, frame_cache_dir, model=f"blind:openai:loopback@{model_server.openai_base_url}")
+    _run(
+        sample_dir,
+        model_server,
+        out,
+        frame_cache_dir,
+        model=f"blind:openai:loopback@{model_server.openai_base_url}",
+    )
     assert [r.n_images for r in model_server.requests] == [0, 0]
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["config"]["generation"]["frames_control"] == "none"
-    assert any("CONTROL run without frames" in n for n in run_notes(build_table(get_suite("expvid"), load_runs([out]), references=[])))
+    assert any(
+        "CONTROL run without frames" in n
+        for n in run_notes(build_table(get_suite("expvid"), load_runs([out]), references=[]))
+    )
     with pytest.raises(ValueError, match="a blind: model sends none"):
         EvalConfig(data=sample_dir, model="blind:random", out=out, frames_control="single")
 
@@ -140,13 +156,32 @@ def test_a_blind_model_is_the_no_frames_control(
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (["--frames-control", "half"], "Invalid value for --frames-control: expected one of full, none, single, shuffled, got 'half'"),
-        (["--frames-control", "shuffled", "--input-mode", "video"], "--frames-control shuffled sends the frames as independent images"),
+        (
+            ["--frames-control", "half"],
+            "Invalid value for --frames-control: expected one of full, none, single, shuffled, got 'half'",
+        ),
+        (
+            ["--frames-control", "shuffled", "--input-mode", "video"],
+            "--frames-control shuffled sends the frames as independent images",
+        ),
     ],
 )
-def test_eval_refuses_a_bad_control_in_one_line(sample_dir: Path, tmp_path: Path, extra: list[str], message: str) -> None:
+def test_eval_refuses_a_bad_control_in_one_line(
+    sample_dir: Path, tmp_path: Path, extra: list[str], message: str
+) -> None:
     result = CliRunner().invoke(
-        app, ["eval", "--data", str(sample_dir), "--model", "random", "--out", str(tmp_path / "x"), "--quiet", *extra]
+        app,
+        [
+            "eval",
+            "--data",
+            str(sample_dir),
+            "--model",
+            "random",
+            "--out",
+            str(tmp_path / "x"),
+            "--quiet",
+            *extra,
+        ],
     )
     assert result.exit_code == 2
     assert message in " ".join(result.output.split())

@@ -237,7 +237,7 @@ class EvalOptions(BaseModel):
             suite_settings=settings,
             thinking=self.thinking_config(),
             input_mode=self.input_mode,
-            frames_control=self.frames_control,  # type: ignore[arg-type]  # checked in to_config
+            frames_control=self.frames_control,  # checked in to_config
             prices=self.prices(),
             max_cost=self.max_cost or None,
             max_tokens_total=self.max_tokens_total,
