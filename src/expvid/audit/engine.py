@@ -18,7 +18,7 @@ from expvid.audit.learned import learned_solver
 from expvid.audit.result import AuditReport, ItemResult, SolverResult, TaskSummary
 from expvid.audit.solvers import Scores, Solver, builtin_solvers, suite_solver
 from expvid.audit.views import OptionView
-from expvid.schema import Item
+from expvid.schema import DataError, Item
 from expvid.suites.shortcuts import ShortcutSolver
 
 EPS = 1e-9
@@ -192,7 +192,8 @@ def audit_items(
     )
     results = {item.id: ItemResult(id=item.id, task=item.task) for item in items}
     if len(results) != len(items):
-        raise ValueError("item ids must be unique within a release")
+        repeated = sorted({item.id for item in items if sum(1 for other in items if other.id == item.id) > 1})
+        raise DataError(f"item ids must be unique within a release; repeated: {', '.join(repeated[:5])}")
     views_by_task: dict[str, list[OptionView]] = {}
     for item in items:
         view = OptionView.of(item)

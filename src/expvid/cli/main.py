@@ -41,7 +41,7 @@ COMMANDS = {
     ),
     "audit": LazyCommand(
         "expvid.cli.audit:audit_command",
-        "Validity audit of a release (text-only shortcuts, twin options, controls from runs); audit.json/.md/.html.",
+        "Audit a release: can its items be answered without the video? Writes audit.json, audit.md, audit.html.",
     ),
     "build": LazyCommand(
         "expvid.cli.build:build_command",
