@@ -24,6 +24,10 @@
         model: openai:Qwen2.5-VL-7B-Instruct
         base_url: [http://gpu1:8000/v1, http://gpu2:8000/v1]
         frame_preset: qwen2.5-vl
+      - name: Qwen2.5-VL-7B (no frames)
+        model: openai:Qwen2.5-VL-7B-Instruct
+        base_url: http://gpu1:8000/v1
+        frames_control: none           # a control run for `expvid audit --runs` (none, single, shuffled)
 
 Each cell is one run directory (`out/runs/<suite>/<setting>/<model>`) with the identity and resume
 rules of `expvid eval`: running the file again resumes every cell where it stopped.
