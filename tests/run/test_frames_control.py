@@ -4,6 +4,7 @@ what every rendering says, and that resuming treats it as part of the run's iden
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import io
 import json
 from pathlib import Path
@@ -186,3 +187,22 @@ def test_eval_refuses_a_bad_control_in_one_line(
     assert result.exit_code == 2
     assert message in " ".join(result.output.split())
     assert not (tmp_path / "x").exists()
+
+
+def test_an_eval_set_model_entry_sets_the_control(tmp_path: Path, sample_dir: Path) -> None:
+    from expvid.run.eval_set_config import cell_config, cells_of, config_digest, load_eval_set
+
+    path = tmp_path / "set.yaml"
+    path.write_text(
+        f"out: {tmp_path / 'out'}\nsuites:\n  - name: expvid\n    data: {sample_dir}\n"
+        "models:\n  - name: seeing\n    model: random\n  - name: text only\n    model: random\n    frames_control: none\n"
+    )
+    config = load_eval_set(path)
+    seeing, blind = (cell_config(config, cell, sample_dir) for cell in cells_of(config))
+    assert (seeing.frames_control, blind.frames_control) == ("full", "none")
+    assert config_digest(seeing) != config_digest(blind)
+    # a cell finished before the setting existed was digested without it: it stays done
+    before = seeing.model_dump(mode="json")
+    before.pop("frames_control")
+    old = hashlib.sha256(json.dumps(before, sort_keys=True, default=str).encode()).hexdigest()[:16]
+    assert config_digest(seeing) == old
