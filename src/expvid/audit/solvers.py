@@ -209,7 +209,7 @@ def builtin_solvers() -> list[Solver]:
         ),
         per_item(
             "transcript overlap",
-            "words",
+            "transcript",
             "the option sharing most content words with the transcript the release carries",
             _overlap(lambda view: view.context_words),
         ),
