@@ -8,6 +8,7 @@ the item analysis from runs. An item is flagged by each flagged solver that answ
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -192,7 +193,7 @@ def audit_items(
     )
     results = {item.id: ItemResult(id=item.id, task=item.task) for item in items}
     if len(results) != len(items):
-        repeated = sorted({item.id for item in items if sum(1 for other in items if other.id == item.id) > 1})
+        repeated = sorted(key for key, n in Counter(item.id for item in items).items() if n > 1)
         raise DataError(f"item ids must be unique within a release; repeated: {', '.join(repeated[:5])}")
     views_by_task: dict[str, list[OptionView]] = {}
     for item in items:

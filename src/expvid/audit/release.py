@@ -9,6 +9,7 @@ are fetched into the cache exactly as `expvid eval --data hf:...` fetches them.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -76,19 +77,34 @@ def audit_release(
     progress: Progress | None = None,
     cache_root: Path | None = None,
     echo: Callable[[str], None] = lambda _: None,
+    source: str | None = None,
+    loaded: tuple[Any, Dataset] | None = None,
 ) -> AuditReport:
-    """Audit the release at `data` (a folder in the suite's layout, or `hf:ORG/NAME[@REV]`)."""
-    root, suite_name = resolve_release(
-        str(data), suite=suite, settings=settings, tasks=tasks, cache_root=cache_root, echo=echo
+    """Audit the release at `data` (a folder in the suite's layout, or `hf:ORG/NAME[@REV]`).
+
+    `source`: what the report names as its data (default: `data`); `loaded`: the (suite, dataset)
+    that `load_release` already read from `data` (the CLI reads it before its progress display)."""
+    if loaded is None:
+        root, suite_name = resolve_release(
+            str(data), suite=suite, settings=settings, tasks=tasks, cache_root=cache_root, echo=echo
+        )
+        loaded = load_release(root, suite_name, settings, tasks)
+    suite_object, dataset = loaded
+    declared = getattr(suite_object, "option_counts", None)
+    base = options or AuditOptions()
+    options = replace(  # the caller's options are left as they were
+        base,
+        extra_solvers=[*base.extra_solvers, *_suite_solvers(suite_object)],
+        option_counts=base.option_counts or (dict(declared) if isinstance(declared, Mapping) else {}),
     )
-    loaded, dataset = load_release(root, suite_name, settings, tasks)
-    options = options or AuditOptions()
-    options.extra_solvers = [*options.extra_solvers, *_suite_solvers(loaded)]
-    declared = getattr(loaded, "option_counts", None)
-    if isinstance(declared, Mapping) and not options.option_counts:
-        options.option_counts = dict(declared)
+    ids = {item.id for item in dataset.items}
     invalid = [
-        (record.source_id or record.id, record.task or "?", str(record.problem)) for record in dataset.invalid
+        (
+            record.source_id if record.source_id and record.source_id not in ids else record.id,
+            record.task or "?",
+            str(record.problem),
+        )
+        for record in dataset.invalid
     ]
     return audit_items(
         dataset.items,
@@ -97,8 +113,8 @@ def audit_release(
         progress=progress,
         problems=[str(problem) for problem in dataset.problems],
         invalid=invalid,
-        suite=suite_name,
-        data=str(data),
+        suite=dataset.suite,
+        data=source or str(data),
         fingerprint=dataset.annotations_fingerprint(),
     )
 

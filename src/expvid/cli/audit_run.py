@@ -27,9 +27,10 @@ def run_audit(
     quiet: bool,
 ) -> None:
     from expvid.audit.engine import AuditOptions
-    from expvid.audit.release import audit_release
+    from expvid.audit.release import audit_release, load_release, resolve_release
     from expvid.audit.report_html import to_html
     from expvid.audit.report_md import summary_line, to_markdown
+    from expvid.audit.runs import find_runs
     from expvid.run.progress import run_progress
     from expvid.suites.settings import SettingsError, parse_pairs
 
@@ -41,17 +42,23 @@ def run_audit(
         raise typer.BadParameter(f"{out} is a file, not a folder", param_hint="--out")
     chosen = [t.strip() for t in tasks.split(",") if t.strip()] if tasks else None
     echo = lambda line: console.print(line, highlight=False, markup=False)  # noqa: E731
+    with friendly_errors():  # bad input is refused before any progress display starts
+        root, suite_name = resolve_release(
+            data, suite=suite, settings=settings, tasks=chosen, cache_root=cache_dir, echo=echo
+        )
+        run_dirs = find_runs(runs) if runs else []
+        loaded = load_release(root, suite_name, settings, chosen)
     with friendly_errors(), run_progress(console, not quiet) as progress:
         report = audit_release(
-            data,
-            suite=suite,
+            root,
+            suite=suite_name,
             settings=settings,
             tasks=chosen,
-            runs=runs,
+            runs=run_dirs,
             options=AuditOptions(embeddings=embeddings),
             progress=progress,
-            cache_root=cache_dir,
-            echo=echo,
+            source=data,
+            loaded=loaded,
         )
     out.mkdir(parents=True, exist_ok=True)
     report.write(out / "audit.json")
