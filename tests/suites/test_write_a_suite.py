@@ -10,22 +10,19 @@ installed by pip from a temporary folder, exactly as a user would install a suit
 from __future__ import annotations
 
 import json
-import re
 import subprocess
-import sys
-import sysconfig
 from pathlib import Path
 
 import pytest
 
+import write_a_suite_docs
 from expvid.models.loopback import LoopbackServer, Reply
 
-DOCS = Path(__file__).resolve().parents[2] / "docs"
-BLOCK = re.compile(r"^```\w+ file=(\S+)\n(.*?)^```$", re.DOTALL | re.MULTILINE)
+DOCS = write_a_suite_docs.DOCS
 
 
 def _blocks() -> dict[str, str]:
-    return dict(BLOCK.findall((DOCS / "write-a-suite.md").read_text(encoding="utf-8")))
+    return write_a_suite_docs.blocks()
 
 
 def test_the_page_shows_the_example_packages_as_committed() -> None:
@@ -43,30 +40,9 @@ def test_the_page_shows_the_example_packages_as_committed() -> None:
 
 
 @pytest.fixture(scope="module")
-def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A fresh virtual environment with the page's packages pip-installed into it."""
-    root = tmp_path_factory.mktemp("suite_package")
-    for name, text in _blocks().items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text, encoding="utf-8")
-    env = root / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True)
-    python = env / "bin" / "python"
-    purelib = subprocess.run(
-        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        capture_output=True, text=True, check=True,
-    ).stdout.strip()  # fmt: skip
-    ours = sysconfig.get_paths()["purelib"]
-    (Path(purelib) / "_expvid_dev.pth").write_text(f"import site; site.addsitedir({ours!r})\n")
-    installed = subprocess.run(
-        [str(python), "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation", "--no-index",
-         str(root / "tinyqa"), str(root / "tinymc")],
-        capture_output=True, text=True, check=False, timeout=300,
-    )  # fmt: skip
-    assert installed.returncode == 0, installed.stderr
-    assert (Path(purelib) / "tinyqa").is_dir()  # installed into the new environment, not ours
-    assert (Path(purelib) / "tinymc").is_dir()
-    return python
+def venv(tinyqa_python: Path) -> Path:
+    """A fresh virtual environment with the page's packages pip-installed into it (tests/conftest.py)."""
+    return tinyqa_python
 
 
 def _expvid(python: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

@@ -3,7 +3,8 @@
 Exit codes of the `expvid` commands (documented in the README):
 
 - 0: done;
-- 1: a check found problems (`expvid data check`), or a command-specific refusal;
+- 1: a check found problems (`expvid data check`; `expvid audit --fail-on-flag` flagged a solver or an
+  item), or a command-specific refusal;
 - 2: bad usage, or data/configuration/media the command cannot work with (nothing more was done);
 - 3: `expvid eval` finished and wrote everything, but some records scored 0 without a model answer
   (media, request or judge failures, invalid records); `--allow-failures` turns this into 0;

@@ -83,6 +83,14 @@ def eval_command(
             help="Frames as independent 'images' (F.2, every backend) or one 'video' (vLLM, hf:).",
         ),
     ] = "images",
+    frames_control: Annotated[
+        str,
+        typer.Option(
+            "--frames-control",
+            help="A control run for `expvid audit`: full (default), none (no frames: text only), single (the "
+            "middle frame only) or shuffled (the frames in a seeded order). Recorded; part of the resume identity.",
+        ),
+    ] = "full",
     temperature: Annotated[
         float | None, typer.Option("--temperature", help="Default: the paper's (0.1).")
     ] = None,

@@ -45,6 +45,10 @@ COMMANDS = {
         "expvid.cli.frames:frames_command",
         "Print the frames chosen from VIDEO (index, time, target) as JSON; --out writes the images.",
     ),
+    "audit": LazyCommand(
+        "expvid.cli.audit:audit_command",
+        "Audit a release: can its items be answered without the video? Writes audit.json, audit.md, audit.html.",
+    ),
     "build": LazyCommand(
         "expvid.cli.build:build_command",
         "Curate experiments and draft Level-1/2/3 candidate items with leakage audits (ExpVid 3.1-3.3, G).",

@@ -39,17 +39,16 @@ from __future__ import annotations
 
 import asyncio
 import math
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
+from expvid.audit.ordering import option_orders, shortcuts, solver_accuracy
 from expvid.construction.context import BuildContext
 from expvid.construction.domain import DomainVocabulary, foreign_words
 from expvid.construction.drafts import Problem
 from expvid.construction.llm import DraftFailure
-from expvid.construction.ordering import shortcuts, solver_accuracy
 from expvid.construction.words import contains_phrase, content_lemmas
 from expvid.models.types import Message, TextPart
 from expvid.schema import AnswerType, Item
@@ -256,7 +255,7 @@ def ordering_shortcuts(items: list[Item], result: AuditResult) -> None:
     for item in items:
         if item.task != "sequence_ordering" or not item.options:
             continue
-        orders = _orders(item)
+        orders = option_orders(item)
         if orders is None:
             result.notes.append(f"{item.id}: options are not numbered lists of the same steps")
             continue
@@ -277,30 +276,6 @@ def ordering_shortcuts(items: list[Item], result: AuditResult) -> None:
             "best_solvers": sorted(name for name, value in means.items() if value >= best - 1e-9),
             "accuracy": means,
         }
-
-
-_NUMBERED = re.compile(r"^\s*\d+\s*[.)]\s*", re.MULTILINE)
-
-
-def _orders(item: Item) -> tuple[tuple[int, ...], list[tuple[int, ...]]] | None:
-    options = item.options or {}
-
-    def steps(text: str) -> list[str]:
-        return [line.strip() for line in _NUMBERED.split(text) if line.strip()]
-
-    truth = steps(options[str(item.answer)])
-    index = {text: i for i, text in enumerate(truth)}
-    if len(index) != len(truth):
-        return None
-    distractors = []
-    for letter, text in options.items():
-        if letter == item.answer:
-            continue
-        pieces = steps(text)
-        if sorted(pieces) != sorted(truth):
-            return None
-        distractors.append(tuple(index[p] for p in pieces))
-    return tuple(range(len(truth))), distractors
 
 
 def everyday_words() -> frozenset[str]:

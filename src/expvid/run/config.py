@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from expvid.models.pricing import Price
 from expvid.models.types import InputMode, ThinkingConfig
 from expvid.run.batch_settings import BatchSettings
+from expvid.schema import FramesControl, frames_control_of
 from expvid.suites.defaults import DEFAULT_SUITE
 from expvid.suites.protocol import FrameOptions
 
@@ -161,6 +162,10 @@ class EvalConfig(BaseModel):
     #: F.2's fair-comparison setting: 224x224 frames as independent images) or "video" (one video:
     #: the model's own video path, e.g. Qwen's temporal patches; vLLM's `video_url`).
     input_mode: InputMode = "images"
+    #: What the model is shown of each item's frames (`--frames-control`; `expvid.run.frames_control`):
+    #: "full" (default), "none", "single" (the middle frame) or "shuffled". Part of the resume identity;
+    #: a run directory made before the setting resumes as "full".
+    frames_control: FramesControl = "full"
     #: Stop the run after this many requests in a row failed with the same non-transient error
     #: (a 4xx other than 408/409/429, same message): it cannot succeed. 0 or None never stops.
     stop_after_errors: int | None = Field(default=10, ge=0)
@@ -195,6 +200,25 @@ class EvalConfig(BaseModel):
             if problem:
                 raise ValueError(problem)
         return self
+
+    @model_validator(mode="after")
+    def _control_fits(self) -> EvalConfig:
+        if self.model.strip().startswith("blind:") and self.frames_control in ("single", "shuffled"):
+            raise ValueError(
+                f"--frames-control {self.frames_control} needs a model that sees frames; a blind: model "
+                "sends none (that is --frames-control none)"
+            )
+        if self.frames_control == "shuffled" and self.input_mode == "video":
+            raise ValueError(
+                "--frames-control shuffled sends the frames as independent images; a video's frames out "
+                "of order would contradict its timestamps (use --input-mode images)"
+            )
+        return self
+
+    @property
+    def effective_frames_control(self) -> str:
+        """The control the run applies: "none" for a blind: model, else `frames_control`."""
+        return frames_control_of(self.model, self.frames_control)
 
     @field_validator("tasks")
     @classmethod

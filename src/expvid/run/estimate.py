@@ -37,6 +37,7 @@ from expvid.models.image_tokens import image_tokens
 from expvid.models.pricing import BATCH_DISCOUNT, ModelRef, Price, model_ref, price_for
 from expvid.models.types import ImagePart, Message, TextPart
 from expvid.run.config import EvalConfig
+from expvid.run.frames_control import control_sampler
 from expvid.run.rundir import RunDir
 from expvid.schema import AnswerType, ImagesRef, Item, Prediction, SamplerSettings, VideoRef
 
@@ -285,7 +286,7 @@ def estimate_run(config: EvalConfig) -> RunEstimate:
     price = price_for(config.model, config.prices, base_url if isinstance(base_url, str) else None)
     notes: list[str] = []
     frames = config.frames
-    blind = config.model.strip().startswith("blind:")
+    blind = config.effective_frames_control == "none"
     if ref.provider == "anthropic" and not blind:
         cap = CLAUDE_IMAGE_LIMIT.max_images
         if frames.max_images is None or frames.max_images > cap:
@@ -302,7 +303,8 @@ def estimate_run(config: EvalConfig) -> RunEstimate:
         if (item.id, sample) not in done or (config.retry_failed and not done[(item.id, sample)].ok)
     ]
     measured = measured_outputs(done, price is not None and price.reasoning_separate)
-    shape = shape_function(suite, lambda item: suite.sampler(item, frames))
+    control = config.effective_frames_control
+    shape = shape_function(suite, lambda item: control_sampler(suite.sampler(item, frames), control))
     if blind:
         inner = shape
         shape = lambda item: _Shape(sizes=[], text=inner(item).text)  # noqa: E731

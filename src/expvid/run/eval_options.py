@@ -27,6 +27,7 @@ from expvid.run.config import (
     spec_url_problem,
     url_problem,
 )
+from expvid.schema import FRAMES_CONTROLS
 from expvid.suites.protocol import FrameOptions
 from expvid.suites.registry import DEFAULT_SUITE
 from expvid.suites.settings import SettingsError, parse_pairs
@@ -59,6 +60,7 @@ class EvalOptions(BaseModel):
     max_side: int | None = None
     max_images: int | None = None
     input_mode: str = "images"
+    frames_control: str = "full"
     temperature: float | None = None
     max_tokens: int | None = None
     judge: str | None = None
@@ -189,12 +191,35 @@ class EvalOptions(BaseModel):
         self.check_urls()
         if self.input_mode not in ("images", "video"):
             raise OptionError("--input-mode", f"expected 'images' or 'video', got {self.input_mode!r}")
+        if self.frames_control not in FRAMES_CONTROLS:
+            raise OptionError(
+                "--frames-control",
+                f"expected one of {', '.join(FRAMES_CONTROLS)}, got {self.frames_control!r}",
+            )
         settings = self.suite_settings()
         frames = self.frame_options()
         backend_options = self.backend_options()
         tasks = self.task_names()
         cache_dir = None if self.no_cache else (self.cache_dir or default_cache)
         data, suite = self.resolve_data(settings, tasks, self.cache_dir or default_cache, echo)
+        try:
+            return self._config(data, suite, tasks, frames, backend_options, settings, cache_dir)
+        except ValidationError as error:
+            message = str(error.errors()[0]["msg"]).removeprefix("Value error, ")
+            if "--frames-control" not in message:
+                raise
+            raise OptionError("--frames-control", message) from None
+
+    def _config(
+        self,
+        data: Path,
+        suite: str,
+        tasks: list[str] | None,
+        frames: FrameOptions,
+        backend_options: dict[str, Any],
+        settings: dict[str, str],
+        cache_dir: Path | None,
+    ) -> EvalConfig:
         return EvalConfig(
             suite=suite,
             data=data,
@@ -219,6 +244,7 @@ class EvalOptions(BaseModel):
             suite_settings=settings,
             thinking=self.thinking_config(),
             input_mode=self.input_mode,
+            frames_control=self.frames_control,  # checked in to_config
             prices=self.prices(),
             max_cost=self.max_cost or None,
             max_tokens_total=self.max_tokens_total,

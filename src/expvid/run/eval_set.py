@@ -50,6 +50,7 @@ from expvid.run.eval_set_config import (
     config_digest,
 )
 from expvid.run.evaluate import EvalResult, evaluate, make_suite, refuse_uncountable, resolve_frames
+from expvid.run.frames_control import control_sampler
 from expvid.run.rundir import write_atomic
 from expvid.run.selection import select_records
 from expvid.schema import DataError, SamplerSettings, VideoRef
@@ -153,8 +154,8 @@ def _frame_jobs(cells: list[PreparedCell]) -> list[tuple[str, float | None, floa
             cap = CLAUDE_IMAGE_LIMIT.max_images
             if frames.max_images is None or frames.max_images > cap:
                 frames = frames.model_copy(update={"max_images": cap})
-        if config.model.startswith("blind:"):
-            continue  # a blind model samples frames for the record only; the seeing models share them
+        if config.effective_frames_control == "none":
+            continue  # a run without frames samples them for the record only; the seeing models share them
         key = (config.suite, str(config.data), json.dumps(config.suite_settings, sort_keys=True, default=str))
         if key not in loaded:
             dataset = suite.load(config.data, strict=config.strict)
@@ -164,7 +165,7 @@ def _frame_jobs(cells: list[PreparedCell]) -> list[tuple[str, float | None, floa
         for item in selection.items:
             if not isinstance(item.media, VideoRef):
                 continue
-            settings = suite.sampler(item, frames)
+            settings = control_sampler(suite.sampler(item, frames), config.effective_frames_control)
             if settings is None:
                 continue
             media = item.media

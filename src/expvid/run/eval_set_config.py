@@ -25,6 +25,10 @@
         model: openai:Qwen2.5-VL-7B-Instruct
         base_url: [http://gpu1:8000/v1, http://gpu2:8000/v1]
         frame_preset: qwen2.5-vl
+      - name: Qwen2.5-VL-7B (no frames)
+        model: openai:Qwen2.5-VL-7B-Instruct
+        base_url: http://gpu1:8000/v1
+        frames_control: none           # a control run for `expvid audit --runs` (none, single, shuffled)
 
 Each cell is one run directory (`out/runs/<suite>/<setting>/<model>`) with the identity and resume
 rules of `expvid eval`: running the file again resumes every cell where it stopped.
@@ -50,7 +54,7 @@ from expvid.models.pricing import Price
 from expvid.models.types import ThinkingConfig
 from expvid.run.batch_settings import BatchSettings
 from expvid.run.config import EvalConfig
-from expvid.schema import DataError
+from expvid.schema import DataError, FramesControl
 from expvid.suites.protocol import FrameOptions
 
 
@@ -72,6 +76,8 @@ class ModelEntry(BaseModel):
     backend_options: dict[str, Any] = Field(default_factory=dict)
     temperature: float | None = None
     max_tokens: int | None = Field(default=None, ge=1)
+    #: A control run for `expvid audit` (`--frames-control`): none, single or shuffled frames.
+    frames_control: FramesControl = "full"
     thinking: ThinkingConfig | None = None
     #: USD per 1M tokens (input, output[, cached input]), over the price table.
     price: tuple[float, float] | tuple[float, float, float] | None = None
@@ -262,6 +268,7 @@ def cell_config(config: EvalSetConfig, cell: Cell, data_root: Path) -> EvalConfi
             samples=config.samples,
             suite_settings=cell_settings(cell),
             thinking=model.thinking,
+            frames_control=model.frames_control,
             prices=prices,
             max_cost=model.max_cost,
             max_tokens_total=model.max_tokens_total,
@@ -274,5 +281,8 @@ def cell_config(config: EvalSetConfig, cell: Cell, data_root: Path) -> EvalConfi
 
 def config_digest(config: EvalConfig) -> str:
     """A digest of a cell's settings: a cell finished with the same digest is not run again."""
-    text = json.dumps(config.model_dump(mode="json"), sort_keys=True, default=str)
+    settings = config.model_dump(mode="json")
+    if settings.get("frames_control") == "full":  # cells digested before the setting existed stay done
+        settings.pop("frames_control")
+    text = json.dumps(settings, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]

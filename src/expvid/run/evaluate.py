@@ -29,6 +29,7 @@ from expvid.run.budget import Ledger
 from expvid.run.config import EvalConfig
 from expvid.run.cost import run_extras
 from expvid.run.error_streak import RunStopped
+from expvid.run.frames_control import control_sampler
 from expvid.run.generate import GenerationPhase
 from expvid.run.identity import identity_defaults, resolved_identity, stored_identity
 from expvid.run.manifest import DatasetState, check_resumable, new_manifest
@@ -122,11 +123,13 @@ def _judge_options(config: EvalConfig, responses: Path | None) -> dict[str, Any]
     return options
 
 
-def _samplers(suite: EvalSuite, items: Sequence[Item], frames: FrameOptions) -> dict[str, SamplerSettings]:
+def _samplers(
+    suite: EvalSuite, items: Sequence[Item], frames: FrameOptions, control: str = "full"
+) -> dict[str, SamplerSettings]:
     samplers: dict[str, SamplerSettings] = {}
     for item in items:
         if item.task not in samplers:
-            settings = suite.sampler(item, frames)
+            settings = control_sampler(suite.sampler(item, frames), control)
             if settings is not None:
                 samplers[item.task] = settings
     return samplers
@@ -326,7 +329,7 @@ async def _evaluate(
         config,
         command=command,
         dataset=state,
-        samplers=_samplers(suite, items, frames),
+        samplers=_samplers(suite, items, frames, config.effective_frames_control),
         judge=judge.manifest_settings() if judge is not None else None,
         backend=backend.describe(),
         generation=generation_record(
@@ -334,6 +337,7 @@ async def _evaluate(
             max_tokens=max_tokens,
             paper=defaults,
             input_mode=config.input_mode,
+            frames_control=config.effective_frames_control,
             image_limit=image_limit,
             temperature_sent=identity.get("temperature") is not None,
         ),
@@ -376,6 +380,7 @@ async def _evaluate(
                     budget=budget,
                     bounds=pricing,
                     stop_after_errors=config.stop_after_errors,
+                    frames_control=config.effective_frames_control,
                 )
                 if adapter is not None and config.batch is not None:
                     from expvid.run.batch_phase import BatchPhase, run_uid

@@ -47,6 +47,7 @@ from expvid.models.types import (
 from expvid.run.bounds import Bound, Bounder
 from expvid.run.budget import BudgetExhausted, BudgetGate
 from expvid.run.error_streak import DEFAULT_STOP_AFTER, ErrorStreak, RunStopped
+from expvid.run.frames_control import arrange_media, control_sampler
 from expvid.run.media_inputs import MediaPreparer
 from expvid.run.rundir import AppendLog
 from expvid.schema import ErrorKind, FrameRef, Item, Prediction, SamplerSettings
@@ -180,6 +181,7 @@ class GenerationPhase:
         budget: BudgetGate | None = None,
         bounds: Bounder | None = None,
         stop_after_errors: int | None = DEFAULT_STOP_AFTER,
+        frames_control: str = "full",
     ) -> None:
         self.suite = suite
         self.backend = backend
@@ -191,6 +193,8 @@ class GenerationPhase:
         self.seed = seed
         self.thinking = thinking
         self.input_mode: InputMode = input_mode
+        #: The run's control condition ("full", "none", "single", "shuffled"; `run.frames_control`).
+        self.frames_control = frames_control
         # Items open at once: enough to keep `concurrency` requests busy while the next frames decode.
         self._open = asyncio.Semaphore(concurrency + max(2, concurrency // 4))
         self.on_done = on_done
@@ -248,11 +252,12 @@ class GenerationPhase:
         base = {"item_id": item.id, "task": item.task, "model": self.backend.name, "sample": sample}
         prompt_text = self.suite.prompt_text(item)
         meta: dict[str, Any] = {"prompt": prompt_text, "prompt_sha256": prompt_sha256(prompt_text)}
-        settings = self.suite.sampler(item, self.frames)
+        settings = control_sampler(self.suite.sampler(item, self.frames), self.frames_control)
         try:
             media = await self.preparer.prepare(item, settings)
         except (MediaError, OSError) as error:
             return Prediction(**base, error=str(error), error_kind=ErrorKind.MEDIA, meta=meta)
+        media = arrange_media(media, self.frames_control, self.seed, item.id)
         # Only frames sampled from a video travel as a video; image lists (SFE figures) stay images.
         mode: InputMode = self.input_mode if media.frames else "images"
         request = GenerateRequest(
@@ -271,12 +276,15 @@ class GenerationPhase:
                 **({FRAME_TIMES_KEY: [frame.time for frame in media.frames]} if media.frames else {}),
             },
         )
+        if self.frames_control == "none":
+            request = request.without_images()  # sampled and logged as for the seeing run; not sent
+            mode = request.input_mode
         draft = PredictionDraft(
             **base,
             frames=media.frames,
             n_images=request.n_images,
             mode=mode,
-            frame_record=frames_sent(settings),
+            frame_record=frames_sent(settings) | {"frames_control": self.frames_control},
             meta=meta,
             frames_from_cache=media.from_cache,
         )

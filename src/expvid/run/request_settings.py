@@ -101,6 +101,7 @@ def generation_record(
     input_mode: InputMode,
     image_limit: dict[str, Any] | None,
     temperature_sent: bool = True,
+    frames_control: str = "full",
 ) -> dict[str, Any]:
     """The manifest's `generation` block: what the run sends (`temperature` None when the model's
     rules send none) and asks for, beside what the paper states."""
@@ -111,6 +112,7 @@ def generation_record(
         "source": paper.source,
         "paper": {"temperature": paper.temperature, "max_tokens": paper.max_tokens, "source": paper.source},
         "input_mode": input_mode,
+        "frames_control": frames_control,
         "seed_scheme": SEED_SCHEME,
     }
     if image_limit is not None:

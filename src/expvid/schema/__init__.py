@@ -13,7 +13,14 @@ from expvid.schema.items import (
     count_blanks,
 )
 from expvid.schema.jsonl import DataError, RecordProblem, describe_validation_error, read_jsonl
-from expvid.schema.manifest import JudgeSettings, RunManifest, SamplerSettings
+from expvid.schema.manifest import (
+    FRAMES_CONTROLS,
+    FramesControl,
+    JudgeSettings,
+    RunManifest,
+    SamplerSettings,
+    frames_control_of,
+)
 from expvid.schema.records import (
     ErrorKind,
     ExtractionStatus,
@@ -27,6 +34,7 @@ from expvid.schema.records import (
 
 __all__ = [
     "BLANK_PATTERN",
+    "FRAMES_CONTROLS",
     "OPTION_LETTERS",
     "AnswerType",
     "AnswerValue",
@@ -35,6 +43,7 @@ __all__ = [
     "ErrorKind",
     "ExtractionStatus",
     "FrameRef",
+    "FramesControl",
     "ImagesRef",
     "Item",
     "ItemScore",
@@ -50,5 +59,6 @@ __all__ = [
     "VideoRef",
     "count_blanks",
     "describe_validation_error",
+    "frames_control_of",
     "read_jsonl",
 ]

@@ -9,6 +9,23 @@ from pydantic import BaseModel, Field
 
 from expvid.schema.records import utc_now
 
+#: What a run shows the model of each item's frames: all of them as sampled ("full", the default),
+#: none ("none": the frames are sampled and logged, the request carries only the text; what the
+#: `blind:` model spec has always done), the middle frame only ("single": one frame at the middle
+#: of the item's video or window), or all of them in a seeded order that is never the original
+#: ("shuffled"). The three controls are how `expvid audit` measures multi-modal gain, leakage,
+#: single-frame sufficiency and order sensitivity (`expvid eval --frames-control`).
+FramesControl = Literal["full", "none", "single", "shuffled"]
+FRAMES_CONTROLS: tuple[str, ...] = ("full", "none", "single", "shuffled")
+
+
+def frames_control_of(model: str, control: str | None) -> str:
+    """The control a run really applied: "none" for a `blind:` model, else the setting ("full" when
+    a run directory made before the setting existed recorded none)."""
+    if model.strip().startswith("blind:"):
+        return "none"
+    return control if control in FRAMES_CONTROLS else "full"
+
 
 class SamplerSettings(BaseModel):
     """How frames were chosen and encoded; identical for every model in a comparison."""
@@ -58,3 +75,10 @@ class RunManifest(BaseModel):
     versions: dict[str, str] = Field(default_factory=dict)
     created_at: datetime = Field(default_factory=utc_now)
     updated_at: datetime = Field(default_factory=utc_now)
+
+    @property
+    def frames_control(self) -> str:
+        """The frames control the run applied (`FramesControl`), from its recorded settings."""
+        settings = self.config.get("settings")
+        recorded = settings.get("frames_control") if isinstance(settings, dict) else None
+        return frames_control_of(self.model, recorded if isinstance(recorded, str) else None)

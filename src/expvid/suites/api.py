@@ -12,6 +12,8 @@ example of docs/write-a-suite.md) keeps working when expvid's internals move. Wh
 - run settings: `FrameOptions`, `GenerationDefaults`, `SamplerSettings`, `LevelSpec`, `LevelRule`;
 - judging: `PromptedJudge`, `OfflineMatchJudge`, `JudgeReplyError`, `ResponseSchema` (a judge's
   structured JSON reply);
+- audit: `ShortcutSolver` (a text-only solver the suite adds to `expvid audit` from its
+  `shortcut_solvers()` method; `option_counts` states its options per item);
 - samples: `SampleReport`, `claim_sample_dir`, `scene_frame`, `write_video` (synthetic videos with
   frame codes).
 
@@ -51,6 +53,7 @@ from expvid.suites.settings import (
     sampling_setting,
     setting,
 )
+from expvid.suites.shortcuts import ShortcutSolver
 from expvid.suites.suite import Suite
 from expvid.suites.videoqa import VideoQASuite
 
@@ -98,6 +101,7 @@ __all__ = [
     "SampleDirectoryError",
     "SampleReport",
     "SamplerSettings",
+    "ShortcutSolver",
     "Suite",
     "SuiteSettings",
     "TaskSpec",

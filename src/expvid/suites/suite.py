@@ -44,6 +44,7 @@ from expvid.suites.protocol import (
 )
 from expvid.suites.records import RecordError
 from expvid.suites.settings import SuiteSettings
+from expvid.suites.shortcuts import ShortcutSolver
 
 
 class Suite:
@@ -76,6 +77,9 @@ class Suite:
     #: lmms-eval tasks whose logs `expvid score --from lmms-eval` reads: the task's name (or its last
     #: part after a package prefix) -> the expvid task, or None when one lmms-eval task holds them all.
     lmms_eval_tasks: ClassVar[Mapping[str, str | None]] = {}
+    #: Options every multiple-choice item of a task has (by task, or "all"), for `expvid audit`'s
+    #: count check; where none is given the audit compares each item with its task's usual count.
+    option_counts: ClassVar[Mapping[str, int]] = {}
 
     def __init__(self, settings: SuiteSettings | Mapping[str, Any] | None = None) -> None:
         self.settings: Any = self.Settings.parse(settings, suite=self.name)
@@ -203,6 +207,12 @@ class Suite:
 
     def build_judge(self, spec: str | None, backend_options: dict[str, Any]) -> RunJudge | None:
         return None
+
+    # -- audit --------------------------------------------------------------------------------------
+
+    def shortcut_solvers(self) -> Sequence[ShortcutSolver]:
+        """Text-only solvers of this suite's own for `expvid audit` (`expvid.suites.shortcuts`)."""
+        return ()
 
     # -- report -------------------------------------------------------------------------------------
 

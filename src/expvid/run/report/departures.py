@@ -14,7 +14,14 @@ from typing import Any
 
 from expvid.run.request_settings import sent_summary
 from expvid.run.rundir import RunDir
-from expvid.schema import DataError
+from expvid.schema import DataError, frames_control_of
+
+#: What each frames control showed the model (`--frames-control`, or a `blind:` model spec).
+CONTROL_LINES = {
+    "none": "a CONTROL run without frames (text only: frames sampled, none sent)",
+    "single": "a CONTROL run with one frame per item (the middle of its video or window)",
+    "shuffled": "a CONTROL run with the frames shuffled (a seeded order, never the original)",
+}
 
 #: Sampling settings a checkpoint's generation_config may add beyond the paper's temperature.
 GENERATION_CONFIG_KEYS = ("top_p", "top_k", "min_p", "repetition_penalty")
@@ -64,7 +71,8 @@ def _find(description: Any, key: str) -> Any:
 
 
 def departure_notes(rundir: RunDir, label: str) -> list[str]:
-    """One line per way the run departs from the paper's settings, each naming the run."""
+    """One line per way the run departs from the paper's settings, each naming the run (a frames
+    control first: such a run measures the benchmark, not the model)."""
     manifest = _manifest(rundir)
     if manifest is None:
         return []
@@ -77,6 +85,13 @@ def departure_notes(rundir: RunDir, label: str) -> list[str]:
     not_sent: dict[str, dict[str, int]] = summary.get("not_sent") or {}
     requests = int(summary.get("requests") or 0)
     notes: list[str] = []
+    settings = config.get("settings") or {}
+    control = frames_control_of(
+        str(manifest.get("model") or ""),
+        settings.get("frames_control") if isinstance(settings, dict) else None,
+    )
+    if control in CONTROL_LINES:
+        notes.append(f"{label}: {CONTROL_LINES[control]}; not comparable with runs that see the video")
 
     temperatures = values.get("temperature", {})
     unsent = temperatures.get("none", 0)
