@@ -25,3 +25,17 @@ def test_api_is_compared_by_its_effect(spec: str, api: str | None, compared: str
     untouched = backend_identity({})
     _resolve_api(untouched, spec)
     assert untouched["api"] is None  # what a run made before the option recorded
+
+
+def test_socratic_pipelines_that_differ_only_in_their_answerer_are_different_configurations() -> None:
+    """The server of each model is operational; which models make up the pipeline is not."""
+    from expvid.run.identity import model_name
+
+    base = "socratic:openai:llava-1.5@http://gpu1:8000/v1+openai:"
+    llama = model_name(base + "llama-3.1-70b@http://gpu2:8001/v1")
+    qwen = model_name(base + "qwen2.5-72b@http://gpu2:8001/v1")
+    assert llama == "socratic:openai:llava-1.5+openai:llama-3.1-70b"
+    assert llama != qwen
+    moved = model_name("socratic:openai:llava-1.5@http://gpu9:9000/v1+openai:llama-3.1-70b@https://other/v1")
+    assert moved == llama  # new endpoints, same pipeline
+    assert model_name("openai:gpt-4o@http://h:8000/v1") == "openai:gpt-4o"

@@ -114,7 +114,19 @@ _RESOLVED = ("temperature", "max_tokens", "frames", "suite_settings", "backend_o
 
 
 def model_name(spec: str) -> str:
-    """The model spec without the server URL of `openai:MODEL@URL` (the endpoint is operational)."""
+    """The model spec without the server URL of `openai:MODEL@URL` (the endpoint is operational).
+    A `socratic:CAPTIONER+ANSWERER` pipeline keeps both models, each without its server: two
+    pipelines that share a captioner but not an answerer are different configurations."""
+    if spec.startswith("socratic:"):
+        from expvid.models.socratic import split_socratic
+        from expvid.models.types import BackendConfigError
+
+        try:
+            captioner, answerer = split_socratic(spec.removeprefix("socratic:"))
+        except BackendConfigError:
+            pass
+        else:
+            return f"socratic:{model_name(captioner)}+{model_name(answerer)}"
     for marker in ("@http://", "@https://"):
         index = spec.find(marker)
         if index > 0:
