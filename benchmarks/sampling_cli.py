@@ -268,9 +268,7 @@ def report(runs: list[Run], ns: list[int], methods: list[str], rounds: int) -> N
             print(f"| {n} | " + " | ".join(cells) + " |")
     exact = all(run.codes_ok for run in runs)
     print(f"\nevery command returned the planned frames in every round: {exact}")
-    print(
-        f"load average at end {os.getloadavg()[0]:.1f} (wall ratios on a loaded machine lean towards CPU ratios)"
-    )
+    print(f"load average at end {os.getloadavg()[0]:.1f} (counts other sessions' work too; see --nice)")
 
 
 if __name__ == "__main__":
