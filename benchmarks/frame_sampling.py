@@ -1,4 +1,4 @@
-"""Benchmark: sampling N frames at 224x224 from an 8-minute 720p H.264 video.
+"""Benchmark: sampling N frames at 224x224 from a 5-minute 720p H.264 video, in-process.
 
 Compares, at N = 8, 32, 128, 256:
   expvid          our sampler, frame cache off (RGB arrays, like the alternatives)
@@ -18,7 +18,12 @@ with mild grain and a moving vessel (moderate motion), x264 veryfast CRF 21, 3 B
 a keyframe every 8 s. Rendering reuses one precomputed background, so generation is bounded by
 the encoder (a few minutes on 2 cores).
 
-Usage: python benchmarks/frame_sampling.py [--ns 8,32,128,256] [--methods ...] [--minutes 8]
+As a user runs it, from the shell (interpreter start, imports and JPEG files included):
+benchmarks/sampling_cli.py (`expvid frames` against a decord script); where the time of that
+command goes (decode, seek, colour conversion, resize, encode): benchmarks/sampling_profile.py.
+Both use this video.
+
+Usage: python benchmarks/frame_sampling.py [--ns 8,32,128,256] [--methods ...] [--minutes 5]
 """
 
 from __future__ import annotations
@@ -69,10 +74,13 @@ def render_frames(count: int, width: int, height: int, fps: float) -> Iterator[n
         yield frame
 
 
-def ensure_video(minutes: float, width: int = 1280, height: int = 720, fps: float = 30.0) -> Path:
-    """The cached benchmark video, generated (atomically) when missing."""
+def ensure_video(
+    minutes: float, width: int = 1280, height: int = 720, fps: float = 30.0, crf: int = 21
+) -> Path:
+    """The cached benchmark video, generated (atomically) when missing. CRF 21: 1.7 Mbit/s."""
     gop = int(8 * fps)
-    path = CACHE_DIR / f"lab_{minutes:g}min_{width}x{height}_gop{gop}.mp4"
+    quality = "" if crf == 21 else f"_crf{crf}"
+    path = CACHE_DIR / f"lab_{minutes:g}min_{width}x{height}_gop{gop}{quality}.mp4"
     if path.exists():
         return path
     from expvid.media.synth import write_video
@@ -83,7 +91,7 @@ def ensure_video(minutes: float, width: int = 1280, height: int = 720, fps: floa
     print(f"generating {path.name} ({count} frames), once ...", file=sys.stderr)
     started = time.perf_counter()
     frames = render_frames(count, width, height, fps)
-    write_video(temp, frames, fps=fps, gop=gop, bframes=3, crf=21, preset="veryfast")
+    write_video(temp, frames, fps=fps, gop=gop, bframes=3, crf=crf, preset="veryfast")
     os.replace(temp, path)
     print(f"  done in {time.perf_counter() - started:.0f} s", file=sys.stderr)
     return path
@@ -220,7 +228,7 @@ def main() -> None:
     )
     parser.add_argument("--ns", default="8,32,128,256")
     parser.add_argument("--methods", default=",".join(METHODS))
-    parser.add_argument("--minutes", type=float, default=8.0)
+    parser.add_argument("--minutes", type=float, default=5.0)
     parser.add_argument("--repeat", type=int, default=1, help="runs per cell; the fastest is reported")
     parser.add_argument("--worker")
     parser.add_argument("--video", type=Path)

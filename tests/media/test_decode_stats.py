@@ -3,10 +3,12 @@ only the reference pictures up to each target decoded, far fewer frames than the
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
 
-from expvid.media.decode import decode_frames, plan_units
+from expvid.media.decode import _unit_cost, _unit_order, decode_frames, plan_units, tagged_position
 from expvid.media.index import load_index
 from expvid.media.sampler import sample_video_arrays
 
@@ -92,3 +94,29 @@ def test_non_reference_detection_finds_the_b_pictures(videos) -> None:
     assert 0.2 < with_b.packet_skippable.mean() < 0.8
     assert not np.any(with_b.packet_skippable & with_b.packet_key)
     assert without_b.packet_skippable.sum() <= 3  # P-only: at most x264's trailing frames
+
+
+def test_two_decoders_take_the_costliest_units_first_and_share_them(videos) -> None:
+    """One target deep into each of three GOPs and one at the start of two more: the decoders take
+    the deep ones first (the cheap ones fill in at the end), each unit once, and both decode."""
+    path = videos["long_gop.mp4"]  # 5 GOPs of 60 frames
+    index = load_index(path)
+    frames = [55, 70, 175, 181, 290]  # GOP 0 deep, GOP 1 shallow, GOP 2 deep, GOP 3 shallow, GOP 4 deep
+    units = plan_units(index, frames)
+    assert [unit.start for unit in _unit_order(index, units, 1)] == [unit.start for unit in units]
+    costs = [_unit_cost(index, unit) for unit in _unit_order(index, units, 2)]
+    assert costs == sorted(costs, reverse=True) and costs[0] > 3 * costs[-1]
+
+    converted_by: dict[int, int] = {}
+
+    def convert(frame) -> int:
+        converted_by[tagged_position(frame)] = threading.get_ident()
+        return int(frame.pts)
+
+    result = decode_frames(path, index, frames, convert, workers=2)
+    assert sorted(result.frames) == frames
+    assert result.stats.workers == 2 and len(set(converted_by.values())) == 2
+    assert result.stats.units == len(units) and result.stats.duplicate_frames == 0
+    assert result.stats.seeks <= len(units)
+    one = decode_frames(path, index, frames, lambda frame: int(frame.pts), workers=1)
+    assert one.frames == result.frames

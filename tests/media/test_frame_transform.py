@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
 
 from expvid.media.sampler import sample_video, sample_video_arrays
-from expvid.media.transform import decode_image, encode_image, output_size
+from expvid.media.transform import (
+    INTERPOLATION,
+    _scaler,
+    decode_image,
+    encode_image,
+    frame_to_rgb,
+    output_size,
+)
 
 
 def test_output_size_rules() -> None:
@@ -75,3 +84,37 @@ def test_sampler_settings_drive_the_same_sampling(videos) -> None:
     # An unknown strategy is refused when the settings are built, naming the valid ones.
     with pytest.raises(ValidationError, match="uniform"):
         SamplerSettings(strategy="random", num_frames=4)  # type: ignore[arg-type]
+
+
+def test_the_kept_scaler_gives_what_a_fresh_one_gives_across_sizes_and_videos(videos) -> None:
+    """One scaler per thread serves every frame: frames of different sizes, to different output
+    sizes, in any order, come out exactly as from a scaler set up for each frame alone."""
+    import av
+
+    def first_frames(path, count: int) -> list[av.VideoFrame]:
+        with av.open(str(path)) as container:
+            return [frame for _, frame in zip(range(count), container.decode(video=0), strict=False)]
+
+    small = first_frames(videos["cfr.mp4"], 3)  # 160x96
+    rotated = first_frames(videos["rot90.mp4"], 3)  # stored 96x160
+    mixed = [(small[0], 224, 224), (rotated[0], 50, 80), (small[1], 64, 40), (rotated[1], 224, 224)]
+    mixed += [(small[2], 224, 224), (rotated[2], 224, 224)]
+    for frame, width, height in mixed:
+        fresh = frame.reformat(
+            width=height if frame.rotation % 180 else width,
+            height=width if frame.rotation % 180 else height,
+            format="rgb24",
+            interpolation=INTERPOLATION,
+            threads=1,
+        ).to_ndarray()
+        expected = np.rot90(fresh, k=(frame.rotation % 360) // 90) if frame.rotation else fresh
+        assert np.array_equal(frame_to_rgb(frame, width, height), expected)
+
+
+def test_each_thread_has_its_own_scaler() -> None:
+    found: list[object] = []
+    worker = threading.Thread(target=lambda: found.extend([_scaler(), _scaler()]))
+    worker.start()
+    worker.join()
+    assert found[0] is found[1]  # kept within a thread
+    assert _scaler() is _scaler() and _scaler() is not found[0]  # never shared between threads

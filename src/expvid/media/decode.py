@@ -18,8 +18,9 @@ Why like this (each point is measured in tests through `DecodeStats`):
   decoder drops the opaque value, pictures are matched by pts, in decode order among equal ones.
   The conversion callback runs as each target comes out of the decoder, so only small converted
   images are kept.
-- Units are split into two contiguous runs decoded by two decoders in threads: PyAV releases the
-  GIL while decoding and scaling, so both cores work on one video.
+- Two decoders in threads take units from one queue, the costliest first, so both cores work on
+  one video (PyAV releases the GIL while decoding and scaling) and finish within the cheapest
+  unit of each other; one decoder alone takes them in decode order and reads on without seeking.
 - A target the decoder does not produce (a damaged stream, a keyframe the decoder cannot start
   from) is retried once from two keyframes earlier, then reported as an error: never a silently
   missing or substituted frame. Open-GOP leading pictures (shown before their keyframe, predicted
@@ -29,7 +30,9 @@ Why like this (each point is measured in tests through `DecodeStats`):
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Sequence
+import threading
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, fields
 from typing import Generic, TypeVar
@@ -118,41 +121,52 @@ def _unit_cost(index: VideoIndex, unit: DecodeUnit) -> int:
     return int((~span).sum()) + sum(1 for packet in unit.targets if index.packet_skippable[packet])
 
 
-def split_units(index: VideoIndex, units: list[DecodeUnit], parts: int) -> list[list[DecodeUnit]]:
-    """Split units into at most `parts` contiguous runs of about equal decoding work."""
-    parts = max(1, min(parts, len(units)))
-    if parts == 1:
-        return [units] if units else []
-    costs = [_unit_cost(index, unit) for unit in units]
-    total = sum(costs)
-    runs: list[list[DecodeUnit]] = [[]]
-    done = 0
-    for unit, cost in zip(units, costs, strict=True):
-        if runs[-1] and len(runs) < parts and done + cost / 2 > total * len(runs) / parts:
-            runs.append([])
-        runs[-1].append(unit)
-        done += cost
-    return runs
+def _unit_order(index: VideoIndex, units: list[DecodeUnit], workers: int) -> list[DecodeUnit]:
+    """The order units are handed out in: decode order for one decoder (it reads on from one GOP
+    into the next without seeking); the costliest first for several, so the last units handed out
+    are the cheapest and the decoders finish close together."""
+    if workers <= 1:
+        return units
+    return sorted(units, key=lambda unit: _unit_cost(index, unit), reverse=True)
+
+
+class _UnitQueue:
+    """Units handed out one at a time to whichever decoder is free (list scheduling).
+
+    Why not split the units into one contiguous run per decoder up front: a run's work is known
+    only roughly before decoding (a GOP's pictures cost 1 to 12 ms each), and with a few dozen
+    units of very different sizes (a target early or late in its GOP) one decoder was left working
+    alone at the end. Seeking costs well under a millisecond in MP4, Matroska and MPEG-TS alike.
+    """
+
+    def __init__(self, units: list[DecodeUnit]) -> None:
+        self._units = deque(units)
+        self._lock = threading.Lock()
+
+    def take(self) -> DecodeUnit | None:
+        with self._lock:
+            return self._units.popleft() if self._units else None
 
 
 class _Worker(Generic[T]):
-    """One decoder over one contiguous run of units, with its own container (file handle)."""
+    """One decoder, with its own container (file handle), decoding units taken from a shared queue."""
 
     def __init__(
         self,
         path: str,
         index: VideoIndex,
         convert: Callable[[av.VideoFrame], T],
-        units: list[DecodeUnit],
+        queue: _UnitQueue,
         threads: int,
     ) -> None:
         self.path = path
         self.index = index
         self.convert = convert
-        self.units = units
+        self.queue = queue
+        self.units: list[DecodeUnit] = []  # the units this decoder took, in the order it decoded them
         self.threads = threads
-        # Decode-order position of each target packet -> the presentation index of its frame.
-        self.wanted = {packet: _frame_of_packet(index, packet) for unit in units for packet in unit.targets}
+        # Decode-order position of each target packet of its units -> the presentation index of its frame.
+        self.wanted: dict[int, int] = {}
         # For decoders that do not pass `opaque` on: pts -> packets sent with it, in decode order.
         self.sent_by_pts: dict[int, list[int]] = {}
         self.stats = DecodeStats(workers=1)
@@ -170,13 +184,22 @@ class _Worker(Generic[T]):
             context.thread_count = self.threads
             context.copy_opaque = True  # each picture says which packet coded it (see `_take`)
             try:
-                self._decode_units(container, stream, self.units, fresh=True)
+                self._decode_units(container, stream, iter(self._take_unit, None), fresh=True)
                 incomplete = [unit for unit in self.units if self._missing(unit)]
                 if incomplete:
                     self._retry(container, stream, incomplete)
             except av.FFmpegError as error:
                 raise corrupt(self.path, self._where(), error) from None
         return DecodeResult(self.results, self.stats)
+
+    def _take_unit(self) -> DecodeUnit | None:
+        """The next unit from the queue, its targets now this decoder's (None: nothing left)."""
+        unit = self.queue.take()
+        if unit is not None:
+            self.units.append(unit)
+            for packet in unit.targets:
+                self.wanted[packet] = _frame_of_packet(self.index, packet)
+        return unit
 
     def _where(self) -> str:
         """'decoding frame 61 (t=2.033 s, for frame 65 at t=2.167 s)': where an error happened."""
@@ -222,7 +245,7 @@ class _Worker(Generic[T]):
         self,
         container: av.container.InputContainer,
         stream: av.VideoStream,
-        units: list[DecodeUnit],
+        units: Iterable[DecodeUnit],
         *,
         fresh: bool,
     ) -> None:
@@ -393,17 +416,18 @@ def decode_frames(
     """Decode the frames with these presentation indices and convert each once.
 
     `workers` is the number of threads this video may use (default: usable cores, at most 2):
-    that many decoders over disjoint GOP ranges, or one decoder with that many FFmpeg threads when
-    all targets lie in one unit. Returns the converted frames by presentation index. Raises a
+    that many decoders taking units (a keyframe and the packets up to its GOP's last target) from
+    a shared queue, or one decoder with that many FFmpeg threads when all targets lie in one unit. Returns the converted frames by presentation index. Raises a
     `MediaError` when the file is damaged or any target cannot be produced.
     """
     path = os.fspath(path)
     units = plan_units(index, frames)
     workers = default_workers() if workers is None else max(1, workers)
-    runs = split_units(index, units, workers)
+    decoders = min(workers, len(units))
+    queue = _UnitQueue(_unit_order(index, units, decoders))
     # Each decoder single-threaded; a lone decoder (one GOP to decode) uses FFmpeg's threads instead.
-    threads = workers if len(runs) == 1 else 1
-    jobs = [_Worker(path, index, convert, run, threads) for run in runs]
+    threads = workers if decoders == 1 else 1
+    jobs = [_Worker(path, index, convert, queue, threads) for _ in range(decoders)]
     if len(jobs) <= 1:
         results = [job.run() for job in jobs]
     else:
