@@ -17,11 +17,11 @@ from expvid.models.factory import create_backend
 from expvid.models.types import ImagePart, Message, TextPart
 from expvid.schema import Item, Judgment, SamplerSettings, VideoRef
 from expvid.scoring import Extraction
-from expvid.scoring.judges.offline_graded import OfflineTernaryJudge
-from expvid.scoring.judges.ternary import PerformedStep, TernaryJudge
 from expvid.suites.base import Dataset
 from expvid.suites.judge_adapter import JudgeAdapter, JudgeInput, judge_input_setting
+from expvid.suites.promqa.judge import PerformedStep, TernaryJudge
 from expvid.suites.promqa.loader import load_promqa
+from expvid.suites.promqa.offline_judge import OfflineTernaryJudge
 from expvid.suites.promqa.prompts import build_prompt
 from expvid.suites.promqa.spec import (
     ANSWER_SOURCES,
