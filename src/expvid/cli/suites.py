@@ -71,7 +71,21 @@ def describe_suite(name: str) -> str:
             f"frame presets (-S frame_preset=NAME; {len(presets)}; options on the command line win):",
         ]
         lines += [f"  {', '.join(names)}: {what}" for what, names in _preset_groups(presets).items()]
+    lines += _analysis_lines(name)
     return "\n".join(lines)
+
+
+def _analysis_lines(name: str) -> list[str]:
+    """The suite's analyses across runs (`Suite.run_analyses`), with the command that prints each."""
+    from expvid.suites.registry import get_suite
+
+    hook = getattr(get_suite(name), "run_analyses", None)
+    analyses = dict(hook()) if callable(hook) else {}
+    if not analyses:
+        return []
+    lines = ["", f"analyses across runs (expvid report RUNS --analysis NAME; {len(analyses)}):"]
+    lines += [f"  {key}: {analysis.help}" for key, analysis in sorted(analyses.items())]
+    return lines
 
 
 def _preset_groups(presets: Any) -> dict[str, list[str]]:
