@@ -9,6 +9,7 @@ import typer
 
 from expvid.cli.errors import friendly_errors
 from expvid.run.report import build_table, load_runs, to_csv, to_html, to_markdown
+from expvid.schema import DataError
 from expvid.suites.registry import get_suite
 
 
@@ -78,13 +79,13 @@ def run_analysis(runs: list[Path], name: str) -> str:
 
     suites = {RunDir(path).read_manifest().suite for path in runs}
     if len(suites) > 1:
-        raise typer.BadParameter(f"runs come from different suites: {', '.join(sorted(suites))}")
+        raise DataError(f"runs come from different suites: {', '.join(sorted(suites))}")
     suite = get_suite(suites.pop())
     hook = getattr(suite, "run_analyses", None)
     offered = dict(hook()) if callable(hook) else {}
     if name not in offered:
         listing = ", ".join(sorted(offered)) or "none"
-        raise typer.BadParameter(f"the {suite.name} suite has no analysis {name!r} (its analyses: {listing})")
+        raise DataError(f"the {suite.name} suite has no analysis {name!r} (its analyses: {listing})")
     text: str = offered[name].run(runs)
     return text
 

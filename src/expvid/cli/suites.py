@@ -64,6 +64,7 @@ def describe_suite(name: str) -> str:
         lines.append(f"      {info.help}")
         if info.paper:
             lines.append(f"      source: {info.paper}")
+    lines += _analysis_lines(name)
     presets = getattr(cls, "frame_presets", None) or {}
     if presets:
         lines += [
@@ -71,7 +72,6 @@ def describe_suite(name: str) -> str:
             f"frame presets (-S frame_preset=NAME; {len(presets)}; options on the command line win):",
         ]
         lines += [f"  {', '.join(names)}: {what}" for what, names in _preset_groups(presets).items()]
-    lines += _analysis_lines(name)
     return "\n".join(lines)
 
 
