@@ -24,7 +24,7 @@ from expvid.models.types import Message, ModelBackend, ResponseSchema, TextPart
 from expvid.schema import AnswerType, Item, JudgeSettings, Judgment
 from expvid.scoring.extraction.choice import extract_choice
 from expvid.scoring.judges.base import ask_graded_judge, llm_judge_settings
-from expvid.scoring.judges.embeddings import MiniLMEmbedder, package_version
+from expvid.scoring.judges.embeddings import MiniLMEmbedder, offline_judge_description
 from expvid.scoring.judges.text_match import normalise, same_number
 
 #: A reply parser: the judge's text -> its score; raises one of the judge's `parse_errors` otherwise.
@@ -159,14 +159,7 @@ class OfflineMatchJudge:
         return verdict(best >= self.match, f"best cosine similarity {best:.4f} (match at {self.match})")
 
     def describe(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "kind": "offline",
-            "offline": True,
-            "embedding_model": "sentence-transformers/all-MiniLM-L6-v2",
-            "package_version": package_version(),
-            "threshold": self.match,
-        }
+        return {**offline_judge_description(self.name), "threshold": self.match}
 
     def manifest_settings(self) -> JudgeSettings:
         return JudgeSettings(

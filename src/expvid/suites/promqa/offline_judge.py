@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from expvid.schema import JudgeSettings, Judgment
-from expvid.scoring.judges.embeddings import MiniLMEmbedder, package_version
+from expvid.scoring.judges.embeddings import MiniLMEmbedder, offline_judge_description
 
 MATCH_THRESHOLD = 0.8
 PARTIAL_THRESHOLD = 0.6
@@ -61,11 +61,7 @@ class OfflineTernaryJudge:
 
     def describe(self) -> dict[str, Any]:
         return {
-            "name": self.name,
-            "kind": "offline",
-            "offline": True,
-            "embedding_model": "sentence-transformers/all-MiniLM-L6-v2",
-            "package_version": package_version(),
+            **offline_judge_description(self.name),
             "thresholds": {"match": self.match, "partial": self.partial},
         }
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from expvid.schema import AnswerType, Item, JudgeSettings, Judgment
 from expvid.scoring.extraction.choice import extract_choice
-from expvid.scoring.judges.embeddings import MiniLMEmbedder, package_version
+from expvid.scoring.judges.embeddings import MiniLMEmbedder, offline_judge_description
 from expvid.scoring.judges.text_match import normalise, same_number
 
 _LETTER = re.compile(r"^\(?([A-J])\)?[.:)]?$")
@@ -85,13 +85,7 @@ class OfflineGradedJudge:
         )
 
     def describe(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "kind": "offline",
-            "offline": True,
-            "embedding_model": "sentence-transformers/all-MiniLM-L6-v2",
-            "package_version": package_version(),
-        }
+        return offline_judge_description(self.name)
 
     def manifest_settings(self) -> JudgeSettings:
         return JudgeSettings(name=self.name, model="all-MiniLM-L6-v2 (offline)", offline=True)
