@@ -104,12 +104,26 @@ def test_a_failed_caption_fails_the_request(tmp_path) -> None:
 
 
 def test_the_answerer_is_not_told_it_sees_images(tmp_path) -> None:
-    """ProMQA's prompt says "The images are the sampled frames"; the Socratic answerer gets captions."""
-    from expvid.models.socratic import answerer_rewrites
+    """A suite's prompt that says "The images are the sampled frames" (ProMQA's) is reworded for the
+    Socratic answerer, which gets captions: the sentences come from the suite, in the request's hints."""
+    from expvid.schema import AnswerType, Item, VideoRef
     from expvid.suites.promqa.prompts import answer_template
+    from expvid.suites.registry import get_suite
 
-    [(sentence, replacement)] = answerer_rewrites()
+    suite = get_suite("promqa")
+    [(sentence, replacement)] = suite.caption_rewrites().items()
     assert sentence in answer_template()  # the suite's verbatim prompt holds the sentence that is rewritten
+    item = Item(
+        id="q1",
+        suite="promqa",
+        task="next",
+        question="What next?",
+        media=VideoRef(path="v.mp4"),
+        answer=["stir"],
+        answer_type=AnswerType.FREE_TEXT,
+    )
+    hints = suite.hints(item)
+    assert hints.caption_rewrites == {sentence: replacement}
     prompt = f"A user is cooking Pinwheels.\n{sentence}\nHere is the recipe ..."
     with LoopbackServer(Captioner()) as captions, LoopbackServer(answerer) as answers:
         backend = create_backend(
@@ -118,19 +132,21 @@ def test_the_answerer_is_not_told_it_sees_images(tmp_path) -> None:
             max_retries=0,
         )
         with_frames = GenerateRequest(
-            messages=[Message(role="user", content=[TextPart(text=prompt), frame(2)])]
+            messages=[Message(role="user", content=[TextPart(text=prompt), frame(2)])], hints=hints
         )
         response = asyncio.run(backend.generate(with_frames))
         # Without frames nothing is captioned and the request reaches the answerer unchanged.
         asyncio.run(
             backend.generate(
-                GenerateRequest(messages=[Message(role="user", content=[TextPart(text=prompt)])])
+                GenerateRequest(messages=[Message(role="user", content=[TextPart(text=prompt)])], hints=hints)
             )
         )
+        # A suite without rewrites (no hints): the sentence reaches the answerer as written.
+        asyncio.run(backend.generate(with_frames.model_copy(update={"hints": None})))
         asyncio.run(backend.aclose())
-    captioned, plain = ("\n".join(r.texts) for r in answers.requests)
+    captioned, plain, unrewritten = ("\n".join(r.texts) for r in answers.requests)
     assert sentence not in captioned and replacement in captioned and "Frame 1: frame number 2" in captioned
     assert captioned.index(replacement) < captioned.index("Frame 1:")
     assert plain == prompt
+    assert sentence in unrewritten and replacement not in unrewritten
     assert response.sent["prompt_rewrites"] == [sentence]
-    assert backend.describe()["answerer_rewrites"] == [{"sentence": sentence, "replacement": replacement}]

@@ -22,7 +22,7 @@ from expvid.models.loopback import LoopbackServer, RecordedRequest, Reply
 from expvid.run.config import EvalConfig
 from expvid.run.evaluate import evaluate
 from expvid.schema import ExtractionStatus, ItemScore, Judgment
-from expvid.scoring.sfe_boxes import official_iou, parse_official_boxes
+from expvid.suites.sfe.official_boxes import official_iou, parse_official_boxes
 
 runner = CliRunner()
 REPLIES = ["[NaN, NaN, NaN, NaN]", "[nan,0.1,0.3,0.3]", "[inf, inf, inf, inf]", "[0.1,0.1,0.5,0.5;nan,0,1,1]"]

@@ -8,7 +8,7 @@ import pytest
 
 from expvid.models.factory import create_backend
 from expvid.models.loopback import LoopbackServer, Reply
-from expvid.scoring.judges.ternary import (
+from expvid.suites.promqa.judge import (
     PerformedStep,
     TernaryJudge,
     TernaryParseError,

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from expvid.scoring.judges.ternary import format_steps, load_template, render_prompt
 from expvid.suites.promqa import build_prompt
+from expvid.suites.promqa.judge import format_steps, load_template, render_prompt
 from expvid.suites.promqa.suite import performed_steps
 
 

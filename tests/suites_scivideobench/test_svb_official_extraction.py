@@ -6,7 +6,7 @@ import pytest
 
 from expvid.schema import ExtractionStatus
 from expvid.scoring import extract_answer
-from expvid.scoring.official_choice import (
+from expvid.suites.scivideobench.official_extraction import (
     extract_official,
     fallback_letter,
     is_guess,

@@ -6,8 +6,8 @@ import pytest
 
 from expvid.schema import Box, ExtractionStatus
 from expvid.scoring.metrics import greedy_box_iou
-from expvid.scoring.sfe_boxes import official_iou, parse_official_boxes, prediction_order_greedy_iou
 from expvid.suites.sfe import SFESuite
+from expvid.suites.sfe.official_boxes import official_iou, parse_official_boxes, prediction_order_greedy_iou
 
 
 def test_parsing() -> None:

@@ -8,13 +8,13 @@ import pytest
 
 from expvid.models.factory import create_backend
 from expvid.models.loopback import LoopbackServer, Reply
-from expvid.scoring.judges.graded import (
+from expvid.suites.sfe.judge import (
     GradedJudge,
     GradedParseError,
     official_score_parse,
     parse_zero_to_ten,
 )
-from expvid.scoring.judges.offline_graded import OfflineGradedJudge
+from expvid.suites.sfe.offline_judge import OfflineGradedJudge
 
 
 @pytest.mark.parametrize(

@@ -2,9 +2,10 @@
 
 For each release: the pairs of distinct options of its multiple-choice items, how many embed at or
 above the whole-text threshold, and how many the paraphrase test flags; with `--answers`, the same
-over the reference answers of each open question (ProMQA's `answers` lists hold true paraphrases).
+over the reference answers of each open question (lists of acceptable answers hold true
+paraphrases). Each release is named by its suite:
 
-    python -m expvid.audit.calibration mmvu=/path/to/mmvu expvid=/path/to/sample [--answers promqa=DIR]
+    python -m expvid.audit.calibration SUITE=/path/to/release expvid=/path/to/sample [--answers SUITE=DIR]
 """
 
 from __future__ import annotations

@@ -18,13 +18,13 @@ Pairs are found three ways, cheapest first:
    which must embed alike too (`DIFFERENCE_THRESHOLD`), with the same operators and symbols.
 
 Whole-text similarity alone cannot tell twins: distinct answers that differ in one word or in
-word order embed almost alike on MMVU ("heat flows from above to below" / "from below to above":
+word order embed almost alike on real option sets ("heat flows from above to below" / "from below to above":
 0.999; "flow faster" / "flow slower": 0.91; "homozygous" / "heterozygous for a PKD1 mutation": 0.97;
 "Z = jωL + (ωM)^2/R" / "... - (ωM)^2/R": 0.995). So the same words in another order are never
 twins, nor are a word added on one side only ("peel the cucumber" / "peel the cucumber and chop
-it"), another word in place of one, a number or an operator changed, or two numeric options. Both thresholds were calibrated on real option sets (MMVU validation, the
-ProMQA answer lists, the bundled samples of every suite), not on one release: docs/audit.md gives
-the distributions and the command.
+it"), another word in place of one, a number or an operator changed, or two numeric options. Both thresholds were calibrated on real option sets (published validation sets and answer
+lists, the bundled samples of every suite), not on one release: docs/audit.md names the releases
+and gives the distributions and the command.
 """
 
 from __future__ import annotations
@@ -148,8 +148,8 @@ def near_duplicate_pairs(
     """Every pair of options (letters in order) that is the same answer written twice.
 
     `embeddings`: an `EmbeddingTable` (or an embedder) for the third test; None compares normal
-    forms and values only. The SciVideoBench recipe calls this on each drafted item and again after
-    its refiner; `expvid audit` on every item of a release."""
+    forms and values only. Build recipes call this on each drafted item (and again after a refiner);
+    `expvid audit` on every item of a release."""
     table = (
         EmbeddingTable(embeddings)
         if embeddings is not None and not isinstance(embeddings, EmbeddingTable)

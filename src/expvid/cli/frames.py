@@ -21,7 +21,7 @@ def frames_command(
     fps: Annotated[float | None, typer.Option("--fps", help="Frames per second instead of --num.")] = None,
     max_frames: Annotated[int | None, typer.Option("--max-frames", help="Cap for --fps sampling.")] = None,
     keep_last: Annotated[
-        bool, typer.Option("--keep-last", help="Thin --fps frames from the end, keeping the last (ProMQA).")
+        bool, typer.Option("--keep-last", help="Thin --fps frames from the end, keeping the last.")
     ] = False,
     times: Annotated[
         list[float] | None, typer.Option("--time", "-t", help="Explicit target time in seconds (repeatable).")

@@ -9,6 +9,7 @@ import typer
 
 from expvid.cli.errors import friendly_errors
 from expvid.run.report import build_table, load_runs, to_csv, to_html, to_markdown
+from expvid.schema import DataError
 from expvid.suites.registry import get_suite
 
 
@@ -28,21 +29,25 @@ def report_command(
         ),
     ] = "none",
     title: Annotated[str | None, typer.Option("--title")] = None,
+    analysis: Annotated[
+        str | None,
+        typer.Option(
+            "--analysis",
+            help="Instead of the table, an analysis the runs' suite computes across runs "
+            "(`expvid suites show NAME` lists them).",
+        ),
+    ] = None,
     self_preference: Annotated[
         bool,
-        typer.Option(
-            "--self-preference",
-            help="ProMQA runs: generator-predictor and predictor-evaluator tables (Table 12) with bias checks.",
-        ),
+        typer.Option("--self-preference", help="Short for --analysis self-preference."),
     ] = False,
 ) -> None:
     """Print the paper-layout table for RUNS (Markdown) and optionally write CSV and HTML."""
     if self_preference:
-        from expvid.construction.recipes.promqa.self_preference import self_preference as table12
-        from expvid.construction.recipes.promqa.self_preference import self_preference_markdown
-
+        analysis = analysis or "self-preference"
+    if analysis is not None:
         with friendly_errors():
-            text = self_preference_markdown(table12(runs))
+            text = run_analysis(runs, analysis)
         typer.echo(text)
         if markdown:
             markdown.write_text(text, encoding="utf-8")
@@ -66,6 +71,23 @@ def report_command(
             html.parent.mkdir(parents=True, exist_ok=True)
             html.write_text(to_html(table, loaded, title=heading), encoding="utf-8")
             typer.echo(f"HTML report: {html}", err=True)
+
+
+def run_analysis(runs: list[Path], name: str) -> str:
+    """The Markdown of the analysis `name` of the runs' suite (`Suite.run_analyses`)."""
+    from expvid.run.rundir import RunDir
+
+    suites = {RunDir(path).read_manifest().suite for path in runs}
+    if len(suites) > 1:
+        raise DataError(f"runs come from different suites: {', '.join(sorted(suites))}")
+    suite = get_suite(suites.pop())
+    hook = getattr(suite, "run_analyses", None)
+    offered = dict(hook()) if callable(hook) else {}
+    if name not in offered:
+        listing = ", ".join(sorted(offered)) or "none"
+        raise DataError(f"the {suite.name} suite has no analysis {name!r} (its analyses: {listing})")
+    text: str = offered[name].run(runs)
+    return text
 
 
 def compare_command(

@@ -64,6 +64,7 @@ def describe_suite(name: str) -> str:
         lines.append(f"      {info.help}")
         if info.paper:
             lines.append(f"      source: {info.paper}")
+    lines += _analysis_lines(name)
     presets = getattr(cls, "frame_presets", None) or {}
     if presets:
         lines += [
@@ -72,6 +73,19 @@ def describe_suite(name: str) -> str:
         ]
         lines += [f"  {', '.join(names)}: {what}" for what, names in _preset_groups(presets).items()]
     return "\n".join(lines)
+
+
+def _analysis_lines(name: str) -> list[str]:
+    """The suite's analyses across runs (`Suite.run_analyses`), with the command that prints each."""
+    from expvid.suites.registry import get_suite
+
+    hook = getattr(get_suite(name), "run_analyses", None)
+    analyses = dict(hook()) if callable(hook) else {}
+    if not analyses:
+        return []
+    lines = ["", f"analyses across runs (expvid report RUNS --analysis NAME; {len(analyses)}):"]
+    lines += [f"  {key}: {analysis.help}" for key, analysis in sorted(analyses.items())]
+    return lines
 
 
 def _preset_groups(presets: Any) -> dict[str, list[str]]:

@@ -7,7 +7,8 @@ per item: where it was logged (file:line, doc_id), lmms-eval's own per-item scor
 
 Task scores are compared with what lmms-eval itself reported: the value of the task's metric in the
 `<date>_results.json` it wrote next to the samples (`results[task]["<metric>,<filter>"]`, a number or,
-for SciVideoBench's own task, a dict whose `overall_acc` is the headline), never with an average of
+for a task whose metric reports several numbers, a dict whose `overall_acc` (or `overall`, ...) is
+the headline), never with an average of
 the per-item values, which differs wherever items weigh differently (per-blank accuracy pools blanks).
 The reported value's scale (0-1 or 0-100) is read off the per-item values it aggregates.
 

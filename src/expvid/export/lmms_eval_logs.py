@@ -6,8 +6,8 @@ changed them), `doc_hash`, `input`, and each metric's per-document value; before
 `doc` and `arguments`, and wrapped responses one list deeper. Both are read.
 
 Each line is matched to an expvid item: through the `expvid_id` that tasks exported by
-`expvid export lmms-eval` put in their metric value; else through the logged `doc` (ExpVid `id`;
-SciVideoBench `video_id`/`question_id`/`question_type`); else through `doc_id`, the document's
+`expvid export lmms-eval` put in their metric value; else through the logged `doc` (read by the
+suite's `item_from_record`: ExpVid's `id`, or whatever fields identify another suite's record); else through `doc_id`, the document's
 position in the task's test split, which for these JSON releases is the record's position in the
 release file (checked against the logged `target`). The text lmms-eval scored (`filtered_resps`) is
 then scored by expvid, and both tools' per-item scores are written side by side.

@@ -63,7 +63,7 @@ class FetchRequest:
     tasks: Sequence[str] | None = None
     levels: Sequence[int] | None = None
     languages: Sequence[str] | None = None
-    #: The suite's settings (`-S KEY=VALUE`), for what a layout selects by them (SFE's language).
+    #: The suite's settings (`-S KEY=VALUE`), for what a layout selects by them (e.g. a language).
     settings: Mapping[str, Any] | None = None
     #: Hub endpoint; None reads HF_ENDPOINT now (huggingface_hub reads it once, at import).
     endpoint: str | None = None
@@ -98,7 +98,7 @@ def fetch_release(request: FetchRequest, *, echo: Echo = lambda _: None) -> Fetc
     except ValueError as error:
         raise DataError(str(error)) from None
     own_fetch = getattr(suite, "fetch_release", None)
-    if callable(own_fetch):  # a release that is not on the Hub (ProMQA's QA files are on GitHub)
+    if callable(own_fetch):  # a release that is not on the Hub (e.g. QA files on GitHub)
         outcome: FetchOutcome = own_fetch(request, echo=echo)
         return outcome
     hook = getattr(suite, "hub_layout", None)
@@ -145,7 +145,7 @@ def fetch_release(request: FetchRequest, *, echo: Echo = lambda _: None) -> Fetc
     hub.download(sha, sorted(needed), listing)
     problems += layout.place_media(root, needed)
 
-    # Loaded again without the loaders' media check (SciVideoBench's checks the media of every task, not
+    # Loaded again without the loaders' media check (a loader may check the media of every task, not
     # only the selected ones): presence, size and readability are checked below for the selected items.
     verified = _load(layout, root, selection, check_media=False)
     problems += [str(p) for p in verified.problems]

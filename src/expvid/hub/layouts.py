@@ -7,7 +7,8 @@ tools clips. A layout answers, for one suite: what to select, which repo files a
 how to load them (the suite's own loader, so a fetched release reads exactly like a local one) and
 which repo file each item's media is. Each suite gives its layout (`suite.hub_layout()`);
 `TaskFilesLayout` serves every release whose tasks' annotation files are at their `TaskSpec.path`
-and whose items name their media by repo path (ExpVid, MMVU).
+and whose items name their media by repo path (ExpVid's release, and any suite that lays its
+release out the same way).
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ ARCHIVES = (".zip", ".tar", ".tar.gz", ".tgz")
 
 @dataclass(frozen=True)
 class Selection:
-    """What the user asked for, resolved against the suite: task names (and SFE languages)."""
+    """What the user asked for, resolved against the suite: task names (and languages, where a
+    release has several)."""
 
     tasks: tuple[str, ...]
     levels: tuple[int, ...] | None = None

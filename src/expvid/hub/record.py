@@ -26,7 +26,7 @@ class SourceInfo(BaseModel):
     """Where the files came from."""
 
     kind: Literal["hub", "github"]
-    #: Hub dataset id ("OpenGVLab/ExpVid") or GitHub repository ("kimihiroh/promqa").
+    #: Hub dataset id ("OpenGVLab/ExpVid") or GitHub repository ("OWNER/NAME").
     repo: str
     #: The endpoint used (HF_ENDPOINT, a mirror, or huggingface.co / github.com).
     endpoint: str
@@ -72,7 +72,7 @@ class FetchRecord(BaseModel):
     fetched_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
     versions: dict[str, str] = Field(default_factory=dict)
     verification: Verification
-    #: Media the release does not ship (ProMQA's recordings): where to get them.
+    #: Media the release does not ship (e.g. recordings under another licence): where to get them.
     external_media: str | None = None
     #: How `revision` was known: "hub" (asked the Hub now) or "cache" (offline, `HF_HUB_OFFLINE=1`:
     #: the sha an earlier fetch into this folder resolved, at `resolved_at`; a branch may have moved since).

@@ -1,8 +1,7 @@
-"""Burn text onto chosen stretches of a video: SciVideoBench's verifier overlay (section 2.2).
+"""Burn text onto chosen stretches of a video: a verifier's overlay.
 
-"If critical details (e.g., mass or temperature) are mentioned in the transcript but not visible in
-the video, the expert triggers a script to overlay this information directly onto the relevant video
-frames." `burn_text` decodes every frame with PyAV, draws each overlay's text in a boxed banner on
+Where a transcript names a critical detail (a mass, a temperature) that the video does not show, a
+build recipe's expert verifier overlays it onto the relevant frames. `burn_text` decodes every frame with PyAV, draws each overlay's text in a boxed banner on
 the frames whose time lies in its [start, end), and re-encodes (H.264, every frame keeps its own
 time). The first audio track is kept: its packets are copied untouched (same codec, same
 timestamps, so it stays continuous and in sync with the pictures) when MP4 carries the codec

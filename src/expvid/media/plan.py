@@ -12,7 +12,8 @@ Strategies:
   frame when N > n, as they do). Needs the frames' times, so the sampler resolves it with the index.
 - fps: targets start + k / fps for every k with target < end (by more than 1 ms); above `max_frames`, either keep
   `max_frames` of them uniformly (segment midpoints over the candidate list) or thin from the end
-  keeping the last one (rate = ceil(n / max_frames): keep n-1, n-1-rate, ...; ProMQA).
+  keeping the last one (rate = ceil(n / max_frames): keep n-1, n-1-rate, ...; what an official
+  scorer that must show the last moment does).
 - times: explicit target times.
 """
 

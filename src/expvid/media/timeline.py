@@ -1,6 +1,6 @@
 """Where time 0 of a video is, as the people who annotate it mean it.
 
-A dataset's times ("the step starts at 12.5 s", a ProMQA window [0, 40]) are read off a player,
+A dataset's times ("the step starts at 12.5 s", a question's window [0, 40]) are read off a player,
 which counts from the start of the file. For MP4, MOV, Matroska, WebM and AVI that is the
 presentation timeline's zero: a file whose video starts later (an edit list's empty edit, a cut that
 began on the next keyframe) really has nothing to show before its first frame. For formats that

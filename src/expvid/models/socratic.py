@@ -1,25 +1,25 @@
 """`socratic:CAPTIONER+ANSWERER`: a two-model pipeline that captions frames with one model and answers
-from the captions with another (ProMQA section 4.1, "Socratic Model": LLaVA 1.5 captions the frames,
-Llama 3.1 answers from the captions and the text).
+from the captions with another (the "Socratic model" baseline of video QA papers: e.g. LLaVA 1.5
+captions the frames, Llama 3.1 answers from the captions and the text).
 
 The request is the one any model of the run gets: the same prompt, the same frames (sampled once by
 the runner). Each frame goes to the captioner alone with expvid's caption prompt
-(`prompts/socratic_caption.txt`; the paper's is not published), at temperature 0; the answerer then
-gets the request with every run of frames replaced by their captions in time order
-(`prompts/socratic_frames.txt`), and a sentence of the suite's prompt that tells the model it sees
-images (ProMQA's "The images are the sampled frames ...") is replaced by expvid's sentence about
-captions (`prompts/socratic_answerer_rewrites.json`). Identical frames (prefixes of one recording share most of theirs)
+(`prompts/socratic_caption.txt`; the papers do not publish theirs), at temperature 0; the answerer
+then gets the request with every run of frames replaced by their captions in time order
+(`prompts/socratic_frames.txt`), and each sentence of the suite's prompt that tells the model it
+sees images replaced by the suite's sentence about captions (`request.hints.caption_rewrites`, from
+the suite's `caption_rewrites()`). Identical frames (prefixes of one recording share most of theirs)
 are captioned once: the captioner's response cache answers the repeats. The prediction records the
-captions (`sent["captions"]`), both models, and the tokens of both; a caption that fails fails the
-request (recorded as a request failure, never answered from fewer frames).
+captions (`sent["captions"]`), both models, the sentences rewritten and the tokens of both; a
+caption that fails fails the request (recorded as a request failure, never answered from fewer frames).
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
 import time
+from collections.abc import Mapping
 from functools import cache
 from importlib.resources import files
 from typing import Any
@@ -56,17 +56,11 @@ def prompt_text(name: str) -> str:
     return files("expvid.models").joinpath("prompts", name).read_text(encoding="utf-8").strip()
 
 
-@cache
-def answerer_rewrites() -> tuple[tuple[str, str], ...]:
-    """(sentence of a suite's prompt, expvid's replacement for a Socratic answerer), in file order."""
-    data = json.loads(prompt_text("socratic_answerer_rewrites.json"))
-    return tuple((entry["sentence"], entry["replacement"]) for entry in data["rewrites"])
-
-
-def rewrite_for_captions(text: str) -> tuple[str, list[str]]:
-    """`text` with every sentence about images replaced (see `answerer_rewrites`), and those sentences."""
+def rewrite_for_captions(text: str, rewrites: Mapping[str, str]) -> tuple[str, list[str]]:
+    """`text` with every sentence about images replaced by its caption sentence (`rewrites`, from the
+    request's hints), and the sentences replaced."""
     applied = []
-    for sentence, replacement in answerer_rewrites():
+    for sentence, replacement in rewrites.items():
         if sentence in text:
             text = text.replace(sentence, replacement)
             applied.append(sentence)
@@ -138,6 +132,7 @@ class SocraticBackend:
         captioned = await asyncio.gather(*(self._shared_caption(image, request.seed) for image in images))
         captions = [(c.text or "").strip() or "(no caption)" for c in captioned]
         numbered = iter(enumerate(captions, start=1))
+        rewrites = request.hints.caption_rewrites if request.hints is not None else {}
         messages = []
         rewritten: list[str] = []
         for message in request.messages:
@@ -153,7 +148,7 @@ class SocraticBackend:
                         TextPart(text=prompt_text("socratic_frames.txt").format(captions="\n".join(run)))
                     )
                     run = []
-                text, applied = rewrite_for_captions(part.text)
+                text, applied = rewrite_for_captions(part.text, rewrites)
                 rewritten += applied
                 content.append(part if not applied else part.model_copy(update={"text": text}))
             if run:
@@ -194,8 +189,7 @@ class SocraticBackend:
             "caption_prompt": caption,
             "caption_prompt_sha256": hashlib.sha256(caption.encode()).hexdigest(),
             "caption_max_tokens": self.caption_tokens,
-            "answerer_rewrites": [{"sentence": a, "replacement": b} for a, b in answerer_rewrites()],
-            "source": "ProMQA section 4.1 (Socratic model); prompts are expvid's own",
+            "source": "a caption-then-answer (Socratic model) baseline; prompts are expvid's own",
         }
 
     def stats(self) -> BackendStats:

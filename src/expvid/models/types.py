@@ -1,8 +1,9 @@
 """The one protocol every model backend speaks: `await backend.generate(request) -> response`.
 
-Requests carry images as encoded bytes in time order, never file names. `hints` lets offline
-baselines (random, longest-option, ...) answer without a model; it never contains the gold answer
-and is never sent to a remote API.
+Requests carry images as encoded bytes in time order, never file names. `hints` is what the suite
+tells a backend about the item beyond the messages: it lets offline baselines (random,
+longest-option, ...) answer without a model and a caption pipeline reword the prompt's sentences
+about images; it never contains the gold answer and is never sent to a remote API.
 """
 
 from __future__ import annotations
@@ -50,7 +51,9 @@ class Message(BaseModel):
 
 
 class AnswerHints(BaseModel):
-    """What an offline baseline may know about the expected answer: its shape, never its value."""
+    """What the suite tells a backend about an item beyond the messages, never sent to a model: the
+    SHAPE of the expected answer (for offline baselines), never its value, and how to reword the
+    prompt for a model that is given captions instead of the images."""
 
     answer_type: AnswerType
     options: dict[str, str] | None = None
@@ -59,6 +62,9 @@ class AnswerHints(BaseModel):
     #: Gold answers of OTHER items of the same task (never this item's): what a chance baseline
     #: draws from on free-text and box items, which have no options to guess among.
     chance_answers: list[str] = Field(default_factory=list)
+    #: Sentences of the suite's prompt that tell the model it is shown images, each with what a model
+    #: given captions of the frames instead reads in its place (a `socratic:` pipeline's answerer).
+    caption_rewrites: dict[str, str] = Field(default_factory=dict)
 
 
 class ThinkingConfig(BaseModel):
@@ -70,7 +76,7 @@ class ThinkingConfig(BaseModel):
 
 class ResponseSchema(BaseModel):
     """Structured output: the reply must be one JSON value matching `json_schema` (a judge protocol
-    that asks for JSON, as MMVU's official judge call does with OpenAI's `response_format`).
+    that asks for JSON, as an official judge call may with OpenAI's `response_format`).
 
     Sent where the provider takes it (OpenAI-compatible `response_format` json_schema, the Responses
     API's `text.format`, Gemini's response schema); elsewhere the prompt alone asks for the JSON, and
@@ -88,7 +94,7 @@ class ResponseSchema(BaseModel):
 
 #: How a run hands a video's sampled frames to a model: independent images (the default on every
 #: backend: F.2's fair-comparison setting, 224x224 frames as images) or one video (the model's
-#: video path: Qwen's temporal patches, vLLM's `video_url`). Image lists (SFE figures) are images.
+#: video path: Qwen's temporal patches, vLLM's `video_url`). Image lists (a suite's figures) are images.
 InputMode = Literal["images", "video"]
 INPUT_MODES: tuple[InputMode, ...] = ("images", "video")
 

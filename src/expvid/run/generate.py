@@ -258,7 +258,7 @@ class GenerationPhase:
         except (MediaError, OSError) as error:
             return Prediction(**base, error=str(error), error_kind=ErrorKind.MEDIA, meta=meta)
         media = arrange_media(media, self.frames_control, self.seed, item.id)
-        # Only frames sampled from a video travel as a video; image lists (SFE figures) stay images.
+        # Only frames sampled from a video travel as a video; image lists (figures) stay images.
         mode: InputMode = self.input_mode if media.frames else "images"
         request = GenerateRequest(
             messages=self.suite.messages(item, media.images),

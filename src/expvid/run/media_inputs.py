@@ -1,7 +1,7 @@
 """Turning an item's media into the images a model is sent, once, the same way for every model.
 
 Video frames are sampled by `expvid.media` (frame-exact, cached by content) in worker threads so
-that decoding overlaps with requests in flight; image lists (SFE) are read from disk. Every image
+that decoding overlaps with requests in flight; image lists are read from disk. Every image
 is paired with what it is (frame index and time, or file position) so predictions can log it.
 """
 

@@ -1,13 +1,14 @@
 """What a suite's paper reports beyond task and level scores, computed from the same item scores.
 
-- breakdowns: the suite's `groups(item)` keys (ProMQA clean/noisy and answer source, SFE language,
-  discipline x language, level x language) -> task and level scores per group, with intervals;
-- metrics: per-item values from the suite's `extra_metrics` (SFE BERTScore, IoU variants, execution
-  success), averaged overall and per breakdown group, with how many items had no value;
-- extraction modes: the suite's other readings of the same replies (SciVideoBench's official
-  extraction), scored like the headline, with the items whose answer differs listed;
+- breakdowns: the suite's `groups(item)` keys (e.g. clean / noisy recordings, answer source,
+  language, discipline x language) -> task and level scores per group, with intervals;
+- metrics: per-item values from the suite's `extra_metrics` (e.g. BERTScore, IoU variants,
+  execution success), averaged overall and per breakdown group, with how many items had no value;
+- extraction modes: the suite's other readings of the same replies (`extraction_modes`, e.g. an
+  official scorer's reader), scored like the headline, with the items whose answer differs listed;
 - pass@k from n samples per item (unbiased; expected best-of-k for graded scores);
-- judge agreement with human judgements (ProMQA §4.2).
+- judge agreement with human judgements (the suite's `human_judgments` file, graded on its
+  `judge_scale`).
 
 A suite opts in by defining the hook; suites without it (ExpVid) get none of these fields.
 """
@@ -22,7 +23,7 @@ from pydantic import BaseModel, Field
 
 from expvid.schema import DataError, Item, ItemScore, Judgment
 from expvid.scoring import Extraction, ScoreGroup, ScoreReport, build_report, score_group
-from expvid.scoring.agreement import AgreementResult, judge_agreement, read_human_judgments
+from expvid.scoring.agreement import AgreementResult, judge_agreement, read_human_judgments, scale_grades
 from expvid.scoring.levels import LevelSpec
 from expvid.scoring.pass_at_k import pass_at_k_curve
 from expvid.suites.protocol import EvalSuite
@@ -194,10 +195,15 @@ def pass_at_k_report(sample_scores: Mapping[tuple[str, int], ItemScore], n_sampl
 
 
 def agreement_report(
-    path: Path, items: Sequence[Item], judgments: Mapping[str, Judgment | None]
+    path: Path,
+    items: Sequence[Item],
+    judgments: Mapping[str, Judgment | None],
+    *,
+    scale: float | None = None,
 ) -> Agreement:
-    """The judge's decisions (headline sample) against a file of human judgements."""
-    human = read_human_judgments(path)
+    """The judge's decisions (headline sample) against a file of human judgements, each a grade of
+    the suite's judge scale (`Suite.judge_scale`; any number when the suite declares none)."""
+    human = read_human_judgments(path, allowed=scale_grades(scale))
     by_key: dict[str, str] = {}
     for item in items:
         by_key[item.id] = item.id

@@ -348,7 +348,10 @@ async def judge_and_score(
     result_extras["pass_at_k"] = pass_at_k_report(sample_scores, inputs.samples)
     if human_judgments is not None:
         result_extras["agreement"] = agreement_report(
-            human_judgments, items, {key[0]: judgments.get(key) for key in headline_keys}
+            human_judgments,
+            items,
+            {key[0]: judgments.get(key) for key in headline_keys},
+            scale=getattr(suite, "judge_scale", None),
         )
     notes_hook = getattr(suite, "score_notes", None)
     if metric_values and callable(notes_hook):

@@ -1,6 +1,6 @@
 """Benchmark items: one question with its media, options and gold answer.
 
-One `Item` model serves all four suites (ExpVid, SciVideoBench, ProMQA, SFE). The `answer_type`
+One `Item` model serves every suite, built-in or installed. The `answer_type`
 decides what shape `answer` must have, so that a scorer never has to guess whether "3" is a letter,
 a step number or a blank.
 """
@@ -14,8 +14,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, FiniteFloat, field_validator, model_validator
 
-#: Option letters the suites use: ExpVid completeness verification goes up to J, SciVideoBench
-#: always has ten options (A-J).
+#: Option letters the suites use: ExpVid completeness verification goes up to J; ten-option
+#: benchmarks use all of A-J.
 OPTION_LETTERS: tuple[str, ...] = tuple(string.ascii_uppercase[:10])
 
 #: A blank in a fill-in-the-blank question is a run of two or more underscores (formats.md: ExpVid
@@ -30,8 +30,8 @@ class AnswerType(StrEnum):
     STEP_NUMBER = "step_number"  # one integer step number (ExpVid step prediction)
     STEP_SEQUENCE = "step_sequence"  # list of step numbers (ExpVid sequence generation)
     BLANKS = "blanks"  # one answer string per blank, in order (ExpVid level 3)
-    FREE_TEXT = "free_text"  # open answer; gold is a list of acceptable answers (ProMQA, SFE open)
-    BOXES = "boxes"  # list of boxes [x1, y1, x2, y2] in 0..1 (SFE grounding)
+    FREE_TEXT = "free_text"  # open answer; gold is a list of acceptable answers (judged)
+    BOXES = "boxes"  # list of boxes [x1, y1, x2, y2] in 0..1 (grounding)
 
 
 class VideoRef(BaseModel):
@@ -58,7 +58,7 @@ class VideoRef(BaseModel):
 
 
 class ImagesRef(BaseModel):
-    """An ordered list of image files (SFE items carry one or more images)."""
+    """An ordered list of image files (an image question carries one or more)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -70,7 +70,7 @@ MediaRef = Annotated[VideoRef | ImagesRef, Field(discriminator="kind")]
 
 
 class Box(BaseModel):
-    """An axis-aligned box with coordinates normalised to 0..1 (SFE's `[x1,y1,x2,y2]`)."""
+    """An axis-aligned box with coordinates normalised to 0..1 (`[x1, y1, x2, y2]`)."""
 
     model_config = ConfigDict(frozen=True)
 

@@ -32,7 +32,7 @@ class SamplerSettings(BaseModel):
 
     #: "uniform" (midpoints of N equal segments), "linspace" (N frame positions from the first to
     #: the last frame, lmms-eval's choice), "fps" (capped, thinned uniformly) or "fps_keep_last"
-    #: (capped by thinning from the end so the last frame stays: ProMQA).
+    #: (capped by thinning from the end so the last frame stays, as some official scorers do).
     strategy: Literal["uniform", "linspace", "fps", "fps_keep_last"] = "uniform"
     num_frames: int | None = None
     fps: float | None = None

@@ -102,7 +102,7 @@ class Judgment(BaseModel):
     """A judge's decision on one prediction; a line of `judgments.jsonl`.
 
     `verdicts` holds per-unit decisions (per blank for ExpVid level 3); `score` holds a graded value
-    (ProMQA 0/1/2, SFE 0-10). A judge that failed or replied with nonsense has `error` set and no
+    (a grade on the judge's scale: 0/1/2, 0-10). A judge that failed or replied with nonsense has `error` set and no
     verdicts: it is reported as a failure, not as a zero.
     """
 

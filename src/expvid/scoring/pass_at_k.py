@@ -1,12 +1,12 @@
-"""pass@k from n samples per item, without bias (Chen et al. 2021; Kulal et al. 2019 as SFE cites).
+"""pass@k from n samples per item, without bias (Chen et al. 2021; Kulal et al. 2019).
 
 For an item with n samples of which c are correct, the chance that at least one of k samples
 drawn without replacement is correct is 1 - C(n-c, k) / C(n, k). Averaging that over items is
 unbiased; the naive "any of the first k correct" is not (it depends on sample order and wastes
 the other n-k samples).
 
-SFE's scores are graded (a 0-10 judge, IoU), and its pass@k "selects the highest quality answer"
-among k: the same estimator generalises to the expected best score of k samples drawn without
+Where scores are graded (a 0-10 judge, IoU), pass@k "selects the highest quality answer" among
+k: the same estimator generalises to the expected best score of k samples drawn without
 replacement, sum_i s_(i) * C(i-1, k-1) / C(n, k) over the sorted scores s_(1) <= ... <= s_(n).
 For 0/1 scores the two formulas agree exactly.
 """

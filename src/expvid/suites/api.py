@@ -1,6 +1,6 @@
 """The public plug-in API: everything a suite package needs, from one module.
 
-A suite written against this module alone (the fifth built-in suite, MMVU, is; so is the worked
+A suite written against this module alone (one of the built-in suites is; so is the worked
 example of docs/write-a-suite.md) keeps working when expvid's internals move. What it provides:
 
 - base classes: `Suite` (every optional hook defaulted), `VideoQASuite` (multiple-choice and open
@@ -11,7 +11,10 @@ example of docs/write-a-suite.md) keeps working when expvid's internals move. Wh
   `RecordReader`, `read_json_release`, `read_parquet_release`, `text_id`, `DataError`, `describe_validation_error`;
 - run settings: `FrameOptions`, `GenerationDefaults`, `SamplerSettings`, `LevelSpec`, `LevelRule`;
 - judging: `PromptedJudge`, `OfflineMatchJudge`, `JudgeReplyError`, `ResponseSchema` (a judge's
-  structured JSON reply);
+  structured JSON reply); `GradedLLMJudge` (a graded judge with fixed prompt texts and the token
+  budget fitted to reasoning judges), `parse_scale_score` / `GradedParseError` (a strict reader of a
+  bare 0..N score), `JudgeAdapter` (what the runner calls: a judge and what it reads);
+- report: `RunAnalysis` (a table across several runs, offered by `run_analyses()`);
 - audit: `ShortcutSolver` (a text-only solver the suite adds to `expvid audit` from its
   `shortcut_solvers()` method; `option_counts` states its options per item);
 - samples: `SampleReport`, `claim_sample_dir`, `scene_frame`, `write_video` (synthetic videos with
@@ -37,11 +40,13 @@ from expvid.schema import (
     describe_validation_error,
 )
 from expvid.scoring import Extraction, extract_answer, score_item
+from expvid.scoring.judges.graded import GradedLLMJudge, GradedParseError, parse_scale_score
 from expvid.scoring.judges.prompted import JudgeReplyError, OfflineMatchJudge, PromptedJudge
 from expvid.scoring.levels import LevelRule, LevelSpec
+from expvid.suites.analyses import RunAnalysis
 from expvid.suites.base import Dataset, TaskSpec
 from expvid.suites.defaults import ENTRY_POINT_GROUP
-from expvid.suites.judge_adapter import JudgeInput, judge_input_setting
+from expvid.suites.judge_adapter import JudgeAdapter, JudgeInput, judge_input_setting
 from expvid.suites.protocol import EvalSuite, FrameOptions, GenerationDefaults, RunJudge
 from expvid.suites.records import RecordError, RecordReader, read_json_release, read_parquet_release, text_id
 from expvid.suites.release_io import SampleDirectoryError, claim_sample_dir
@@ -82,10 +87,13 @@ __all__ = [
     "Extraction",
     "FrameOptions",
     "GenerationDefaults",
+    "GradedLLMJudge",
+    "GradedParseError",
     "ImagePart",
     "ImagesRef",
     "Item",
     "ItemScore",
+    "JudgeAdapter",
     "JudgeInput",
     "JudgeReplyError",
     "Judgment",
@@ -97,6 +105,7 @@ __all__ = [
     "RecordError",
     "RecordReader",
     "ResponseSchema",
+    "RunAnalysis",
     "RunJudge",
     "SampleDirectoryError",
     "SampleReport",
@@ -114,6 +123,7 @@ __all__ = [
     "extract_answer",
     "frame_preset_setting",
     "judge_input_setting",
+    "parse_scale_score",
     "read_json_release",
     "read_parquet_release",
     "sampling_setting",

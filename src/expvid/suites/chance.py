@@ -2,8 +2,8 @@
 
 A free-text or box question has no options to guess among, so "random" would otherwise have no
 answer at all and a suite's chance level would be 0 by construction. A real chance baseline
-answers with the gold answer of ANOTHER question of the same kind (the same question type in
-ProMQA; the same SFE task and language): right only when two questions happen to share an answer
+answers with the gold answer of ANOTHER question of the same kind (the same question type, or the
+same task and language, as the suite groups them): right only when two questions happen to share an answer
 or a judge accepts a near miss. A question never sees its own gold answer.
 """
 

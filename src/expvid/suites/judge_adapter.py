@@ -14,8 +14,8 @@ from expvid.scoring import Extraction
 from expvid.suites.protocol import JUDGE_INPUTS
 from expvid.suites.settings import setting
 
-#: What a judge is shown: the reply as the model wrote it ("raw", what the official ProMQA, SFE and
-#: MMVU code send), or the extracted answer with its think blocks removed ("stripped").
+#: What a judge is shown: the reply as the model wrote it ("raw", what official scorers send), or
+#: the extracted answer with its think blocks removed ("stripped").
 JudgeInput = Literal["raw", "stripped"]
 
 
@@ -31,8 +31,8 @@ def check_judge_input(choice: str) -> str:
 
 
 def judged_text(choice: str, extraction: Extraction, response: str | None) -> str:
-    """The prediction a judge is shown: the reply exactly as the model wrote it ("raw", what the
-    official ProMQA and SFE code send), or the extracted answer, think blocks removed ("stripped")."""
+    """The prediction a judge is shown: the reply exactly as the model wrote it ("raw", what
+    official scorers send), or the extracted answer, think blocks removed ("stripped")."""
     if choice == "raw" and response is not None:
         return response
     return extraction.value if isinstance(extraction.value, str) else (response or "")

@@ -28,7 +28,7 @@ class FrameOptions(BaseModel):
     Output size: `size` squashes to a square (ExpVid F.2: 224x224), `max_side` keeps the aspect
     ratio with the longest side at most that many pixels (never upscaled), both None keep the
     source size. When a caller sets neither, the suite's `resolve_frames` applies its paper
-    setting (SciVideoBench: source size; ProMQA: 1360 px, Table 10's 765p).
+    setting (the source size, or a size the paper fixes such as 765p: 1360 px).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -62,8 +62,8 @@ def apply_preset(explicit: FrameOptions, preset: FrameOptions) -> FrameOptions:
     return explicit.model_copy(update=update)
 
 
-#: What a ProMQA / SFE judge (and SFE's BERTScore) is shown: the reply as the model wrote it, as the
-#: official code sends it ("raw"), or with its think blocks removed ("stripped", for reasoning models).
+#: What a suite's judge (and a metric such as BERTScore) is shown: the reply as the model wrote it, as
+#: official scorers send it ("raw"), or with its think blocks removed ("stripped", for reasoning models).
 JUDGE_INPUTS: tuple[str, ...] = ("raw", "stripped")
 
 
@@ -117,7 +117,8 @@ class EvalSuite(Protocol):
         ...
 
     def hints(self, item: Item) -> AnswerHints:
-        """The answer's shape for offline baselines (never its value)."""
+        """The answer's shape for offline baselines (never its value), and the prompt's sentences
+        about images reworded for a model given captions (`AnswerHints.caption_rewrites`)."""
         ...
 
     def extract(self, response: str | None, item: Item) -> Extraction: ...

@@ -15,7 +15,7 @@ are read once per process and only when a suite is needed (never to print help).
 (`expvid.suites.settings`); `register_suite` adds one in-process (tests, notebooks).
 
 A name claimed twice is never settled silently by install order:
-- an installed package that declares a built-in suite's name (`mmvu`) does not replace it: the
+- an installed package that declares a built-in suite's name does not replace it: the
   built-in is used, and a warning (once per process, on stderr) names both packages and says how to
   run the other one (give its entry point another name);
 - two outside packages that declare the same name make the name unusable until one goes: using

@@ -1,6 +1,6 @@
-"""Reading published annotation files and guarding sample directories (SciVideoBench, ProMQA, SFE).
+"""Reading published annotation files and guarding sample directories.
 
-Releases come as JSON arrays (ProMQA's examples.json) or JSON Lines (SciVideoBench, SFE); both
+Releases come as JSON arrays or JSON Lines; both
 are read record by record with the line each record starts on, so a bad record is reported as
 file:line and the rest still loads (a file that cannot be read to its end is a `FileProblem`). Sample generators use `claim_sample_dir` so they never
 overwrite a directory they did not create.

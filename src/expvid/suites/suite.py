@@ -13,7 +13,8 @@ that the four published suites shared before it was written once:
 - prompts and answers: images first then the text (`messages`), answer hints for the offline
   baselines (option letters, or other items' gold answers as a chance baseline), strict extraction,
   judging only what needs it, scoring with the judge's scale (`judge_scale`);
-- report: `reference_rows` from a JSON file beside the suite (`reference_file`).
+- report: `reference_rows` from a JSON file beside the suite (`reference_file`), and no analyses
+  across runs (`run_analyses`).
 
 `expvid.suites.videoqa.VideoQASuite` builds on it for the common case: multiple-choice and open
 questions about videos in one JSON release file, open answers judged by an LLM.
@@ -32,6 +33,7 @@ from expvid.models.types import AnswerHints, ImagePart, Message, TextPart
 from expvid.schema import AnswerType, Item, ItemScore, Judgment, SamplerSettings, VideoRef
 from expvid.scoring import Extraction, extract_answer, needs_judge, score_item
 from expvid.scoring.levels import LevelSpec
+from expvid.suites.analyses import RunAnalysis
 from expvid.suites.base import Dataset, TaskSpec
 from expvid.suites.chance import ChancePools
 from expvid.suites.protocol import (
@@ -60,7 +62,8 @@ class Suite:
     Settings: ClassVar[type[SuiteSettings]] = SuiteSettings
     #: The paper's judge model, used when only `--judge-base-url` is given (None: `--judge` needed).
     default_judge_model: ClassVar[str | None] = None
-    #: Top of the judge's scale for judged free-text items (ProMQA 2, SFE 10, a binary judge 1).
+    #: Top of the judge's scale for judged free-text items (a ternary judge 2, a 0-10 judge 10, a
+    #: binary judge 1); human judgements compared with the judge are grades of this scale.
     judge_scale: ClassVar[float | None] = None
     #: Hub dataset of the published release (`expvid data fetch NAME`, `--data hf:REPO`).
     hub_repo: ClassVar[str | None] = None
@@ -184,12 +187,23 @@ class Suite:
         return [Message(role="user", content=[*images, TextPart(text=self.prompt_text(item))])]
 
     def hints(self, item: Item) -> AnswerHints:
-        """Option letters for a choice; for free text, the gold answers of OTHER items of its task."""
+        """Option letters for a choice; for free text, the gold answers of OTHER items of its task;
+        and the prompt's sentences about images reworded for captions (`caption_rewrites`)."""
+        rewrites = dict(self.caption_rewrites())
         if item.answer_type is AnswerType.CHOICE:
-            return AnswerHints(answer_type=AnswerType.CHOICE, options=item.options)
+            return AnswerHints(answer_type=AnswerType.CHOICE, options=item.options, caption_rewrites=rewrites)
         return AnswerHints(
-            answer_type=item.answer_type, chance_answers=self._chance.others(item.task, item.id)
+            answer_type=item.answer_type,
+            chance_answers=self._chance.others(item.task, item.id),
+            caption_rewrites=rewrites,
         )
+
+    def caption_rewrites(self) -> Mapping[str, str]:
+        """Sentences of this suite's prompts that tell the model it is shown images, each with what a
+        model given captions of the frames instead reads in its place (the answerer of a
+        `socratic:CAPTIONER+ANSWERER` pipeline). Verbatim prompts keep their wording for every other
+        model; a suite whose prompt speaks of images lists those sentences here."""
+        return {}
 
     def extract(self, response: str | None, item: Item) -> Extraction:
         return extract_answer(response, item)
@@ -226,6 +240,10 @@ class Suite:
             {"label": f"{row['label']} (paper)", "values": dict(zip(columns, row["values"], strict=True))}
             for row in data["rows"]
         ]
+
+    def run_analyses(self) -> Mapping[str, RunAnalysis]:
+        """Tables the paper computes across several runs (`expvid report RUNS --analysis NAME`)."""
+        return {}
 
     def reference_data(self) -> dict[str, Any]:
         """The parsed `reference_file` (read from the package the suite's class lives in)."""

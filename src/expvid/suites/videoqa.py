@@ -8,7 +8,7 @@ release files, how a record becomes an item (`task_of`, `record_to_item`), its p
 baselines, frames, extraction, judging and scoring come from here and from `Suite`.
 
 Judging: open answers always go to the judge; multiple-choice answers too when the paper judged
-them (`judge_choices = True`: the judge reads the reply and decides, as MMVU's GPT-4o does), else
+them (`judge_choices = True`: the judge reads the reply and decides, as some papers' GPT-4o judges do), else
 they are read by strict letter extraction. What the judge reads is the reply as written, or
 without its think blocks (`judge_input`, a setting the suite declares). Without `--judge` the
 `OfflineMatchJudge` decides, labelled offline everywhere.

@@ -7,7 +7,7 @@ so the model's own chat template places the vision tokens where the message had 
 
 Frames count as a video when the request's input mode says so (`input_mode="video"`: the run's
 `--input-mode video`, set by the runner only for frames sampled from a video; image lists such as
-SFE's figures stay images), or when a library caller forces one form with `frames_as`. The frame
+a suite's figures stay images), or when a library caller forces one form with `frames_as`. The frame
 times in the metadata (`frame_times_s`) give the frame rate that Qwen2.5-VL turns into absolute
 time positions.
 """

@@ -1,6 +1,6 @@
 """One line per run saying which frames, at which resolution, the model was shown.
 
-Frame count and resolution change scores (ProMQA's Table 15 shows it), and the papers print them
+Frame count and resolution change scores (papers' ablation tables show it), and the papers print them
 next to each row ("GPT-4o (50f, 765p)"), so every report says them too: read from the run's
 `manifest.json` (the sampler settings each task used), never from the command line.
 """

@@ -8,7 +8,7 @@ import the runner); otherwise the layout is derived from its tasks (column label
 (scores.levels) and "cell" (any entry of scores.json with a `score`, found by `path`: a breakdown
 group's level, a discipline's level, a metric).
 
-A run scored with other extraction modes (SciVideoBench's official extraction) gets one more row
+A run scored with other extraction modes (a suite's `extraction_modes`, e.g. an official reader) gets one more row
 per mode, labelled "[mode extraction]", right under its own row.
 
 A run that leaves records out (`--limit`, `--tasks`) or has items without a prediction is labelled

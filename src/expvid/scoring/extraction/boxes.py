@@ -1,6 +1,6 @@
-"""Bounding boxes for SFE grounding items (E011, E012): `[x1, y1, x2, y2]` normalised to 0..1.
+"""Bounding boxes for grounding items: `[x1, y1, x2, y2]` normalised to 0..1.
 
-SFE writes several boxes as `[x1,y1,x2,y2;x1,y1,x2,y2]`; models also write `[[...], [...]]` or
+Releases write several boxes as `[x1,y1,x2,y2;x1,y1,x2,y2]`; models also write `[[...], [...]]` or
 one `[...]` per line. Coordinates outside 0..1 (pixel coordinates) cannot be normalised without
 the image size, so they make the answer unparseable instead of being rescaled by guesswork.
 """

@@ -1,4 +1,4 @@
-"""Option letters for multiple-choice items (ExpVid L1, ordering, verification; SciVideoBench).
+"""Option letters for multiple-choice items (ExpVid L1, ordering, verification; any suite's choices).
 
 Strict by design: a letter only counts when it stands alone as a letter. "60°C", "5 mL",
 "A549 cells", "Vitamin D", "N/A" and the article in "A good choice is ..." never yield a letter,

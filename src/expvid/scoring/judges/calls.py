@@ -1,7 +1,7 @@
 """How every LLM judge asks its backend: a token budget that fits the model, and what came back kept.
 
-Judges were written for chat models that answer at once: the official settings give them 20
-(SFE), 256 (ProMQA) or, for our blank judge, 1,024 new tokens. A reasoning model (OpenAI o-series,
+Judges were written for chat models that answer at once: official settings give them as few as
+20 or 256 new tokens (our blank judge: 1,024). A reasoning model (OpenAI o-series,
 gpt-5, deepseek-reasoner, Gemini 2.5 Pro) spends its completion tokens on hidden reasoning first;
 with such a budget the reply is empty with `finish_reason: length`, and every item's judgement
 fails. So:
@@ -58,7 +58,7 @@ class JudgeBudget:
 
     max_tokens: int
     thinking: ThinkingConfig | None
-    #: The official limit the budget was derived from (SFE 20, ProMQA 256, ours 1,024).
+    #: The official limit the budget was derived from (e.g. 20, 256; ours 1,024).
     official_max_tokens: int
 
     def describe(self) -> dict[str, Any]:

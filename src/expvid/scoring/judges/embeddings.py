@@ -45,6 +45,18 @@ def package_version() -> str | None:
         return None
 
 
+def offline_judge_description(name: str) -> dict[str, Any]:
+    """The part of an offline MiniLM judge's description (and so of its judgments' identity) every
+    such judge shares; each adds its thresholds."""
+    return {
+        "name": name,
+        "kind": "offline",
+        "offline": True,
+        "embedding_model": MODEL_NAME,
+        "package_version": package_version(),
+    }
+
+
 def _load(path: Path) -> Any:
     key = str(path.resolve())
     with _LOAD_LOCK:

@@ -1,27 +1,25 @@
-"""SFE's judge: an LLM scores a prediction from 0 (entirely incorrect) to 10 (highly correct).
+"""Graded LLM judges: a text-only LLM scores one answer on a suite's scale (0-2, 0-10, ...).
 
-The prompt is SFE's appendix E judge prompt as the SFE task of lmms-eval sends it
-(`prompts/sfe_judge.txt`, with the question, gold answer and prediction in code fences) after the
-system message "You are a helpful and precise assistant for checking the correctness of the
-answer." (`prompts/sfe_judge_system.txt`); temperature 0, at most 20 new tokens (the official
-`get_chat_response(..., max_tokens=20)`: the reply is to be a bare score). The paper's judge is
-GPT-4o-2024-11-20. Headline = mean score x 10. A judge that needs room to reason (a reasoning
-model) can be given more with `max_tokens`; a reply cut off before its score is a judge failure.
+What every such judge shares lives here; what makes one paper's judge lives in its suite's package
+(the prompt texts, how they are filled, how the reply is read, the official token limit):
 
-Reading the reply - where the official scorer is faulty (formats.md), this does it right:
-- official: the first run of digits anywhere in the reply ("On a 0-10 scale: 4" gives 0), and a
-  failed call or a reply with no digits silently scores 0;
-- here: the reply (think blocks removed) must BE a score 0-10 ("7", "**7**", "7/10", "Score: 7"),
-  or its last line must; otherwise, and for any failed call, the Judgment records an error and
-  the item counts as a judge failure (scored 0 in the headline, counted, and excluded from
-  `score_judged_only`). `official_score_parse` reproduces the official reading for comparison.
+- `GradedLLMJudge` sends a suite's filled prompt (a user text, optionally after a system text) at
+  temperature 0 and reads the reply with the suite's parser. A failed call, a reply cut before its
+  score and a reply the parser cannot read are judge failures (`Judgment.error`, counted), never a
+  zero. The token budget fits the judge model (`calls.judge_budget`: the official limit for a model
+  that answers at once, room to reason for one that reasons by default). Its description (and so
+  the identity of its judgments) holds the prompts and their sha256, the backend and the budget.
+- `parse_scale_score` is a strict reader for judges asked to reply with a bare score: the reply
+  (think blocks removed) must BE a score on the scale ("7", "**7**", "7/10", "Score: 7"), or its
+  last line must; anything else raises `GradedParseError` saying why.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-from importlib import resources
+from collections.abc import Callable, Mapping
+from functools import cache
 from typing import Any
 
 from expvid.models.types import Message, ModelBackend, TextPart
@@ -30,98 +28,104 @@ from expvid.scoring.extraction.reasoning import split_reasoning
 from expvid.scoring.judges.base import ask_graded_judge, llm_judge_settings
 from expvid.scoring.judges.calls import judge_budget
 
-TEMPLATE_FILE = "sfe_judge.txt"
-SYSTEM_FILE = "sfe_judge_system.txt"
-JUDGE_MAX_TOKENS = 20  # the official judge call
-_SCORE = re.compile(
-    r"^[\s*_#]*(?:(?:final\s+)?(?:score|rating|judgement|judgment)\s*[:：=]?\s*)?[*_\s]*(\d{1,2})(?:\s*/\s*10)?[\s*_.]*$",
-    re.IGNORECASE,
-)
-_FIRST_DIGITS = re.compile(r"(\d+)")
+#: A reply parser: the judge's text -> its score; raises one of the judge's `parse_errors` otherwise.
+ReplyParser = Callable[[str | None], float]
 
 
 class GradedParseError(ValueError):
-    """The judge's reply is not a score from 0 to 10."""
+    """The judge's reply is not a score on its scale."""
 
 
-def load_text(name: str) -> str:
-    return resources.files(__package__).joinpath("prompts", name).read_text(encoding="utf-8")
+@cache
+def _score_line(top: int) -> re.Pattern[str]:
+    return re.compile(
+        r"^[\s*_#]*(?:(?:final\s+)?(?:score|rating|judgement|judgment)\s*[:：=]?\s*)?[*_\s]*(\d{1,"
+        + str(len(str(top)))
+        + r"})(?:\s*/\s*"
+        + str(top)
+        + r")?[\s*_.]*$",
+        re.IGNORECASE,
+    )
 
 
-def parse_zero_to_ten(reply: str | None) -> int:
-    """The 0-10 score a reply states; `GradedParseError` when it states none (or several lines do not)."""
+def parse_scale_score(reply: str | None, top: int) -> int:
+    """The score 0..`top` a reply states; `GradedParseError` when it states none (or its lines do not)."""
     if reply is None or not reply.strip():
         raise GradedParseError("empty reply")
     answer, _reasoning = split_reasoning(reply)
     if not answer:
         raise GradedParseError("the reply holds only reasoning")
-    candidates = [answer.strip(), answer.strip().splitlines()[-1]]
-    for text in candidates:
-        match = _SCORE.match(text)
+    pattern = _score_line(top)
+    for text in (answer.strip(), answer.strip().splitlines()[-1]):
+        match = pattern.match(text)
         if match:
             value = int(match.group(1))
-            if not 0 <= value <= 10:
-                raise GradedParseError(f"score {value} is outside 0-10")
+            if not 0 <= value <= top:
+                raise GradedParseError(f"score {value} is outside 0-{top}")
             return value
     shown = answer.strip().replace("\n", " ")
-    raise GradedParseError(f"no 0-10 score in the reply: {shown[:80]!r}")
+    raise GradedParseError(f"no 0-{top} score in the reply: {shown[:80]!r}")
 
 
-def official_score_parse(reply: str | None) -> int:
-    """The official aggregation's reading: the first digits anywhere, 0 when there are none."""
-    match = _FIRST_DIGITS.search(str(reply or ""))
-    return int(match.group(1)) if match else 0
+class GradedLLMJudge:
+    """An LLM judge with a suite's fixed prompt texts and reply parser (see the module docstring).
 
-
-def render_prompt(template: str, *, question: str, answer: str, prediction: str) -> str:
-    return template.replace("{question}", question).replace("{answer}", answer).replace("{pred}", prediction)
-
-
-class GradedJudge:
-    """SFE's 0-10 LLM judge behind any `ModelBackend`."""
+    A suite subclasses it (or wraps it) with a `decide(...)` that fills its template from the item
+    and calls `ask`. `described` adds protocol facts to the description (e.g. that the judge never
+    sees a frame); `purpose` labels its requests in caches and logs.
+    """
 
     def __init__(
         self,
         backend: ModelBackend,
         *,
-        max_tokens: int = JUDGE_MAX_TOKENS,
-        seed: int = 0,
-        template: str | None = None,
+        name: str,
+        protocol: str,
+        template: str,
+        parse: ReplyParser,
+        parse_errors: tuple[type[Exception], ...],
+        max_tokens: int,
         system: str | None = None,
-        name: str | None = None,
+        seed: int = 0,
+        purpose: str = "judge",
+        described: Mapping[str, Any] | None = None,
     ) -> None:
         self.backend = backend
+        self.name = name
+        self.protocol = protocol
+        self.template = template
+        self.system = system
+        self.parse = parse
+        self.parse_errors = parse_errors
         self.max_tokens = max_tokens
         #: The official limit for a model that answers at once; room to reason for one that does not.
         self.budget = judge_budget(backend, max_tokens)
         self.seed = seed
-        self.template = template if template is not None else load_text(TEMPLATE_FILE)
-        self.system = system if system is not None else load_text(SYSTEM_FILE)
-        self.name = name or f"sfe-0-10:{backend.name}"
+        self.purpose = purpose
+        self.described = dict(described or {})
 
     @property
     def prompt_sha256(self) -> str:
-        return hashlib.sha256(f"{self.system}\x00{self.template}".encode()).hexdigest()
+        text = self.template if self.system is None else f"{self.system}\x00{self.template}"
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
-    async def decide(
-        self, *, item_id: str, task: str, question: str, answer: str, prediction: str
-    ) -> Judgment:
-        user = render_prompt(self.template, question=question, answer=answer, prediction=prediction)
+    async def ask(self, *, item_id: str, task: str, user: str) -> Judgment:
+        """One judge call with the filled user text (after the system text, when there is one)."""
+        messages = [Message(role="user", content=[TextPart(text=user)])]
+        if self.system is not None:
+            messages.insert(0, Message(role="system", content=[TextPart(text=self.system)]))
         return await ask_graded_judge(
             self.backend,
             judge=self.name,
             item_id=item_id,
             task=task,
-            messages=[
-                Message(role="system", content=[TextPart(text=self.system)]),
-                Message(role="user", content=[TextPart(text=user)]),
-            ],
+            messages=messages,
             max_tokens=self.budget.max_tokens,
             thinking=self.budget.thinking,
             seed=self.seed,
-            purpose="sfe_judge",
-            parse=parse_zero_to_ten,
-            parse_errors=(GradedParseError,),
+            purpose=self.purpose,
+            parse=self.parse,
+            parse_errors=self.parse_errors,
         )
 
     def describe(self) -> dict[str, Any]:
@@ -129,20 +133,20 @@ class GradedJudge:
             "name": self.name,
             "kind": "llm",
             "offline": False,
-            "protocol": "SFE appendix E judge, 0-10; headline = mean x 10",
+            "protocol": self.protocol,
             "backend": self.backend.describe(),
-            "system": self.system,
+            **({"system": self.system} if self.system is not None else {}),
             "prompt": self.template,
             "prompt_sha256": self.prompt_sha256,
             "temperature": 0.0,
             "max_tokens": self.max_tokens,
             "seed": self.seed,
+            **self.described,
         }
         if self.budget.thinking is not None:  # a reasoning judge: its budget joins its identity
             described["budget"] = self.budget.describe()
         return described
 
     def manifest_settings(self) -> JudgeSettings:
-        return llm_judge_settings(
-            self.name, self.backend, f"[system]\n{self.system}\n[user]\n{self.template}"
-        )
+        prompt = self.template if self.system is None else f"[system]\n{self.system}\n[user]\n{self.template}"
+        return llm_judge_settings(self.name, self.backend, prompt)

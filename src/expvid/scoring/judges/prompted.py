@@ -24,7 +24,8 @@ from expvid.models.types import Message, ModelBackend, ResponseSchema, TextPart
 from expvid.schema import AnswerType, Item, JudgeSettings, Judgment
 from expvid.scoring.extraction.choice import extract_choice
 from expvid.scoring.judges.base import ask_graded_judge, llm_judge_settings
-from expvid.scoring.judges.embeddings import MiniLMEmbedder, package_version
+from expvid.scoring.judges.embeddings import MiniLMEmbedder, offline_judge_description
+from expvid.scoring.judges.text_match import normalise, same_number
 
 #: A reply parser: the judge's text -> its score; raises one of the judge's `parse_errors` otherwise.
 ReplyParser = Callable[[str | None], float]
@@ -33,7 +34,6 @@ _FINAL = re.compile(
     r"(?:final answer is|answer)\s*[:：]\s*['\"*`]*(?:answer\s*[:：]\s*)?([^\n]+)", re.IGNORECASE
 )
 _SLOT = re.compile(r"\{(\w+)\}")
-_NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
 
 
 class JudgeReplyError(ValueError):
@@ -150,23 +150,16 @@ class OfflineMatchJudge:
         prediction = final_answer(prediction)
         if not prediction.strip():
             return verdict(False, "empty prediction")
-        if any(_normalise(prediction) == _normalise(gold) for gold in answers):
+        if any(normalise(prediction) == normalise(gold) for gold in answers):
             return verdict(True, "normalised exact match")
-        if any(_same_number(prediction, gold) for gold in answers):
+        if any(same_number(prediction, gold) for gold in answers):
             return verdict(True, "numeric match")
         similarities = await asyncio.to_thread(self.embedder.similarity, [(prediction, g) for g in answers])
         best = max(similarities)
         return verdict(best >= self.match, f"best cosine similarity {best:.4f} (match at {self.match})")
 
     def describe(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "kind": "offline",
-            "offline": True,
-            "embedding_model": "sentence-transformers/all-MiniLM-L6-v2",
-            "package_version": package_version(),
-            "threshold": self.match,
-        }
+        return {**offline_judge_description(self.name), "threshold": self.match}
 
     def manifest_settings(self) -> JudgeSettings:
         return JudgeSettings(
@@ -178,18 +171,3 @@ def final_answer(text: str) -> str:
     """The answer a reasoned reply ends on ("... the final answer is: 'Answer: X'"), else the reply."""
     found = _FINAL.findall(text)
     return found[-1].strip().strip("'\"*`").strip() if found else text
-
-
-def _normalise(text: str) -> str:
-    return re.sub(r"\s+", " ", text).strip().casefold().rstrip(".")
-
-
-def _same_number(prediction: str, answer: str) -> bool:
-    """The numeric `answer` equals the last number in `prediction` within 1 %."""
-    if not _NUMBER.fullmatch(answer.strip()):
-        return False
-    found = _NUMBER.findall(prediction)
-    if not found:
-        return False
-    gold, said = float(answer), float(found[-1])
-    return abs(said - gold) <= 0.01 * max(abs(gold), 1e-12)

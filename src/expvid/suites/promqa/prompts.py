@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from functools import cache
 from importlib import resources
 
@@ -22,3 +23,12 @@ def build_prompt(item: Item) -> str:
         .replace("{question}", item.question)
     )
     return prompt.strip()
+
+
+@cache
+def caption_rewrites() -> dict[str, str]:
+    """Sentence of the answer prompt about images -> what a model given captions reads instead."""
+    text = (
+        resources.files(__package__).joinpath("prompts", "caption_rewrites.json").read_text(encoding="utf-8")
+    )
+    return {entry["sentence"]: entry["replacement"] for entry in json.loads(text)["rewrites"]}

@@ -17,12 +17,13 @@ from expvid.models.factory import create_backend
 from expvid.models.types import ImagePart, Message, TextPart
 from expvid.schema import Item, Judgment, SamplerSettings, VideoRef
 from expvid.scoring import Extraction
-from expvid.scoring.judges.offline_graded import OfflineTernaryJudge
-from expvid.scoring.judges.ternary import PerformedStep, TernaryJudge
+from expvid.suites.analyses import RunAnalysis
 from expvid.suites.base import Dataset
 from expvid.suites.judge_adapter import JudgeAdapter, JudgeInput, judge_input_setting
+from expvid.suites.promqa.judge import PerformedStep, TernaryJudge
 from expvid.suites.promqa.loader import load_promqa
-from expvid.suites.promqa.prompts import build_prompt
+from expvid.suites.promqa.offline_judge import OfflineTernaryJudge
+from expvid.suites.promqa.prompts import build_prompt, caption_rewrites
 from expvid.suites.promqa.spec import (
     ANSWER_SOURCES,
     ANSWER_TYPE_GROUPS,
@@ -149,6 +150,11 @@ class ProMQASuite(Suite):
     def prompt_text(self, item: Item) -> str:
         return build_prompt(item)
 
+    def caption_rewrites(self) -> dict[str, str]:
+        """The prompt's sentence about images, reworded for a model given captions (section 4.1's
+        Socratic model: `socratic:CAPTIONER+ANSWERER`)."""
+        return dict(caption_rewrites())
+
     def messages(self, item: Item, images: Sequence[ImagePart]) -> list[Message]:
         """Text first, then the frames in time order: the order the official predict.py sends them."""
         return [Message(role="user", content=[TextPart(text=self.prompt_text(item)), *images])]
@@ -216,6 +222,11 @@ class ProMQASuite(Suite):
                 ],
             },
         ]
+
+    def run_analyses(self) -> dict[str, RunAnalysis]:
+        from expvid.suites.promqa.analyses import ANALYSES
+
+        return dict(ANALYSES)
 
     def fetch_release(self, request: Any, *, echo: Any) -> Any:
         """ProMQA's QA files come from the authors' GitHub repository, not the Hub."""

@@ -2,8 +2,8 @@
 
 `narration_track(cues, duration)` speaks each cue's text and places it at the cue's start (sped up
 when it would run past the cue's end), giving one 16 kHz mono int16 track for the whole video, which
-`expvid.media.audio.mux_audio` adds to the rendered video. The SciVideoBench recipe's inputs are
-such videos without a transcript: speech-to-text has real speech to hear.
+`expvid.media.audio.mux_audio` adds to the rendered video. A build recipe's speech-to-text inputs
+are such videos without a transcript: speech-to-text has real speech to hear.
 """
 
 from __future__ import annotations

@@ -4,8 +4,8 @@
 sample's kept experiments: the same scripted experiment videos as the ExpVid sample, with the
 narration spoken by espeak-ng at the times the ExpVid sample's transcript gives (so a speech-to-text
 engine has real speech to hear, and the truth of when each step is said is known), and no
-transcript file, which is what `expvid build [--recipe scivideobench] -R stt=...` is for (both the
-ExpVid and the SciVideoBench recipe transcribe them; `expvid sample make DIR --recipe NAME`).
+transcript file, which is what `expvid build [--recipe NAME] -R stt=...` is for (every recipe that
+transcribes its videos reads them; `expvid sample make DIR --recipe NAME`).
 """
 
 from __future__ import annotations

@@ -16,11 +16,11 @@ from pydantic import field_validator, model_validator
 
 from expvid.schema import Item
 from expvid.scoring import Extraction
-from expvid.scoring.official_choice import MODE_NAME, extract_official
 from expvid.suites.base import Dataset
 from expvid.suites.protocol import GenerationDefaults
 from expvid.suites.sample_report import SampleReport
 from expvid.suites.scivideobench.loader import record_to_item
+from expvid.suites.scivideobench.official_extraction import MODE_NAME, extract_official
 from expvid.suites.scivideobench.prompts import build_prompt
 from expvid.suites.scivideobench.spec import (
     DEFAULT_FRAMES,

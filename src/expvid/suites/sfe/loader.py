@@ -34,10 +34,10 @@ from expvid.schema import (
     RecordProblem,
     describe_validation_error,
 )
-from expvid.scoring.sfe_boxes import parse_official_boxes
 from expvid.suites.base import Dataset, FileProblem
 from expvid.suites.records import RecordError, RecordReader, read_json_release
 from expvid.suites.release_io import release_root, wanted_tasks
+from expvid.suites.sfe.official_boxes import parse_official_boxes
 from expvid.suites.sfe.parquet import IMAGE_CACHE, PARQUET_SUFFIX, ImageStore, file_sha256, parquet_records
 from expvid.suites.sfe.spec import (
     GROUNDING_TASK_IDS,

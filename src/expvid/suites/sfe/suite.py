@@ -29,17 +29,17 @@ from expvid.schema import AnswerType, ExtractionStatus, Item, ItemScore, Judgmen
 from expvid.scoring import Extraction, extract_answer, score_item
 from expvid.scoring.bertscore import BertScorer
 from expvid.scoring.extraction import extract_boxes, split_reasoning
-from expvid.scoring.judges.graded import GradedJudge, official_score_parse
-from expvid.scoring.judges.offline_graded import OfflineGradedJudge
 from expvid.scoring.metrics import greedy_box_iou, video_id_of
-from expvid.scoring.sfe_boxes import parse_official_boxes, prediction_order_greedy_iou
 from expvid.suites.base import Dataset
 from expvid.suites.chance import ChancePools
 from expvid.suites.judge_adapter import JudgeAdapter, JudgeInput, judge_input_setting, judged_text
 from expvid.suites.protocol import FrameOptions, resolution_given
 from expvid.suites.sample_report import SampleReport
 from expvid.suites.settings import SuiteSettings, setting
+from expvid.suites.sfe.judge import GradedJudge, official_score_parse
 from expvid.suites.sfe.loader import load_sfe, read_level_map
+from expvid.suites.sfe.official_boxes import parse_official_boxes, prediction_order_greedy_iou
+from expvid.suites.sfe.offline_judge import OfflineGradedJudge
 from expvid.suites.sfe.prompts import build_prompt, option_letters
 from expvid.suites.sfe.spec import (
     DISCIPLINES,

@@ -1,6 +1,6 @@
 """ProMQA's judge: a text-only LLM decides 0 (unmatch), 1 (partial match) or 2 (match).
 
-The prompt is the official "ternary-step" template (`prompts/promqa_ternary_step.txt`), assembled
+The prompt is the official "ternary-step" template (`prompts/judge_ternary_step.txt`), assembled
 exactly as the official `get_text_content_evaluation` assembles the components of its
 `templates.yaml` (prefix, ternary option, default note, step note, task, one newline between
 each): the judge sees the question, the gold answers, the prediction and the steps the user has
@@ -12,23 +12,22 @@ Reading the reply: the official code splits on "[Judge]" and keeps whatever foll
 without exactly one "[Judge]" is dropped with a log line. Here the judge is the digit 0, 1 or 2
 after the LAST "[Judge]" (optionally followed by ":" or wrapped in brackets or markdown); anything
 else is a judge failure, recorded as such and never scored as 0. Score = mean(judge) x 50.
+The call itself (budget, failures, description) is the shared `GradedLLMJudge`'s.
 """
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from expvid.models.types import Message, ModelBackend, TextPart
-from expvid.schema import JudgeSettings, Judgment
-from expvid.scoring.judges.base import ask_graded_judge, llm_judge_settings
-from expvid.scoring.judges.calls import judge_budget
+from expvid.models.types import ModelBackend
+from expvid.schema import Judgment
+from expvid.scoring.judges.graded import GradedLLMJudge
 
-TEMPLATE_FILE = "promqa_ternary_step.txt"
+TEMPLATE_FILE = "judge_ternary_step.txt"
 JUDGE_MAX_TOKENS = 256  # official evaluate.py default
 _JUDGE = re.compile(r"\[Judge\][\s*_:：\-]*[\[(]?\s*([0-2])(?![0-9.])")
 
@@ -108,7 +107,7 @@ def official_split(reply: str) -> str | None:
     return parts[1].strip()
 
 
-class TernaryJudge:
+class TernaryJudge(GradedLLMJudge):
     """ProMQA's LLM judge behind any `ModelBackend`; one request per prediction, temperature 0."""
 
     def __init__(
@@ -120,17 +119,22 @@ class TernaryJudge:
         template: str | None = None,
         name: str | None = None,
     ) -> None:
-        self.backend = backend
-        self.max_tokens = max_tokens
-        #: The official limit for a model that answers at once; room to reason for one that does not.
-        self.budget = judge_budget(backend, max_tokens)
-        self.seed = seed
-        self.template = template if template is not None else load_template()
-        self.name = name or f"promqa-ternary:{backend.name}"
+        super().__init__(
+            backend,
+            name=name or f"promqa-ternary:{backend.name}",
+            protocol="ProMQA ternary-step judge (0 unmatch, 1 partial, 2 match); score = mean x 50",
+            template=template if template is not None else load_template(),
+            parse=parse_ternary,
+            parse_errors=(TernaryParseError,),
+            max_tokens=max_tokens,
+            seed=seed,
+            purpose="promqa_judge",
+            described={"sees_frames": False},
+        )
 
     @property
     def template_sha256(self) -> str:
-        return hashlib.sha256(self.template.encode("utf-8")).hexdigest()
+        return self.prompt_sha256
 
     async def decide(
         self,
@@ -151,37 +155,4 @@ class TernaryJudge:
             gold_answers=gold_answers,
             prediction=prediction,
         )
-        return await ask_graded_judge(
-            self.backend,
-            judge=self.name,
-            item_id=item_id,
-            task=task,
-            messages=[Message(role="user", content=[TextPart(text=prompt)])],
-            max_tokens=self.budget.max_tokens,
-            thinking=self.budget.thinking,
-            seed=self.seed,
-            purpose="promqa_judge",
-            parse=parse_ternary,
-            parse_errors=(TernaryParseError,),
-        )
-
-    def describe(self) -> dict[str, Any]:
-        described: dict[str, Any] = {
-            "name": self.name,
-            "kind": "llm",
-            "offline": False,
-            "protocol": "ProMQA ternary-step judge (0 unmatch, 1 partial, 2 match); score = mean x 50",
-            "backend": self.backend.describe(),
-            "prompt": self.template,
-            "prompt_sha256": self.template_sha256,
-            "temperature": 0.0,
-            "max_tokens": self.max_tokens,
-            "seed": self.seed,
-            "sees_frames": False,
-        }
-        if self.budget.thinking is not None:  # a reasoning judge: its budget joins its identity
-            described["budget"] = self.budget.describe()
-        return described
-
-    def manifest_settings(self) -> JudgeSettings:
-        return llm_judge_settings(self.name, self.backend, self.template)
+        return await self.ask(item_id=item_id, task=task, user=prompt)
