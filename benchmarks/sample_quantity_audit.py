@@ -12,29 +12,10 @@ best solvers with their accuracy (chance 25%) and whether the audit flags them. 
 from __future__ import annotations
 
 import argparse
-import random
+import sys
+from pathlib import Path
 
-from expvid.audit import AuditOptions, audit_items
-from expvid.schema import AnswerType, Item
-from expvid.suites.sample.quantities import quantity_distractors
-from expvid.suites.sample.scripts import load_scripts
-
-
-def quantity_items(draws: int, seed: int) -> list[Item]:
-    rng = random.Random(seed)
-    quantities = [step.quantity for script in load_scripts() for step in script.steps]
-    items = []
-    for index, quantity in enumerate(q for q in quantities for _ in range(draws)):
-        options = [quantity, *quantity_distractors(quantity, random.Random(f"{seed}:{quantity}:{index}"))]
-        order = rng.sample(range(4), 4)
-        items.append(
-            Item(
-                id=f"quantity/{index}", suite="expvid", task="quantity", question="How much is used?",
-                options={"ABCD"[k]: options[i] for k, i in enumerate(order)}, answer="ABCD"[order.index(0)],
-                answer_type=AnswerType.CHOICE,
-            )
-        )  # fmt: skip
-    return items
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "suites"))
 
 
 def main() -> None:
@@ -42,6 +23,10 @@ def main() -> None:
     parser.add_argument("--draws", type=int, default=2, help="drafts of each protocol quantity")
     parser.add_argument("--seeds", type=int, default=6)
     args = parser.parse_args()
+    from test_sample_audit import quantity_items
+
+    from expvid.audit import AuditOptions, audit_items
+
     for seed in range(args.seeds):
         items = quantity_items(args.draws, seed)
         report = audit_items(items, options=AuditOptions(embeddings=False))

@@ -29,14 +29,15 @@ def test_no_ordering_solver_reads_the_samples_step_orders(sample_dir: Path) -> N
         assert shortcuts(correct, distractors) == [], item.id
 
 
-def _quantity_items(per_quantity: int) -> list[Item]:
+def quantity_items(per_quantity: int, seed: int = 0) -> list[Item]:
     """Every quantity of the sample's protocols, drafted `per_quantity` times (other draws), the
-    answer letter uniform: the four-option items a blind solver would face."""
-    rng = random.Random(11)
+    answer letter uniform: the four-option items a blind solver would face (also used by
+    benchmarks/sample_quantity_audit.py)."""
+    rng = random.Random(seed)
     quantities = [step.quantity for script in load_scripts() for step in script.steps]
     items = []
     for index, quantity in enumerate(q for q in quantities for _ in range(per_quantity)):
-        options = [quantity, *quantity_distractors(quantity, random.Random(f"{quantity}:{index}"))]
+        options = [quantity, *quantity_distractors(quantity, random.Random(f"{seed}:{quantity}:{index}"))]
         order = rng.sample(range(4), 4)
         items.append(
             Item(
@@ -52,7 +53,7 @@ def test_quantity_distractors_leave_every_blind_solver_at_chance() -> None:
     """Before: the true value sat in the middle of nearby multiples (never the largest: 1 of 82 in
     the built sample), and a learned text-only model read 54% of the built sample's quantity items.
     Here every quantity of the protocols twice: 198 items, more than twice a build's 82."""
-    items = _quantity_items(per_quantity=2)
+    items = quantity_items(per_quantity=2)
     report = audit_items(items, options=AuditOptions(embeddings=False))
     tested = {solver.name: solver for solver in report.solvers}
     for name in (
