@@ -59,7 +59,12 @@ def level2_drafts(
                 question=ORDERING_QUESTION,
                 asr_caption=caption,
                 correct=numbered(stage_texts),
-                distractors=tuple(numbered(p) for p in _permutations(stage_texts, rng)),
+                distractors=tuple(
+                    numbered(p)
+                    for p in _permutations(
+                        stage_texts, random.Random(f"{seed}:{script.video_id}:ordering:{stage_number}")
+                    )
+                ),
                 video_id=script.video_id,
                 category=script.discipline,
             )
