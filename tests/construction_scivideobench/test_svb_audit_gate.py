@@ -113,6 +113,7 @@ def test_a_planted_shortcut_fails_the_gate_and_a_reviewed_exception_lets_it_thro
             refused.exit_code == 2 and f"{stale}:{len(lines) + 1}: the exception for 'roundest value'" in flat
         )
         assert (out / "scivideobench_1k.jsonl").read_text(encoding="utf-8").splitlines() == released
+        assert not _gate(out)["passed"]  # a file with a stale entry accepts nothing: marked as not passing
 
     # the same build drafted with answers and distractors in one form passes with no exception file
     with LoopbackServer(SvbLab()) as llm, TranscriptionServer(TranscriptionScript()) as stt:

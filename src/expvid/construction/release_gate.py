@@ -30,6 +30,7 @@ from expvid.audit.report_md import to_markdown
 from expvid.audit.result import AuditReport
 from expvid.construction.progress import NO_PROGRESS, ProgressSink
 from expvid.construction.state import write_atomic
+from expvid.schema import DataError
 
 #: Exit status of `expvid build` when the release is written but the audit gate does not pass.
 EXIT_GATE_FAILED = 6
@@ -96,11 +97,21 @@ def gate_release(
     markdown = to_markdown(report)
     write_atomic(out / "audit.html", to_html(report))
     write_atomic(out / "audit.md", markdown)
-    verdict = decide(report, list(exceptions), exceptions_file=exceptions_file)
+    try:
+        verdict = decide(report, list(exceptions), exceptions_file=exceptions_file)
+    except DataError:
+        # a stale or misspelt exception accepts nothing: the release is marked as the audit alone
+        # decides, then the error is raised (file:line)
+        _mark(out, decide(report), markdown)
+        raise
+    _mark(out, verdict, markdown)
+    return verdict
+
+
+def _mark(out: Path, verdict: GateVerdict, markdown: str) -> None:
     section = verdict_markdown(verdict, EXIT_GATE_FAILED)
     write_atomic(out / "audit.md", f"{section}\n{markdown}")
     _record(out, verdict, section)
-    return verdict
 
 
 def _record(out: Path, verdict: GateVerdict, section: str) -> None:
