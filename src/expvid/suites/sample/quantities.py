@@ -106,6 +106,8 @@ def _option_sets(quantity: str, rng: random.Random, count: int) -> dict[int, lis
     parsed = parse_quantity(quantity)
     truth = parsed.with_number(Decimal(parsed.written))
     below, above = _neighbours(parsed, rng, count)
+    if len(below) + len(above) < count:  # too close to 0 or 100% for values as round: allow rounder ones
+        below, above = _neighbours(parsed, rng, count, rounder=True)
     sets = {
         r: [parsed.with_number(v) for v in [*below[:r], *above[: count - r]]]
         for r in range(count + 1)
@@ -117,8 +119,11 @@ def _option_sets(quantity: str, rng: random.Random, count: int) -> dict[int, lis
     return plain or sets
 
 
-def _neighbours(quantity: Quantity, rng: random.Random, count: int) -> tuple[list[Decimal], list[Decimal]]:
-    """Values below (nearest first) and above (nearest first) the true one."""
+def _neighbours(
+    quantity: Quantity, rng: random.Random, count: int, *, rounder: bool = False
+) -> tuple[list[Decimal], list[Decimal]]:
+    """Values below (nearest first) and above (nearest first) the true one (`rounder`: values
+    rounder than it allowed, where too few others fit)."""
     value = Decimal(quantity.written)
     counted = value == value.to_integral_value() and _counted(quantity.unit)
     if counted or quantity.unit in _TEMPERATURE:
@@ -126,19 +131,20 @@ def _neighbours(quantity: Quantity, rng: random.Random, count: int) -> tuple[lis
     ratio = 1 + rng.uniform(*_SPACING)
     digits = _significant(quantity.written)
     ceiling = Decimal(100) if quantity.unit in _PERCENT else None
-    below = _ladder(value, 1 / ratio, digits, lambda v: v > 0 and v >= value / Decimal("4.5"), count)
+    below = _ladder(value, 1 / ratio, digits, lambda v: v > 0 and v >= value / Decimal("4.5"), count, rounder)
     above = _ladder(
         value,
         ratio,
         digits,
         lambda v: (ceiling is None or v <= ceiling) and v <= value * Decimal("4.5"),
         count,
+        rounder,
     )
     return below, above
 
 
 def _ladder(
-    value: Decimal, ratio: float, digits: int, keep: Callable[[Decimal], bool], count: int
+    value: Decimal, ratio: float, digits: int, keep: Callable[[Decimal], bool], count: int, rounder: bool
 ) -> list[Decimal]:
     """Up to `count` values away from `value` by `ratio` each, rounded to `digits` significant
     digits (as round as the true value), each distinct from the last."""
@@ -151,7 +157,7 @@ def _ladder(
         rounded = _round_to(current, digits)
         if not keep(rounded):
             break
-        if _significant(str(rounded)) < digits:  # "340" beside "539": rounder than the true value
+        if not rounder and _significant(str(rounded)) < digits:  # "340" beside "539": rounder
             continue
         if rounded != value and rounded not in found:
             found.append(rounded)
@@ -183,10 +189,13 @@ def _even_steps(
     if exponent == 0 and value:
         while value % (grid * 10) == 0:  # "-80": tens
             grid *= 10
+    if not counted:  # degrees: a grid fine enough for the neighbours to stay within range
+        while grid > 1 and count * grid > _TEMPERATURE_RANGE:
+            grid /= 10
     share = rng.uniform(*_EVEN_SPACING)
     step = max(1, round(float(abs(value)) * share / float(grid)))
     if not counted:
-        step = max(1, min(step, int(_TEMPERATURE_RANGE / count / float(grid))))
+        step = max(1, min(step, int(_TEMPERATURE_RANGE / count / float(grid)) - 1))  # room for a skip
     units = int(value / grid)
 
     def side(direction: int) -> list[Decimal]:
