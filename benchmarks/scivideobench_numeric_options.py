@@ -1,12 +1,14 @@
-"""How often blind numeric pickers find a quantitative answer: the paper's noise read literally vs expvid's draw.
+"""How often blind numeric solvers find a quantitative answer: the paper's noise read literally vs expvid's draw.
 
 SciVideoBench makes quantitative distractors "by adding appropriate Gaussian noise to the correct
 answer". The literal reading (nine draws of answer + N(0, (0.2 |answer|)^2), rounded to the answer's
 decimals, distinct, never the answer, positive when it is: what expvid did before) is compared with
 `numeric_options` (uniform rank, the answer's grid, no neighbour within one display step) on the
-same answers: the generated answers of the test (`test_svb_numeric_options._answers`), the pickers
-of the test, and, for the literal reading, how often a distractor sits one display step from the
-answer. Answers `numeric_options` refuses (too little room below them) are left out of both.
+same answers: the generated answers of the test (`test_svb_numeric_options._answers`), the solvers
+of the validity audit's registry that the test runs (with the test's extra "least round" solver),
+each solver's accuracy and whether the audit flags it, and, for the literal reading, how often a
+distractor sits one display step from the answer. Answers `numeric_options` refuses (too little
+room below them) are left out of both.
 
     .venv/bin/python benchmarks/scivideobench_numeric_options.py --items 600
 """
@@ -49,14 +51,16 @@ def main() -> None:
     parser.add_argument("--items", type=int, default=600)
     args = parser.parse_args()
 
-    from test_svb_numeric_options import PICKERS, _answers
+    from test_svb_numeric_options import LEAST_ROUND, _answers
 
+    from expvid.audit import AuditOptions, audit_items
     from expvid.construction.recipes.scivideobench.numeric_options import (
         ComparableError,
         number_text,
         numeric_options,
     )
     from expvid.construction.recipes.scivideobench.options import place_options
+    from expvid.schema import AnswerType, Item
 
     sets: dict[str, list[tuple[dict[str, str], str]]] = {"literal noise": [], "expvid": []}
     ranks: dict[str, list[int]] = {"literal noise": [], "expvid": []}
@@ -84,10 +88,26 @@ def main() -> None:
             break
     count = len(sets["expvid"])
     print(f"{count} answers (and {refused} refused by expvid for lack of room below them); chance 10.0%")
-    print(f"{'picker':22} {'literal noise':>14} {'expvid':>8}")
-    for name, picker in PICKERS.items():
-        shares = [sum(picker(o) == letter for o, letter in sets[kind]) / count for kind in sets]
-        print(f"{name:22} {shares[0]:14.1%} {shares[1]:8.1%}")
+    results = {}
+    for kind, items in sets.items():
+        release = [
+            Item(id=f"quantitative/{i}", suite="scivideobench", task="quantitative", question="What total mass?",
+                 options=options, answer=letter, answer_type=AnswerType.CHOICE)
+            for i, (options, letter) in enumerate(items)
+        ]  # fmt: skip
+        report = audit_items(release, options=AuditOptions(embeddings=False, extra_solvers=[LEAST_ROUND]))
+        results[kind] = {solver.name: solver for solver in report.solvers}
+    print(f"{'solver (expvid audit)':26} {'literal noise':>20} {'expvid':>20}")
+    for name in results["expvid"]:
+        cells = []
+        for kind in sets:
+            solver = results[kind].get(name)
+            cells.append(
+                "-"
+                if solver is None
+                else f"{solver.accuracy:.1%}{' FLAGGED' if solver.flagged else ''} n={solver.n}"
+            )
+        print(f"{name:26} {cells[0]:>20} {cells[1]:>20}")
     for kind in sets:
         extremes = sum(r in (0, 9) for r in ranks[kind])
         expected = count / 10

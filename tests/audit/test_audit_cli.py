@@ -177,14 +177,48 @@ def test_a_suite_adds_its_own_solver_through_the_api(tmp_path: Path) -> None:
     assert all("ends with the item number" in item.flags for item in report.items)
 
 
+def _medoid_orders(correct: str, rng: Any) -> list[str]:
+    """Three wrong orders around the correct one (two adjacent swaps and a reshuffle): the correct
+    order is the medoid of such a set, as a model's own distractors (and the sample's, once) leave it."""
+    import itertools
+
+    steps = [line.split(". ", 1)[1] for line in correct.splitlines()]
+    n = len(steps)
+    swaps = []
+    for i in range(n - 1):
+        order = list(range(n))
+        order[i], order[i + 1] = order[i + 1], order[i]
+        swaps.append(tuple(order))
+    rng.shuffle(swaps)
+    chosen = swaps[:2]
+    others = [p for p in itertools.permutations(range(n)) if p != tuple(range(n)) and p not in chosen]
+    chosen.append(rng.choice(others))
+    return ["\n".join(f"{k}. {steps[i]}" for k, i in enumerate(order, 1)) for order in chosen]
+
+
 def test_a_recipe_build_output_is_audited_like_a_release(tmp_path: Path, sample_dir: Path) -> None:
-    """The bundled ExpVid sample is laid out like `expvid build`'s output; its sequence-ordering items
-    keep the medoid shortcut that the ExpVid recipe rebuilds away."""
+    """The bundled ExpVid sample is laid out like `expvid build`'s output. Its step-ordering options
+    are the symmetric sets the ExpVid recipe builds (no ordering solver applies: all four tie); the
+    same items with a model's perturbations of the correct order as distractors are flagged."""
+    import random
+
     copy = tmp_path / "sample"
     shutil.copytree(sample_dir / "annotations", copy / "annotations")
-    result = _audit(
-        "--data", str(copy), "--out", str(tmp_path / "a"), "--no-embeddings", "--tasks", "sequence_ordering"
-    )
+    args = ["--data", str(copy), "--no-embeddings", "--tasks", "sequence_ordering"]
+    clean = _audit(*args, "--out", str(tmp_path / "clean"))
+    assert clean.exit_code == 0, clean.output
+    assert not [s for s in read_audit(tmp_path / "clean").solvers if s.family == "ordering"]
+    path = copy / "annotations" / "level2" / "sequence_ordering.jsonl"
+    rng = random.Random(4)
+    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    for record in records:
+        correct = record["options"][record["answer"]]
+        wrong = iter(_medoid_orders(correct, rng))
+        record["options"] = {
+            k: (v if k == record["answer"] else next(wrong)) for k, v in record["options"].items()
+        }
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+    result = _audit(*args, "--out", str(tmp_path / "a"))
     assert result.exit_code == 0, result.output
     report = read_audit(tmp_path / "a")
     assert "ordering" in {s.family for s in report.solvers}

@@ -51,6 +51,10 @@ def test_cli_builds_and_summarises(sample_sources, tmp_path, lab_server):
     assert report["cost"]["prices_per_1m_tokens"] == {"llm": [1.0, 2.0], "blind": [1.0, 2.0]}
     assert report["items"]["experimental_conclusion"]["kept"] == 1
     assert (out / "videos/level_3/64455.mp4").is_file()  # untrimmed without Level 2: a copy of the source
+    # the audit gate: the release audited beside the build report, the verdict recorded
+    assert "audit gate: passed" in result.output
+    assert report["audit_gate"]["passed"] and report["audit_gate"]["items"] == 2
+    assert all((out / name).is_file() for name in ("audit.json", "audit.md", "audit.html"))
 
 
 def test_cli_rejects_bad_arguments_clearly(sample_sources, tmp_path):

@@ -14,6 +14,7 @@ from pathlib import Path
 from promqa_lab import PromqaLab
 from typer.testing import CliRunner
 
+from expvid.audit import read_audit
 from expvid.cli.main import app
 from expvid.models.loopback import LoopbackServer
 
@@ -59,6 +60,14 @@ def test_the_sample_figures_are_what_the_documented_commands_give(tmp_path: Path
     assert (
         f"{report['total_items']} candidates from {calls} calls"
         == figures["the same without `--dry-run`, every reply usable"]
+    )
+    gate = report["audit_gate"]  # the build audited its release: the gate, with no exception file
+    audit = read_audit(out)
+    assert built.exit_code == 0 and gate["passed"] and "audit gate: passed" in built.output
+    assert (
+        f"{'passed' if gate['passed'] else 'NOT PASSED'}: {gate['items']} items audited, "
+        f"{len(audit.solvers)} (solver, task) tests, {gate['flagged_items']} items flagged"
+        == figures["the audit gate of that build (`audit.json` beside `build_report.json`)"]
     )
     sample = figures["expvid sample make pq --suite promqa"]
     recordings, examples, sampled = map(int, re.findall(r"\d+", sample))

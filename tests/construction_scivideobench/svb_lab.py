@@ -7,6 +7,15 @@ finds unanswerable (dropped and counted), every quantitative question's key valu
 shown (the comparer says so: the verifier's overlay tool is for it), the refiner rewrites every
 text distractor (so the evaluator is asked again on them), and the blind solver always answers "A"
 (so items whose answer is A are flagged as blind-answerable).
+
+Text options are written as a careful drafter writes them: the answer and its nine distractors in
+one form and of one length ("It keeps the conceptual condition 1 of the protocol steady" beside
+"... cooler", "... warmer"), and the refiner's rewrite keeps that form, so nothing but the content
+tells them apart. `SvbLab(templated_distractors=True)` drafts as a careless model does instead:
+nine distractors from one template of another form and length than the answer ("It changes the
+conceptual reading 1 by a factor of 6"), which the refiner lengthens further; a text-only solver
+(the shortest option, the odd one out) then answers every such item, which the validity audit's
+release gate must catch.
 """
 
 from __future__ import annotations
@@ -21,6 +30,17 @@ from expvid.models.loopback import RecordedRequest, Reply
 _LINE = re.compile(r"^(\d\d:\d\d)-(\d\d:\d\d): (.+)$", re.MULTILINE)
 _OPTION = re.compile(r"^([A-J])\. (.+)$", re.MULTILINE)
 UNANSWERABLE = "without any calibration"
+#: The answer's last word and its distractors' (one length: no option stands out by its length).
+ANSWER_WORD = "steady"
+DISTRACTOR_WORDS = ("cooler", "warmer", "softer", "darker", "harder", "weaker", "slower", "denser", "looser")
+#: The refiner's rewrite of each distractor word (the same length: the rewrite keeps the form).
+REFINED_WORDS = dict(
+    zip(
+        DISTRACTOR_WORDS,
+        ("colder", "hotter", "milder", "dimmer", "firmer", "lesser", "duller", "richer", "sparer"),
+        strict=True,
+    )
+)
 
 
 def _spans(text: str) -> list[tuple[str, str, str]]:
@@ -28,7 +48,8 @@ def _spans(text: str) -> list[tuple[str, str, str]]:
 
 
 class SvbLab:
-    def __init__(self) -> None:
+    def __init__(self, *, templated_distractors: bool = False) -> None:
+        self.templated = templated_distractors
         self.answers: dict[str, str] = {}  # question text -> correct answer text
         self.kinds: dict[str, int] = {}
         self._lock = threading.Lock()
@@ -106,10 +127,15 @@ class SvbLab:
                     continue
                 extra = f" {UNANSWERABLE}" if kind == "hypothetical" and k == 1 else ""
                 question = f"In {topic}, why is the step where '{said[:50]}' needed{extra} ({kind} {k + 1})?"
-                answer = f"It keeps the {kind} condition {k + 1} of the protocol stable"
-                distractors = [
-                    f"It changes the {kind} reading {k + 1} by a factor of {d + 2}" for d in range(9)
-                ]
+                if self.templated:
+                    answer = f"It keeps the {kind} condition {k + 1} of the protocol stable"
+                    distractors = [
+                        f"It changes the {kind} reading {k + 1} by a factor of {d + 2}" for d in range(9)
+                    ]
+                else:
+                    form = f"It keeps the {kind} condition {k + 1} of the protocol"
+                    answer = f"{form} {ANSWER_WORD}"
+                    distractors = [f"{form} {word}" for word in DISTRACTOR_WORDS]
                 questions.append(
                     {
                         "type": kind,
@@ -182,8 +208,13 @@ class SvbLab:
         ]
         if "Keep the numeric options" in text:
             distractors = []
-        else:  # sharpened: a hedge the question's context makes wrong
+        elif self.templated:  # sharpened: a hedge the question's context makes wrong
             distractors = [
                 d if d.endswith(" in this protocol") else f"{d} in this protocol" for d in distractors
+            ]
+        else:  # sharpened, in the same form: another word of the same length
+            distractors = [
+                " ".join([*d.split()[:-1], REFINED_WORDS.get(d.split()[-1], d.split()[-1])])
+                for d in distractors
             ]
         return {"question": rewritten, "distractors": distractors}

@@ -60,14 +60,23 @@ def test_a_backward_cue_is_refused() -> None:
         (NINE[:8], "give exactly 9 distractors, got 8"),
         (
             [*NINE[:8], "  it keeps the PH   stable."],
-            "distractor 9 ('  it keeps the PH   stable.') is the correct answer itself",
+            "distractor 9 ('  it keeps the PH   stable.') is the correct answer itself (normal form)",
         ),
+        ([*NINE[:8], "It keeps pH stable"], "is the correct answer itself (normal form)"),  # article dropped
         ([*NINE[:8], f"“{NINE[0]}”"], "distractors 1 and 9 are the same option"),
         ([*NINE[:8], " "], "distractor 9 is empty"),
     ],
 )
 def test_text_option_twins_are_refused(distractors: list[str], problem: str) -> None:
     assert any(problem in p for p in option_checks.option_problems(ANSWER, distractors))
+
+
+def test_twins_are_the_audits_near_duplicates_numbers_by_value() -> None:
+    nine = [f"{n}%" for n in range(10, 19)]
+    problems = option_checks.option_problems("98%", ["98 %", *nine[1:]])
+    assert problems == ["distractor 1 ('98 %') is the correct answer itself (equal value)"]
+    assert option_checks.option_problems("0.5 mL", ["500 µL", *[f"{n} mL" for n in range(2, 10)]]) != []
+    assert option_checks.option_problems("-3.86%", ["3.86%", *nine[1:]]) == []  # a sign is a different answer
 
 
 def _generated(distractors: list[str]) -> Generated:
@@ -80,27 +89,25 @@ def _generated(distractors: list[str]) -> Generated:
     )
 
 
-def test_one_twin_check_holds_at_generation_and_after_the_refiner(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Replacing `option_checks.twins` (where the audit's near-duplicate check goes) changes both."""
-    paraphrase = [*NINE[:8], "The pH is kept stable by it"]
+def test_one_twin_check_holds_at_generation_and_after_the_refiner() -> None:
+    """The build's check (the audit's near-duplicate test with its MiniLM embeddings) refuses a
+    paraphrase with the same words at both places; without the model it is not seen."""
+    paraphrase = [*NINE[:8], "It just keeps the pH stable"]
     per_type = {"conceptual": 1, "hypothetical": 0, "quantitative": 0}
     refined = Refined(question="At 00:10-00:20, why?", distractors=paraphrase)
-    check_generated(_generated(paraphrase), per_type, 300.0)  # the text check alone lets it through
+    check_generated(_generated(paraphrase), per_type, 300.0)  # normal forms and values alone let it through
     check_refined(refined, ANSWER, False, 300.0)
 
-    def paraphrases(first: str, second: str) -> bool:  # a stand-in for the audit's near-duplicate check
-        def canon(text: str) -> str:
-            return option_checks.option_key(text).replace(
-                "the ph is kept stable by it", "it keeps the ph stable"
-            )
-
-        return canon(first) == canon(second)
-
-    monkeypatch.setattr(option_checks, "twins", paraphrases)
-    with pytest.raises(InvalidReply, match="is the correct answer itself"):
-        check_generated(_generated(paraphrase), per_type, 300.0)
-    with pytest.raises(InvalidReply, match="is the correct answer itself"):
-        check_refined(refined, ANSWER, False, 300.0)
+    twins = option_checks.TwinCheck.with_model()
+    with pytest.raises(InvalidReply, match=r"is the correct answer itself \(embedding 0\.9\d\)"):
+        check_generated(_generated(paraphrase), per_type, 300.0, twins)
+    with pytest.raises(InvalidReply, match=r"is the correct answer itself \(embedding 0\.9\d\)"):
+        check_refined(refined, ANSWER, False, 300.0, twins)
+    # distinct answers in one form are not twins, however alike they embed
+    distinct = [f"It keeps the pH {word}" for word in ("lower", "higher", "acidic", "basic", "neutral",
+                                                       "rising", "falling", "varying", "alkaline")]  # fmt: skip
+    check_generated(_generated(distinct), per_type, 300.0, twins)
+    assert twins.embeddings is not None and len(twins.embeddings.vectors) >= 2  # embedded once, kept
 
 
 def test_a_quantitative_value_must_be_shown_by_its_decimals() -> None:

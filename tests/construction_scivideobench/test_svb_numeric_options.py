@@ -4,21 +4,22 @@ The answers are drawn the way quantitative answers come: computed values of 2-4 
 over eight orders of magnitude, round measured-looking values (37 degC, 12.5 %, 375 mL; those too
 small on their own grid to hide their rank, like 2.50 g or 25 degC, are refused and left out),
 negative ones. Every item goes through the recipe's own generator and option placement. The blind
-pickers below are the strategies a solver that never saw the video would try on numbers alone;
-each must score within chance (10% +- 3 standard errors). (Written here compactly; the validity
-audit's solver registry is to replace them.)
+solvers are the validity audit's registry (`expvid.audit.engine.solver_registry`: nearest the mean
+and the median, middle rank, smallest, largest, roundest, odd format, option length, letter prior, the
+learned text-only model), with one more added through the registry's hook for a suite's own
+solvers (`ShortcutSolver`): the least round option, the reverse of a roundness artefact. Each must
+score within chance (10% +- 3 standard errors) and none may be flagged by the audit itself.
 """
 
 from __future__ import annotations
 
 import itertools
 import random
-import statistics
-from collections.abc import Callable
 from decimal import Decimal
 
 import pytest
 
+from expvid.audit import AuditOptions, AuditReport, audit_items
 from expvid.construction.recipes.scivideobench.numeric_options import (
     N_OPTIONS,
     ComparableError,
@@ -27,6 +28,8 @@ from expvid.construction.recipes.scivideobench.numeric_options import (
     numeric_options,
 )
 from expvid.construction.recipes.scivideobench.options import place_options
+from expvid.schema import AnswerType, Item
+from expvid.suites.api import ShortcutSolver
 
 ITEMS = 600
 #: chi-square with 9 degrees of freedom: P(X > 21.67) = 0.01
@@ -69,44 +72,18 @@ def _number(text: str) -> Decimal:
     return Decimal(text.split()[0])
 
 
-def _roundness(text: str) -> float:
-    """Trailing zeros of the digits shown, plus a half when the last other digit is 5 (25, 2.5)."""
-    digits = text.split()[0].replace("-", "").replace(".", "").rstrip("0")
-    zeros = len(text.split()[0].replace("-", "").replace(".", "")) - len(digits)
-    return zeros + (0.5 if digits.endswith("5") else 0.0)
+def _least_round(item: Item) -> dict[str, float]:
+    """Per option, its significant digits: the least round option scores highest."""
+    return {
+        letter: float(len(_number(text).normalize().as_tuple().digits))
+        for letter, text in (item.options or {}).items()
+    }
 
 
-Picker = Callable[[dict[str, str]], str]
-
-
-def _by(key: Callable[[str], float]) -> Picker:
-    """The option (a letter) with the smallest key; ties go to the first letter."""
-    return lambda options: min(options, key=lambda letter: (key(options[letter]), letter))
-
-
-def _mean(options: dict[str, str]) -> float:
-    return float(statistics.fmean(float(_number(t)) for t in options.values()))
-
-
-def _median(options: dict[str, str]) -> float:
-    return float(statistics.median(float(_number(t)) for t in options.values()))
-
-
-def _middle(options: dict[str, str]) -> str:
-    ordered = sorted(options, key=lambda letter: _number(options[letter]))
-    return ordered[len(ordered) // 2]
-
-
-PICKERS: dict[str, Picker] = {
-    "nearest the mean": lambda o: _by(lambda t: abs(float(_number(t)) - _mean(o)))(o),
-    "nearest the median": lambda o: _by(lambda t: abs(float(_number(t)) - _median(o)))(o),
-    "middle rank": _middle,
-    "smallest": _by(lambda t: float(_number(t))),
-    "largest": _by(lambda t: -float(_number(t))),
-    "roundest": _by(lambda t: -_roundness(t)),
-    "least round": _by(_roundness),
-    "fewest digits": _by(lambda t: len(t.split()[0].replace("-", "").replace(".", "").strip("0"))),
-}
+#: A solver outside the registry, added the way a suite adds its own (`AuditOptions.extra_solvers`).
+LEAST_ROUND = ShortcutSolver(
+    "least round", _least_round, description="the value with the most significant digits"
+)
 
 
 @pytest.fixture(scope="module")
@@ -144,12 +121,45 @@ def test_the_answers_rank_is_uniform(generated) -> None:  # type: ignore[no-unty
     assert counts[0] > 0 and counts[-1] > 0  # the answer is sometimes the smallest and the largest
 
 
-@pytest.mark.parametrize("name", sorted(PICKERS))
-def test_blind_numeric_pickers_score_at_chance(generated, name: str) -> None:  # type: ignore[no-untyped-def]
-    hits = sum(PICKERS[name](options) == letter for options, letter, _, _ in generated)
-    share = hits / len(generated)
-    margin = 3 * (0.1 * 0.9 / len(generated)) ** 0.5
-    assert abs(share - 0.1) <= margin, f"{name}: {share:.3f} right (chance 0.100 +- {margin:.3f})"
+@pytest.fixture(scope="module")
+def audited(generated) -> AuditReport:  # type: ignore[no-untyped-def]
+    """The validity audit of the generated items (text-only solvers; no embeddings: numbers only)."""
+    items = [
+        Item(
+            id=f"quantitative/{index}",
+            suite="scivideobench",
+            task="quantitative",
+            question="What total mass is used?",
+            options=options,
+            answer=letter,
+            answer_type=AnswerType.CHOICE,
+        )
+        for index, (options, letter, _, _) in enumerate(generated)
+    ]
+    return audit_items(items, options=AuditOptions(embeddings=False, extra_solvers=[LEAST_ROUND]))
+
+
+#: Solvers that must answer every generated item (numbers of one unit), and so be tested on all.
+ALWAYS_APPLY = (
+    "nearest the mean", "nearest the median", "middle rank", "smallest value", "largest value", "letter prior",
+    "learned text-only model",
+)  # fmt: skip
+
+
+def test_blind_solvers_of_the_audit_score_at_chance(audited: AuditReport) -> None:
+    tested = {solver.name: solver for solver in audited.solvers}
+    assert set(ALWAYS_APPLY) <= set(tested), sorted(tested)
+    for name in ALWAYS_APPLY:
+        assert tested[name].n == ITEMS, (name, tested[name].n)
+    for name in ("roundest value", "least round"):  # an item whose ten values are equally round: no pick
+        assert name in tested and tested[name].n >= ITEMS // 3, (name, tested[name].n)
+    for solver in audited.solvers:
+        margin = 3 * (solver.chance * (1 - solver.chance) / solver.n) ** 0.5
+        assert abs(solver.accuracy - solver.chance) <= margin, (
+            f"{solver.name}: {solver.accuracy:.3f} right over {solver.n} (chance {solver.chance:.3f} +- {margin:.3f})"
+        )
+        assert not solver.flagged, solver.name
+    assert not audited.flagged_items
 
 
 def test_ten_values_share_unit_precision_and_grid_and_keep_apart(generated) -> None:  # type: ignore[no-untyped-def]

@@ -30,6 +30,7 @@ and gives the distributions and the command.
 from __future__ import annotations
 
 import itertools
+import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -78,6 +79,10 @@ FILLERS = frozenset(
         "please",
     ]
 )
+
+
+#: Unicode categories of quotes and brackets (initial/final quotes, opening/closing punctuation).
+_ENCLOSING = frozenset(["Pi", "Pf", "Ps", "Pe"])
 
 
 @dataclass(frozen=True)
@@ -180,8 +185,13 @@ def paraphrase_words(text: str) -> list[str]:
 
 
 def _symbols(text: str) -> Counter[str]:
-    """Operators and other symbols ("+", "-", "/", "^", "=", "<"): a formula's meaning, kept apart."""
-    return Counter(c for c in text if not (c.isalnum() or c.isspace() or c in ".,;:!?'\"()[]"))
+    """Operators and other symbols ("+", "-", "/", "^", "=", "<"): a formula's meaning, kept apart.
+    Quotes and brackets of any script ("“...”", "«...»", "`...`") are punctuation, not symbols."""
+    return Counter(
+        c
+        for c in text
+        if not (c.isalnum() or c.isspace() or c in ".,;:!?'\"`" or unicodedata.category(c) in _ENCLOSING)
+    )
 
 
 def variants(a: str, b: str) -> bool:

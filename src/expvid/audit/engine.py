@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 from expvid.audit import checks, stats
 from expvid.audit.duplicates import EMBEDDING_THRESHOLD, Embedder, EmbeddingTable, embedding_texts
-from expvid.audit.learned import learned_solver
+from expvid.audit.learned import learned_solver, learned_transcript_solver
 from expvid.audit.result import AuditReport, ItemResult, SolverResult, TaskSummary
 from expvid.audit.solvers import Scores, Solver, builtin_solvers, suite_solver
 from expvid.audit.views import OptionView
@@ -58,6 +58,26 @@ class AuditOptions:
     #: Options per item by task ("all": every task), as the suite states them.
     option_counts: Mapping[str, int] = field(default_factory=dict)
     learned: bool = True
+    #: Whether the evaluated model is shown the items' transcripts (`expvid.audit.setting`): False
+    #: makes the `transcript` family informational (reported, flags nothing); None: undecided, they
+    #: count like every other solver.
+    transcript_shown: bool | None = None
+    #: How `transcript_shown` was decided (recorded in the report's settings).
+    transcript_decided: str = "not decided"
+
+
+#: Solver families that read the transcript an item carries (`Item.context`).
+TRANSCRIPT_FAMILY = "transcript"
+
+
+def informational_reason(family: str, options: AuditOptions) -> str | None:
+    """Why a solver of `family` flags nothing in this setting (None: it counts)."""
+    if family == TRANSCRIPT_FAMILY and options.transcript_shown is False:
+        return (
+            "reads the transcript, which the suite's evaluation setting does not show the model "
+            f"({options.transcript_decided})"
+        )
+    return None
 
 
 @dataclass
@@ -73,12 +93,15 @@ class _Test:
 
 
 def expected_accuracy(scores: Scores, correct: int) -> float | None:
-    """1/t when the correct option is among the t options tied best, else 0; None when the solver
-    does not apply or ties every option (it made no pick)."""
+    """1/t when the correct option is among the t options tied best (equal up to a relative 1e-9),
+    else 0; None when the solver does not apply or ties every option (it made no pick)."""
     if scores is None or not scores:
         return None
     best = max(scores)
-    tied = [i for i, s in enumerate(scores) if s >= best - EPS]
+    # Ties within rounding of the scores' own scale: values in SI units (0.07 nm = 7e-11 m) differ
+    # by far less than any absolute tolerance.
+    tolerance = EPS * max(abs(s) for s in scores)
+    tied = [i for i, s in enumerate(scores) if s >= best - tolerance]
     if len(tied) == len(scores):
         return None
     return 1.0 / len(tied) if correct in tied else 0.0
@@ -87,7 +110,7 @@ def expected_accuracy(scores: Scores, correct: int) -> float | None:
 def solver_registry(options: AuditOptions) -> list[Solver]:
     solvers = builtin_solvers()
     if options.learned:
-        solvers.append(learned_solver())
+        solvers += [learned_solver(), learned_transcript_solver()]
     solvers += [suite_solver(extra) for extra in options.extra_solvers]
     return solvers
 
@@ -107,7 +130,8 @@ def _run_solvers(
     return [test for test in tests if test.answered]
 
 
-def _results(tests: Sequence[_Test], alpha: float) -> list[SolverResult]:
+def _results(tests: Sequence[_Test], options: AuditOptions) -> list[SolverResult]:
+    alpha = options.alpha
     raw = []
     for test in tests:
         answered = test.answered
@@ -119,6 +143,7 @@ def _results(tests: Sequence[_Test], alpha: float) -> list[SolverResult]:
     results = []
     for (test, n, hits, chance, p), p_holm, level in zip(raw, adjusted, levels, strict=True):
         interval = stats.clopper_pearson(hits, n)
+        informational = informational_reason(test.solver.family, options)
         results.append(
             SolverResult(
                 name=test.solver.name,
@@ -130,7 +155,9 @@ def _results(tests: Sequence[_Test], alpha: float) -> list[SolverResult]:
                 ci_low=round(interval.low, 6),
                 ci_high=round(interval.high, 6),
                 n=n,
-                flagged=p_holm < alpha,
+                flagged=p_holm < alpha and informational is None,
+                beats_chance=p_holm < alpha,
+                informational=informational,
                 hits=round(hits, 6),
                 p_value=p,
                 p_holm=p_holm,
@@ -188,6 +215,8 @@ def audit_items(
             "interval": "clopper-pearson",
             "embeddings": options.embeddings is not False,
             "embedding_threshold": options.threshold if options.embeddings is not False else None,
+            "transcript_shown": options.transcript_shown,
+            "transcript_decided": options.transcript_decided,
         },
         problems=list(problems),
     )
@@ -202,7 +231,7 @@ def audit_items(
             views_by_task.setdefault(item.task, []).append(view)
 
     tests = _run_solvers(views_by_task, solver_registry(options), progress)
-    report.solvers = _results(tests, options.alpha)
+    report.solvers = _results(tests, options)
     for test, result in zip(tests, report.solvers, strict=True):
         if not result.flagged:
             continue

@@ -3,8 +3,11 @@
 Each heuristic solver tests one artefact; a release can leak through a combination of weak ones
 (correct options a little longer AND a little rounder). A logistic regression over per-option
 features (length, rank and distance of the value to the options' mean and median, significant
-digits, odd format, overlap with the question and the transcript, a twin among the options,
-position) learns the combination from the task's items. It is cross-validated by item (the model
+digits, odd format, overlap with the question, a twin among the options, position) learns the
+combination from the task's items. A second model adds the overlap with the transcript the items
+carry: it is of the `transcript` family, so it counts only where the suite's evaluation setting shows
+the transcript to the model (`expvid.audit.setting`); the first never reads the transcript, so a
+narration that names every answer cannot make it look like an option artefact. It is cross-validated by item (the model
 answering an item never saw it: `GroupKFold`), so on a release without artefacts it scores chance
 in expectation, and what it scores above chance bounds what text alone gives a simple model.
 
@@ -34,9 +37,10 @@ def _z(values: list[float]) -> list[float]:
     return [(v - mean) / spread for v in values] if spread > 0 else [0.0] * len(values)
 
 
-def option_features(view: OptionView) -> list[list[float]]:
+def option_features(view: OptionView, *, transcript: bool = False) -> list[list[float]]:
     """One row per option: features of the option relative to the item's other options (plain
-    Python: numpy's per-call cost on five-element arrays would dominate a 10,000-item audit)."""
+    Python: numpy's per-call cost on five-element arrays would dominate a 10,000-item audit);
+    `transcript`: with the option's overlap with the item's transcript."""
     k = view.k
     lengths = [float(n) for n in view.lengths]
     longest, shortest = max(lengths), min(lengths)
@@ -66,26 +70,30 @@ def option_features(view: OptionView) -> list[list[float]]:
     else:
         columns += [[0.0] * k for _ in range(6)]
     keys = view.keys
-    question, context = view.question_words, view.context_words
+    question = view.question_words
     words = view.option_words
     columns += [
         [float(keys.count(key) > 1) for key in keys],
         [len(w & question) / len(w) if w else 0.0 for w in words],
-        [len(w & context) / len(w) if w else 0.0 for w in words],
         [i / max(1, k - 1) for i in range(k)],
         [float(i == 0) for i in range(k)],
         [float(i == k - 1) for i in range(k)],
     ]
+    if transcript:
+        context = view.context_words
+        columns.append([len(w & context) / len(w) if w else 0.0 for w in words])
     return [list(row) for row in zip(*columns, strict=True)]
 
 
-def _learned(views: Sequence[OptionView]) -> list[Scores]:
-    if len(views) < MIN_ITEMS:
-        return [None] * len(views)
+def _learned(views: Sequence[OptionView], *, transcript: bool = False) -> list[Scores]:
+    if len(views) < MIN_ITEMS or (transcript and not any(view.context_words for view in views)):
+        return [None] * len(views)  # too few items; or no transcript to read (the plain model's job)
     from sklearn.linear_model import LogisticRegression
     from sklearn.model_selection import GroupKFold
 
-    x = np.asarray([row for view in views for row in option_features(view)], dtype=float)
+    x = np.asarray(
+        [row for view in views for row in option_features(view, transcript=transcript)], dtype=float
+    )
     y = np.concatenate([np.arange(view.k) == view.correct for view in views]).astype(int)
     groups = np.concatenate([[i] * view.k for i, view in enumerate(views)])
     scores: list[Scores] = [None] * len(views)
@@ -106,9 +114,20 @@ def _learned(views: Sequence[OptionView]) -> list[Scores]:
 
 
 def learned_solver() -> Solver:
+    """The learned baseline over the options and the question (never the transcript)."""
     return Solver(
         "learned text-only model",
         "learned",
         f"logistic regression over per-option features, {FOLDS}-fold cross-validated by item",
         _learned,
+    )
+
+
+def learned_transcript_solver() -> Solver:
+    """The same model with each option's overlap with the item's transcript (family `transcript`)."""
+    return Solver(
+        "learned text-only model + transcript",
+        "transcript",
+        f"the learned model with the options' overlap with the transcript, {FOLDS}-fold cross-validated",
+        lambda views: _learned(views, transcript=True),
     )

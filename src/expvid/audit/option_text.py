@@ -126,10 +126,11 @@ def _number(text: str) -> Number | None:
 
 
 def same_value(a: Number, b: Number) -> bool:
-    """Equal in value: the same dimension (or no unit on either side) and equal base values."""
+    """Equal in value: the same dimension (or no unit on either side) and equal base values (up to a
+    relative 1e-9: base values in SI units are tiny, "0.1001 nm" is 1.001e-10 m, so no absolute slack)."""
     if a.dimension != b.dimension and a.dimension is not None and b.dimension is not None:
         return False
-    return math.isclose(a.value, b.value, rel_tol=1e-9, abs_tol=1e-12)
+    return math.isclose(a.value, b.value, rel_tol=1e-9, abs_tol=0.0)
 
 
 def format_signature(text: str) -> dict[str, object]:

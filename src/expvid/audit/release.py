@@ -2,8 +2,10 @@
 
 The audit knows a suite only through its public API: the registry builds it by name, its `load`
 reads the release (media are not needed: the text-only audit reads annotations), its
-`shortcut_solvers()` and `option_counts` add what the suite knows of its own format. `hf:` specs
-are fetched into the cache exactly as `expvid eval --data hf:...` fetches them.
+`shortcut_solvers()` and `option_counts` add what the suite knows of its own format, and its prompts
+under the given settings say whether the model is shown the items' transcripts
+(`expvid.audit.setting`). `hf:` specs are fetched into the cache exactly as `expvid eval --data
+hf:...` fetches them.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 
 from expvid.audit.engine import AuditOptions, Progress, audit_items
 from expvid.audit.result import AuditReport
+from expvid.audit.setting import transcript_shown
 from expvid.schema import DataError
 from expvid.suites.base import Dataset
 from expvid.suites.defaults import DEFAULT_SUITE
@@ -83,7 +86,8 @@ def audit_release(
     """Audit the release at `data` (a folder in the suite's layout, or `hf:ORG/NAME[@REV]`).
 
     `source`: what the report names as its data (default: `data`); `loaded`: the (suite, dataset)
-    that `load_release` already read from `data` (the CLI reads it before its progress display)."""
+    that `load_release` already read from `data` (the CLI reads it before its progress display).
+    `options.transcript_shown` None (the default) is decided from the suite under `settings`."""
     if loaded is None:
         root, suite_name = resolve_release(
             str(data), suite=suite, settings=settings, tasks=tasks, cache_root=cache_root, echo=echo
@@ -92,10 +96,17 @@ def audit_release(
     suite_object, dataset = loaded
     declared = getattr(suite_object, "option_counts", None)
     base = options or AuditOptions()
+    shown, decided = (
+        transcript_shown(suite_object, dataset.items)
+        if base.transcript_shown is None
+        else (base.transcript_shown, "given by the caller")
+    )
     options = replace(  # the caller's options are left as they were
         base,
         extra_solvers=[*base.extra_solvers, *_suite_solvers(suite_object)],
         option_counts=base.option_counts or (dict(declared) if isinstance(declared, Mapping) else {}),
+        transcript_shown=shown,
+        transcript_decided=decided,
     )
     ids = {item.id for item in dataset.items}
     invalid = [

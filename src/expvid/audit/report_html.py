@@ -32,13 +32,19 @@ def solver_plot(task: str, solvers: list[SolverResult]) -> str:
     ranked = sorted(solvers, key=lambda s: s.accuracy - s.chance)
     figure, axis = plt.subplots(figsize=(7.5, 0.9 + 0.22 * len(ranked)))
     for row, solver in enumerate(ranked):
-        colour = "#c0392b" if solver.flagged else "#34495e"
+        colour = (
+            "#c0392b"
+            if solver.flagged
+            else ("#e67e22" if solver.beats_chance and solver.informational else "#34495e")
+        )
         axis.plot([solver.ci_low * 100, solver.ci_high * 100], [row, row], color=colour, linewidth=1.5)
         axis.plot([solver.accuracy * 100], [row], "o", color=colour, markersize=4)
         axis.plot([solver.chance * 100], [row], "|", color="#7f8c8d", markersize=9)
     axis.set_yticks(range(len(ranked)), [f"{s.name} (n={s.n})" for s in ranked], fontsize=7)
     axis.set_xlim(0, 100)
-    axis.set_xlabel("accuracy % (95% CI; grey tick: chance; red: flagged after Holm)")
+    axis.set_xlabel(
+        "accuracy % (95% CI; grey tick: chance; red: flagged after Holm; orange: informational in this setting)"
+    )
     axis.set_title(task, fontsize=10)
     return _svg(figure)
 
@@ -94,6 +100,12 @@ def to_html(report: AuditReport) -> str:
         parts.append(f"<h3>{escape(task)}</h3>")
         if flagged:
             parts.append(f"<p class='flag'>flagged: {escape(', '.join(flagged))}</p>")
+        for solver in solvers:
+            if solver.beats_chance and solver.informational:
+                parts.append(
+                    f"<p>informational: {escape(solver.name)} ({solver.accuracy:.1%}): "
+                    f"{escape(solver.informational)}</p>"
+                )
         parts.append(solver_plot(task, solvers))
     parts += [
         "<h2>Flagged items</h2>",

@@ -22,7 +22,7 @@ def _solver_row(solver: SolverResult) -> str:
     return (
         f"| {solver.task} | {solver.name} | {_pct(solver.accuracy)} | {_pct(solver.chance)} | "
         f"{_pct(solver.ci_low)}–{_pct(solver.ci_high)} | {solver.n} | {solver.p_holm:.2g} | "
-        f"{'**yes**' if solver.flagged else 'no'} |"
+        f"{'**yes**' if solver.flagged else ('informational' if solver.informational and solver.beats_chance else 'no')} |"
     )
 
 
@@ -32,9 +32,12 @@ _HEADER = "| task | solver | accuracy % | chance % | 95% CI | n | Holm p | flagg
 def summary_line(report: AuditReport) -> str:
     flagged = report.flagged_items
     share = len(flagged) / len(report.items) if report.items else 0.0
+    informational = len(report.informational_solvers)
     return (
         f"{len(report.items)} item(s) in {len(report.tasks)} task(s); {len(report.solvers)} (solver, task) test(s), "
-        f"{len(report.flagged_solvers)} flagged; {len(flagged)} item(s) flagged ({share:.1%})"
+        f"{len(report.flagged_solvers)} flagged"
+        + (f" ({informational} more informational in this setting)" if informational else "")
+        + f"; {len(flagged)} item(s) flagged ({share:.1%})"
     )
 
 
@@ -58,6 +61,18 @@ def to_markdown(report: AuditReport) -> str:
         lines += [_HEADER, *(_solver_row(s) for s in report.flagged_solvers), ""]
     else:
         lines += ["None: no text-only solver beats chance on any task after the correction.", ""]
+    if report.informational_solvers:
+        lines += [
+            "## Informational in this setting",
+            "",
+            "These beat chance but read what the suite's evaluation setting does not give the model; "
+            'they flag no item (docs/audit.md, "The evaluation setting"): '
+            + (report.informational_solvers[0].informational or ""),
+            "",
+            _HEADER,
+            *(_solver_row(s) for s in report.informational_solvers),
+            "",
+        ]
     lines += ["## Best solvers per task", "", _HEADER]
     by_task: dict[str, list[SolverResult]] = {}
     for solver in report.solvers:

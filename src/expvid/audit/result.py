@@ -5,9 +5,11 @@ Kept stable (version 1), whatever else is added:
 
 - `solvers`: one entry per (solver, task) tested: `name`, `task`, `accuracy`, `chance`, `ci_low`,
   `ci_high` (95% Clopper-Pearson), `n` (items the solver answered), `flagged` (its accuracy beats
-  chance after Holm's correction over every test of the audit), plus `family`, `hits`, `p_value`,
-  `p_holm`, `ci_low_corrected` (the one-sided lower bound at the test's Holm level: above `chance`
-  for every flagged solver);
+  chance after Holm's correction over every test of the audit, and the solver reads only what the
+  evaluated model is given), plus `family`, `hits`, `p_value`, `p_holm`, `ci_low_corrected` (the
+  one-sided lower bound at the test's Holm level: above `chance` for every flagged solver),
+  `beats_chance` (the test alone) and `informational` (why a solver that beats chance flags
+  nothing in the suite's evaluation setting, e.g. it reads a transcript the model is not shown);
 - `items`: one entry per item of the release, in release order: `id` (the suite's own item id),
   `task`, `flags` (names of what flagged it; empty when nothing did) and `reasons` (flag -> why).
 
@@ -52,6 +54,10 @@ class SolverResult(BaseModel):
     ci_high: float
     n: int
     flagged: bool
+    #: Accuracy above chance after the correction, whether or not it counts in this setting.
+    beats_chance: bool = False
+    #: Why this solver flags nothing in the suite's evaluation setting (None: it counts).
+    informational: str | None = None
     hits: float = 0.0
     p_value: float = 1.0
     p_holm: float = 1.0
@@ -104,6 +110,11 @@ class AuditReport(BaseModel):
     @property
     def flagged_solvers(self) -> list[SolverResult]:
         return [solver for solver in self.solvers if solver.flagged]
+
+    @property
+    def informational_solvers(self) -> list[SolverResult]:
+        """Solvers that beat chance but read what the evaluated model is not given (flag nothing)."""
+        return [solver for solver in self.solvers if solver.beats_chance and solver.informational]
 
     @property
     def flagged_items(self) -> list[ItemResult]:

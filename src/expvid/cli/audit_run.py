@@ -71,5 +71,11 @@ def run_audit(
             f"(chance {solver.chance:.1%}, n={solver.n}, 95% CI {solver.ci_low:.1%}-{solver.ci_high:.1%})",
             highlight=False,
         )
+    for solver in report.informational_solvers:
+        console.print(
+            f"informational: {escape(solver.name)} on {escape(solver.task)}: {solver.accuracy:.1%} "
+            f"(chance {solver.chance:.1%}, n={solver.n}): {escape(solver.informational or '')}",
+            highlight=False,
+        )
     if fail_on_flag and report.any_flagged:
         raise typer.Exit(code=EXIT_PROBLEMS_FOUND)

@@ -12,6 +12,7 @@ import typer
 from pydantic import ValidationError
 from rich.console import Console
 
+from expvid.cli.build_gate import BuiltRelease
 from expvid.cli.endpoints import (
     ApiKeyEnvOption,
     BackendOptionOption,
@@ -173,11 +174,91 @@ def build_command(
             "template, generator, next, missing, others, count.TYPE, ... (docs/build_promqa.md). Repeatable.",
         ),
     ] = None,
+    accept_audit: Annotated[
+        Path | None,
+        typer.Option(
+            "--accept-audit",
+            help="Reviewed exceptions to the audit gate: a YAML/JSON list of {solver, task, reason} "
+            "(docs/audit.md, 'The release gate'); each must match a flagged solver.",
+            metavar="FILE",
+        ),
+    ] = None,
 ) -> None:
     """Curate experiments and draft Level-1/2/3 candidate items with leakage audits (ExpVid 3.1-3.3, G).
 
-    Exits 1 when units failed (listed in build_report.md; the next run asks exactly those again).
+    Every recipe's release then passes the audit gate (audit.json/md/html beside build_report.json).
+    Exits 1 when units failed (listed in build_report.md; the next run asks exactly those again),
+    2 on bad input, 6 when the release is written but a text-only solver beats chance on it and
+    --accept-audit does not accept it.
     """
+    values = dict(locals())
+    from expvid.cli.build_gate import finish_build, read_accepted
+
+    exceptions = read_accepted(accept_audit)
+    built: BuiltRelease | None
+    if recipe == "scivideobench":
+        from expvid.cli.build_scivideobench import run_scivideobench
+
+        built = run_scivideobench(values)
+    elif recipe == "promqa":
+        from expvid.cli.build_promqa import run_promqa
+
+        built = run_promqa(values)
+    elif recipe == "expvid":
+        built = _build_expvid(**{k: v for k, v in values.items() if k != "accept_audit"})
+    else:
+        raise typer.BadParameter(
+            f"unknown recipe {recipe!r}; recipes: expvid, scivideobench, promqa", param_hint="--recipe"
+        )
+    finish_build(built, accept_audit=accept_audit, exceptions=exceptions, quiet=quiet)
+
+
+def _build_expvid(
+    *,
+    sources: Path,
+    out: Path,
+    llm: str,
+    vlm: str | None,
+    blind_llm: str | None,
+    blind_samples: int,
+    blind_margin: float,
+    vlm_frames: int,
+    min_alignment: int,
+    no_asr_audit: bool,
+    no_domain_audit: bool,
+    no_ordering_repair: bool,
+    top_k: int,
+    min_duration: float | None,
+    max_duration: float | None,
+    trim_slides: bool,
+    level3_questions: int,
+    targets_per_sentence: int,
+    tolerance: float,
+    max_attempts: int,
+    temperature: float,
+    max_tokens: int,
+    price: list[str] | None,
+    concurrency: int,
+    base_url: list[str] | None,
+    api_key_env: str | None,
+    timeout: float | None,
+    max_retries: int | None,
+    backend_option: list[str] | None,
+    preset: str,
+    levels: str,
+    seed: int,
+    context_tokens: int,
+    jobs: int | None,
+    redo: str | None,
+    redo_failed: bool,
+    review: bool,
+    dry_run: bool,
+    quiet: bool,
+    recipe: str,
+    recipe_option: list[str] | None,
+) -> BuiltRelease | None:
+    """The ExpVid recipe (sections 3.1-3.3, appendix G)."""
+    from expvid.cli.build_speech import STT_KEYS, recipe_options, stt_settings
     from expvid.construction import (
         BuildConfig,
         CurationSettings,
@@ -185,23 +266,8 @@ def build_command(
         estimate_candidates,
         parse_price,
     )
+    from expvid.construction.config import RELEASE_SUITE
     from expvid.construction.retries import redo_problem
-
-    if recipe == "scivideobench":
-        from expvid.cli.build_scivideobench import run_scivideobench
-
-        run_scivideobench(dict(locals()))
-        return
-    if recipe == "promqa":
-        from expvid.cli.build_promqa import run_promqa
-
-        run_promqa(dict(locals()))
-        return
-    if recipe != "expvid":
-        raise typer.BadParameter(
-            f"unknown recipe {recipe!r}; recipes: expvid, scivideobench, promqa", param_hint="--recipe"
-        )
-    from expvid.cli.build_speech import STT_KEYS, recipe_options, stt_settings
 
     # The expvid recipe's own settings are flags; -R carries only speech-to-text (shared with scivideobench).
     stt = stt_settings(recipe_options(recipe_option or [], STT_KEYS))
@@ -275,7 +341,7 @@ def build_command(
         with friendly_errors():
             estimate = asyncio.run(estimate_candidates(config))
         typer.echo(estimate_markdown(estimate), nl=False)
-        return
+        return None
     with friendly_errors(), build_progress(console, enabled=not quiet) as progress:
         report = asyncio.run(build_candidates(config, log=log, progress=progress))
     if report.get("stopped_after") == "curation":
@@ -285,7 +351,7 @@ def build_command(
             f"{report['review_file']} (keep / exclude), then run the same command without --review.",
             highlight=False,
         )
-        return
+        return None
     calls, cost = report["calls"], report["cost"]
     spent = "unknown" if cost["this_run"] is None else f"${cost['this_run']:.4f}"
     summary = ", ".join(f"{task} {entry['kept']}" for task, entry in report["items"].items() if entry["kept"])
@@ -308,7 +374,9 @@ def build_command(
             "exactly those (see 'Failed units' in build_report.md).",
             highlight=False,
         )
-        raise typer.Exit(code=1)
+    return BuiltRelease(
+        out=out, suite=RELEASE_SUITE, failed_units=len(failed), released=int(report["total_items"])
+    )
 
 
 class _RichProgress:

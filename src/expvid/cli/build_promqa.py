@@ -16,6 +16,7 @@ from typing import Any
 
 import typer
 
+from expvid.cli.build_gate import BuiltRelease
 from expvid.cli.endpoints import endpoint_options_of
 from expvid.cli.errors import friendly_errors, require_spec_urls
 from expvid.run.terminal import message_console
@@ -49,12 +50,14 @@ def _split_generation(options: list[str]) -> tuple[list[str], dict[str, float | 
     return rest, generation
 
 
-def run_promqa(params: dict[str, Any]) -> None:
-    """Called by `expvid build` with its parsed parameters when `--recipe promqa`."""
+def run_promqa(params: dict[str, Any]) -> BuiltRelease | None:
+    """Called by `expvid build` with its parsed parameters when `--recipe promqa`; the release
+    written, for the audit gate (None for a dry run)."""
     from expvid.construction.accounting import parse_price
     from expvid.construction.recipes.promqa.config import (
         GENERATION_MAX_TOKENS,
         GENERATION_TEMPERATURE,
+        RELEASE_SUITE,
         RecipeOptionError,
         build_config,
         recipe_options,
@@ -112,7 +115,7 @@ def run_promqa(params: dict[str, Any]) -> None:
         with friendly_errors():
             estimate = estimate_promqa(config)
         typer.echo(estimate_markdown(estimate), nl=False)
-        return
+        return None
     from expvid.cli.build import build_progress
     from expvid.construction.recipes.promqa.pipeline import build_promqa
 
@@ -136,4 +139,9 @@ def run_promqa(params: dict[str, Any]) -> None:
             "again to retry exactly those.",
             highlight=False,
         )
-        raise typer.Exit(code=1)
+    return BuiltRelease(
+        out=config.out.expanduser(),
+        suite=RELEASE_SUITE,
+        failed_units=len(report["failed_units"]),
+        released=int(report["total_items"]),
+    )

@@ -23,6 +23,7 @@ from typing import Any
 import typer
 from pydantic import ValidationError
 
+from expvid.cli.build_gate import BuiltRelease
 from expvid.cli.build_speech import STT_KEYS, recipe_options, stt_settings
 from expvid.cli.endpoints import endpoint_options_of
 from expvid.cli.errors import friendly_errors, require_spec_urls
@@ -135,9 +136,11 @@ def config_from(values: dict[str, Any]) -> Any:
         ) from None
 
 
-def run_scivideobench(values: dict[str, Any]) -> None:
-    """Build (or with --dry-run estimate) a SciVideoBench-format candidate directory."""
+def run_scivideobench(values: dict[str, Any]) -> BuiltRelease | None:
+    """Build (or with --dry-run estimate) a SciVideoBench-format candidate directory; the release
+    written, for the audit gate (None for a dry run)."""
     from expvid.construction.recipes.scivideobench import build_scivideobench, estimate_scivideobench
+    from expvid.construction.recipes.scivideobench.config import RELEASE_SUITE
 
     config = config_from(values)
     if values.get("dry_run"):
@@ -146,7 +149,7 @@ def run_scivideobench(values: dict[str, Any]) -> None:
         with friendly_errors():
             estimate = asyncio.run(estimate_scivideobench(config))
         typer.echo(estimate_markdown(estimate), nl=False)
-        return
+        return None
 
     def log(message: str) -> None:
         if not values.get("quiet"):
@@ -173,4 +176,9 @@ def run_scivideobench(values: dict[str, Any]) -> None:
             "again to retry exactly those.",
             markup=False,
         )
-        raise typer.Exit(code=1)
+    return BuiltRelease(
+        out=config.out.expanduser(),
+        suite=RELEASE_SUITE,
+        failed_units=len(report["failed_units"]),
+        released=int(report["total_items"]),
+    )

@@ -13,6 +13,8 @@ Exit codes of the `expvid` commands (documented in the README):
   with a larger budget continues (the same budget stops again at once);
 - 5: `expvid eval` stopped before finishing because requests are still waiting in a provider's
   batches (`--batch --batch-option wait=false`); the same command, later, collects them;
+- 6: `expvid build` wrote its release, but the audit gate did not pass (a text-only solver beats
+  chance and no `--accept-audit` exception accepts it; `expvid.construction.release_gate`);
 - 130: interrupted (finished work is kept; re-run the same command to resume).
 
 4 and 5 say "not finished" and win over 3 (failures are only final once the run has finished),

@@ -17,8 +17,17 @@ both; thresholds below were chosen there and are asserted to still separate the 
   minus the best distractor's share, at least `ASR_LEAK_MARGIN`); for a blank item, whether an answer
   is spoken verbatim in the narration of its video (Level-3 videos keep their sound, and the
   `-S with_asr=true` ablation shows the narration).
-- Answer in the question (`answer_in_question`): the correct option's words, in order, in the question;
-  for blanks, an answer in the question AS SHOWN (after the `Title:` and `Discipline:` lines).
+- Answer in the question (`answer_in_question`): the validity audit's own check
+  (`expvid.audit.checks.check_answer_in_question`, one implementation for the build and `expvid
+  audit`): the correct option written in the question (normal form: case, punctuation, plural) and
+  no other option; for blanks, an answer in the question AS SHOWN (the `Title:` and `Discipline:`
+  lines included). The build's other audits have no counterpart in `expvid audit`, or answer another
+  question: `length_bias` and `position_bias` flag single items for reviewers where the audit's
+  longest-option and letter-prior solvers test a whole task against chance; `ordering_shortcut` runs
+  the audit's ordering solvers (`expvid.audit.ordering`) on each item; `asr_leakage` asks whether the
+  question AS SHOWN repeats narration that singles out the answer, which reaches the model in every
+  setting, where the audit's transcript overlap reads the narration itself (informational unless
+  the setting shows it); blind answerability asks a model.
 - Option length (`length_bias`): the correct option is the unique longest and at least 1.25x the next.
 - Ordering shortcut (`ordering_shortcut`): a solver that sees only the option set (no video, no step
   text) beats chance on the item: medoid, farthest, centre, most eccentric and most isolated option
@@ -44,7 +53,9 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
+from expvid.audit.checks import check_answer_in_question
 from expvid.audit.ordering import option_orders, shortcuts, solver_accuracy
+from expvid.audit.result import ItemResult
 from expvid.construction.context import BuildContext
 from expvid.construction.domain import DomainVocabulary, foreign_words
 from expvid.construction.drafts import Problem
@@ -332,27 +343,16 @@ def implausible_distractors(
 
 
 def text_checks(items: list[Item], result: AuditResult) -> None:
-    """Answer written in the question (blanks: as shown, title included); correct option much longer
-    than every other."""
+    """Answer written in the question (the validity audit's check, `expvid.audit.checks`: for blanks,
+    the question as shown, title included); correct option much longer than every other."""
     for item in items:
-        if item.answer_type is AnswerType.BLANKS:
-            written = [a for a in _blanks(item) if len(a.strip()) >= 3 and contains_phrase(item.question, a)]
-            if written:
-                result.flag(
-                    item.id,
-                    "answer_in_question",
-                    "blank answer(s) written in the question as shown: "
-                    + ", ".join(f'"{a}"' for a in written),
-                )
-            continue
+        found = ItemResult(id=item.id, task=item.task)
+        check_answer_in_question(item, found)
+        if found.flags:
+            result.flag(item.id, "answer_in_question", found.reasons["answer in question"])
         if item.answer_type is not AnswerType.CHOICE or not _text_options(item):
             continue
         options = item.options or {}
-        correct = options[str(item.answer)]
-        if len(correct.strip()) >= 4 and contains_phrase(item.question, correct):
-            result.flag(
-                item.id, "answer_in_question", f'the correct option "{correct}" is written in the question'
-            )
         lengths = sorted(((len(text), letter) for letter, text in options.items()), reverse=True)
         (longest, letter), (second, _) = lengths[0], lengths[1]
         if letter == item.answer and longest >= LENGTH_RATIO * max(1, second):

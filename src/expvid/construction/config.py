@@ -16,6 +16,8 @@ from expvid.construction.timeline import DEFAULT_MAX_PAD, DEFAULT_TOLERANCE
 #: Version of what a saved stage holds; part of every stage fingerprint, so a stage saved by an older
 #: version is redrafted (from the response cache: nothing is paid). 2: draft keys and content digests.
 STAGE_FORMAT = 2
+#: The suite that reads this recipe's output (`expvid eval --data OUT`); the audit gate reads it with it.
+RELEASE_SUITE = "expvid"
 
 
 class CurationSettings(BaseModel):

@@ -1,7 +1,10 @@
 """Level-2 drafts: procedure understanding over stage-level segments (ExpVid 3.3).
 
-- sequence_ordering: the segment's steps as a numbered list; distractors are distinct plausible
-  permutations (adjacent swaps, one reshuffle).
+- sequence_ordering: the segment's steps as a numbered list; distractors are the symmetric set the
+  ExpVid recipe builds (`expvid.construction.ordering.rebuild`: one adjacent swap, another disjoint
+  one, and both; with three steps, a swap and the two reversals), so no solver comparing the options
+  as orders beats chance. (The sample once drew two adjacent swaps and a reshuffle: the medoid of
+  such a set is the correct order, 78% of the time on the sample's 18 items.)
 - sequence_generation: the experiment's full step list in the question; the answer is the global
   numbers of the steps shown in the segment clip, as strings (as the release writes them).
 - video_verification: the segment with one random NON-final step cut out; options map letters to
@@ -12,7 +15,6 @@
 
 from __future__ import annotations
 
-import itertools
 import random
 
 from expvid.schema import OPTION_LETTERS
@@ -57,7 +59,12 @@ def level2_drafts(
                 question=ORDERING_QUESTION,
                 asr_caption=caption,
                 correct=numbered(stage_texts),
-                distractors=tuple(numbered(p) for p in _permutations(stage_texts, rng)),
+                distractors=tuple(
+                    numbered(p)
+                    for p in _permutations(
+                        stage_texts, random.Random(f"{seed}:{script.video_id}:ordering:{stage_number}")
+                    )
+                ),
                 video_id=script.video_id,
                 category=script.discipline,
             )
@@ -125,19 +132,13 @@ def level2_drafts(
 
 
 def _permutations(texts: list[str], rng: random.Random) -> list[list[str]]:
-    """Three distinct wrong orders: two adjacent swaps (the plausible slips) and one reshuffle."""
-    n = len(texts)
-    identity = tuple(range(n))
-    swaps = []
-    for i in range(n - 1):
-        order = list(identity)
-        order[i], order[i + 1] = order[i + 1], order[i]
-        swaps.append(tuple(order))
-    rng.shuffle(swaps)
-    chosen = swaps[:2]
-    others = [p for p in itertools.permutations(identity) if p != identity and p not in chosen]
-    chosen.append(rng.choice(others))
-    return [[texts[i] for i in order] for order in chosen]
+    """Three distinct wrong orders forming a symmetric set with the correct one (module docstring)."""
+    from expvid.construction.ordering import rebuild
+
+    orders = rebuild(tuple(range(len(texts))), (), rng)
+    if orders is None:
+        raise ValueError(f"step ordering needs at least 3 steps, got {len(texts)}")
+    return [[texts[i] for i in order] for order in orders]
 
 
 def _without(stage: FrameRange, removed: FrameRange) -> tuple[FrameRange, ...]:

@@ -40,6 +40,8 @@ from expvid.construction.recipes.promqa.sampling import SamplingSettings
 #: The official generation settings (src/generation/run.py).
 GENERATION_TEMPERATURE = 0.7
 GENERATION_MAX_TOKENS = 512
+#: The suite that reads this recipe's output (`expvid eval --suite promqa`); the audit gate reads it with it.
+RELEASE_SUITE = "promqa"
 
 
 class CostSettings(BaseModel):

@@ -1,7 +1,8 @@
 """What each role's reply must meet beyond its JSON shape; a reply that breaks a rule is re-asked
 with every problem named (`InvalidReply`), so a model can fix it.
 
-- QA generator: the counts asked per type; text options pass `option_checks` (nine, no twins);
+- QA generator: the counts asked per type; text options pass `option_checks` (nine, no twins by the
+  validity audit's near-duplicate check, with the build's one embedding table);
   a quantitative value is shown exactly by its decimals (2.5 with 0 decimals would be shown "2" or
   "3": neither is the answer); evidence and analysis spans run forwards inside the video;
 - evaluator: a letter among the options when answerable;
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 from expvid.construction.llm import InvalidReply
 from expvid.construction.recipes.scivideobench.numeric_options import display_units, value_decimals
-from expvid.construction.recipes.scivideobench.option_checks import option_key, option_problems
+from expvid.construction.recipes.scivideobench.option_checks import TwinCheck, option_key, option_problems
 from expvid.construction.recipes.scivideobench.schemas import (
     Analysis,
     Comparison,
@@ -50,7 +51,9 @@ def check_analysis(analysis: Analysis, duration: float) -> Analysis:
     return analysis
 
 
-def check_generated(generated: Generated, per_type: dict[str, int], duration: float) -> Generated:
+def check_generated(
+    generated: Generated, per_type: dict[str, int], duration: float, twins: TwinCheck | None = None
+) -> Generated:
     problems = []
     kept = []
     for task, wanted in per_type.items():
@@ -78,7 +81,7 @@ def check_generated(generated: Generated, per_type: dict[str, int], duration: fl
         if not q.answer or not option_key(q.answer):
             problems.append(f"{where} has no 'answer'")
             continue
-        problems += [f"{where}: {p}" for p in option_problems(q.answer, list(q.distractors or []))]
+        problems += [f"{where}: {p}" for p in option_problems(q.answer, list(q.distractors or []), twins)]
     _raise(problems)
     return Generated(questions=kept)
 
@@ -103,7 +106,9 @@ def check_comparison(comparison: Comparison, duration: float) -> Comparison:
     return comparison
 
 
-def check_refined(refined: Refined, answer: str, quantitative: bool, duration: float) -> Refined:
+def check_refined(
+    refined: Refined, answer: str, quantitative: bool, duration: float, twins: TwinCheck | None = None
+) -> Refined:
     problems = []
     if not question_times(refined.question):
         problems.append(
@@ -111,7 +116,7 @@ def check_refined(refined: Refined, answer: str, quantitative: bool, duration: f
         )
     problems += question_time_problems(refined.question, duration)
     if not quantitative:
-        problems += option_problems(answer, list(refined.distractors or []))
+        problems += option_problems(answer, list(refined.distractors or []), twins)
     if len(option_key(answer)) >= 4 and option_key(answer) in option_key(refined.question):
         problems.append("the rewritten question gives the answer away")
     _raise(problems)

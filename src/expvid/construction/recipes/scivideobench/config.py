@@ -24,6 +24,8 @@ REDO_PHASES: dict[str, str] = {
     "blind": "blind_audit",
 }
 REDO_STAGES = tuple(REDO_PHASES)
+#: The suite that reads this recipe's output (`expvid eval --suite scivideobench`); the audit gate reads it with it.
+RELEASE_SUITE = "scivideobench"
 
 QUESTION_TYPES: dict[str, str] = {
     "conceptual": "Conceptual Reasoning",

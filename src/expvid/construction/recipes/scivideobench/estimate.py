@@ -39,6 +39,7 @@ from expvid.construction.recipes.scivideobench.disciplines import DisciplineMap
 from expvid.construction.recipes.scivideobench.drafts import RoleStore
 from expvid.construction.recipes.scivideobench.exemplars import exemplars_text
 from expvid.construction.recipes.scivideobench.inputs import Experiment, load_experiment
+from expvid.construction.recipes.scivideobench.option_checks import TwinCheck
 from expvid.construction.recipes.scivideobench.roles import Roles
 from expvid.construction.retries import CURRENT_EXPERIMENT, RetryBook
 from expvid.construction.sources import SourceExperiment
@@ -278,7 +279,14 @@ class Replay:
         CURRENT_EXPERIMENT.set(experiment.video_id)
         llm = CacheOnly(self.backends["llm"])
         blind_backend = CacheOnly(self.backends.get("blind", self.backends["llm"]))
-        roles = Roles(self.config, self._client(llm, "llm"), self.store, self.exemplars, asyncio.Semaphore(8))
+        roles = Roles(
+            self.config,
+            self._client(llm, "llm"),
+            self.store,
+            self.exemplars,
+            asyncio.Semaphore(8),
+            TwinCheck.with_model(),  # the build's check: a reply it would re-ask is re-asked here too
+        )
         generated = await roles.generate(experiment)
         if not generated.complete:
             missed = {str(r.metadata.get("stage")) for r in llm.misses}

@@ -2,40 +2,60 @@
 again when the refiner rewrites them.
 
 Nine distractors, none a twin of the correct answer, no two twins of each other. What counts as a
-twin is `twins` below: today the same text once case, spacing, surrounding quotes and final
-punctuation are set aside ("Ethanol." and " ethanol" are one option). The validity audit's
-near-duplicate check is meant to be plugged in here, and then holds at both places at once.
-A problem is returned as text for the model (the reply is re-asked with it).
+twin is the validity audit's near-duplicate check (`expvid.audit.near_duplicate_pairs`): numbers
+equal in value ("98 %" / "98%", "0.5" / ".5"), the same normal form (case, spacing, punctuation,
+articles, plural: "answer." / "answer", "the beaker" / "Beakers"), and paraphrases by MiniLM
+embedding that use the same words ("It cools the sample" / "It just cools the sample"), so a twin the
+audit would flag in the release is refused while drafting, at both places at once. `TwinCheck` holds
+the one embedding table of a build (each text is embedded once; the model loads on the first
+paraphrase it has to compare). A problem is returned as text for the model (the reply is re-asked
+with it).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from dataclasses import dataclass
 
+from expvid.audit.duplicates import DuplicatePair, Embedder, EmbeddingTable, near_duplicate_pairs
 from expvid.construction.recipes.scivideobench.numeric_options import N_OPTIONS
 
 _SPACES = re.compile(r"\s+")
 _EDGES = " \t\n\"'“”‘’`.,;:!?"
-
-Twins = Callable[[str, str], bool]
+#: The key of the correct answer among the options compared (distractors are "1".."9").
+ANSWER = "0"
 
 
 def option_key(text: str) -> str:
-    """The text as twins are compared (never for output)."""
+    """The text as emptiness and the answer-in-question rule see it (never for output)."""
     return _SPACES.sub(" ", text).strip(_EDGES).casefold()
 
 
-def same_text(first: str, second: str) -> bool:
-    return option_key(first) == option_key(second)
+@dataclass
+class TwinCheck:
+    """The audit's near-duplicate check over one question's options, with the build's embeddings.
+
+    `embeddings` None compares normal forms and values only (no model)."""
+
+    embeddings: EmbeddingTable | None = None
+
+    @classmethod
+    def with_model(cls, embedder: Embedder | None = None) -> TwinCheck:
+        """A check with the packaged MiniLM model (or `embedder`), loaded on first use."""
+        from expvid.audit.duplicates import default_embedder
+
+        return cls(EmbeddingTable(embedder or default_embedder()))
+
+    def pairs(self, answer: str, distractors: list[str]) -> list[DuplicatePair]:
+        """Twin pairs among the answer ("0") and the non-empty distractors ("1".."9")."""
+        options = {ANSWER: answer}
+        options |= {str(i): text for i, text in enumerate(distractors, 1) if option_key(text)}
+        return near_duplicate_pairs(options, embeddings=self.embeddings)
 
 
-#: The twin test every option check uses (replace it here with the audit's near-duplicate check).
-twins: Twins = same_text
-
-
-def option_problems(answer: str, distractors: list[str]) -> list[str]:
-    """What is wrong with `distractors` for `answer` (empty when nothing)."""
+def option_problems(answer: str, distractors: list[str], twins: TwinCheck | None = None) -> list[str]:
+    """What is wrong with `distractors` for `answer` (empty when nothing); `twins`: the build's check
+    (default: normal forms and values, no embedding model)."""
     problems = []
     if not option_key(answer):
         problems.append("the correct answer is empty")
@@ -44,12 +64,18 @@ def option_problems(answer: str, distractors: list[str]) -> list[str]:
     for index, text in enumerate(distractors, 1):
         if not option_key(text):
             problems.append(f"distractor {index} is empty")
-        elif twins(text, answer):
-            problems.append(f"distractor {index} ({text!r}) is the correct answer itself")
-    for first in range(len(distractors)):
-        for second in range(first + 1, len(distractors)):
-            if option_key(distractors[first]) and twins(distractors[first], distractors[second]):
-                problems.append(
-                    f"distractors {first + 1} and {second + 1} are the same option ({distractors[second]!r})"
-                )
+    if not option_key(answer):
+        return problems
+    for pair in (twins or TwinCheck()).pairs(answer, distractors):
+        how = pair.how + (f" {pair.similarity:.2f}" if pair.similarity is not None else "")
+        if pair.first == ANSWER:
+            index = int(pair.second)
+            problems.append(
+                f"distractor {index} ({distractors[index - 1]!r}) is the correct answer itself ({how})"
+            )
+        else:
+            first, second = int(pair.first), int(pair.second)
+            problems.append(
+                f"distractors {first} and {second} are the same option ({distractors[second - 1]!r}; {how})"
+            )
     return problems

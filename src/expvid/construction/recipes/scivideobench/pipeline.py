@@ -31,6 +31,7 @@ from expvid.construction.recipes.scivideobench.disciplines import DisciplineMap
 from expvid.construction.recipes.scivideobench.drafts import RoleOutput, RoleStore, SvbDraft
 from expvid.construction.recipes.scivideobench.exemplars import load_exemplars
 from expvid.construction.recipes.scivideobench.inputs import Experiment, load_experiment
+from expvid.construction.recipes.scivideobench.option_checks import TwinCheck
 from expvid.construction.recipes.scivideobench.report import markdown_report
 from expvid.construction.recipes.scivideobench.roles import Roles
 from expvid.construction.recipes.scivideobench.writer import write_release
@@ -135,7 +136,8 @@ async def build_scivideobench(config: SvbBuildConfig, *, log: Log | None = None)
     llm = client(backends["llm"], "llm")
     blind = client(backends.get("blind", backends["llm"]), "blind") if config.blind_samples else None
     calls = asyncio.Semaphore(config.concurrency)
-    roles = Roles(config, llm, RoleStore(state.root / "svb"), exemplars, calls)
+    # One embedding table for the whole build: the twin check embeds each option text once.
+    roles = Roles(config, llm, RoleStore(state.root / "svb"), exemplars, calls, TwinCheck.with_model())
     try:
         experiments, speech_problems = await _experiments(config, speech, retries.epochs, disciplines)
         say(f"{len(experiments)} experiment(s) found in {config.sources}")

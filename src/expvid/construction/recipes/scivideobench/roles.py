@@ -21,7 +21,7 @@ import asyncio
 import hashlib
 import json
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from expvid.construction.llm import Drafted, DraftFailure, LLMClient, json_parser
@@ -44,6 +44,7 @@ from expvid.construction.recipes.scivideobench.numeric_options import (
     numeric_options,
     value_decimals,
 )
+from expvid.construction.recipes.scivideobench.option_checks import TwinCheck
 from expvid.construction.recipes.scivideobench.schemas import (
     Analysis,
     Comparison,
@@ -93,6 +94,9 @@ class Roles:
     store: RoleStore
     exemplars: dict[str, list[dict[str, str]]]
     calls: asyncio.Semaphore
+    #: The twin check of every text option set, at generation and after the refiner (one embedding
+    #: table for the whole build).
+    twins: TwinCheck = field(default_factory=TwinCheck)
 
     def prompt(self, prompt_id: str) -> Prompt:
         return recipe_prompts.load(prompt_id, self.config.prompts)
@@ -196,7 +200,9 @@ class Roles:
                         "transcript": base["transcript"],
                         "paper": base["paper"],
                     },
-                    json_parser(Generated, lambda g: check_generated(g, self.config.per_type, duration)),
+                    json_parser(
+                        Generated, lambda g: check_generated(g, self.config.per_type, duration, self.twins)
+                    ),
                     view=view,
                     phase="svb_generate",
                 )
@@ -396,7 +402,8 @@ class Roles:
                     "distractor_rule": rule,
                 },
                 json_parser(
-                    Refined, lambda r: check_refined(r, draft.answer, quantitative, experiment.duration)
+                    Refined,
+                    lambda r: check_refined(r, draft.answer, quantitative, experiment.duration, self.twins),
                 ),
                 phase="svb_refine",
             )
