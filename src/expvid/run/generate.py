@@ -1,9 +1,18 @@
 """The generation phase: for each (item, sample), sample frames, ask the model, append the prediction.
 
-Items run concurrently: a bounded number are "open" at once (frames being decoded or a request in
-flight), decoding happens in worker threads, and the backend's own adaptive limiter decides how
-many requests are really in flight. Every outcome, success or failure, is appended to
-`predictions.jsonl` the moment it is known, so an interrupted run loses only what was in flight.
+Items run concurrently: a bounded number are "open" at once (frames being decoded, a request built
+and waiting to be sent, or in flight), decoding happens in worker threads, and the backend's own
+adaptive limiter decides how many requests are really in flight. Every outcome, success or failure,
+is appended to `predictions.jsonl` the moment it is known, so an interrupted run loses only what was
+in flight.
+
+Requests are built ahead of the limiter, and building never delays sending (`BuildTurns`). A
+request costs the event loop about a millisecond to build (frames from the frame cache, the image
+hashes of its cache key, base64, the JSON body) and well under one to send. Answers that arrive
+together each free a slot: up to `concurrency` built requests wait for those slots (`lookahead`),
+so a freed slot is refilled at once, and the requests that replace them are built one per turn of
+the event loop, after whatever was ready, so a send waits for at most one build instead of for
+every build queued before it (benchmarks/cli_run.py).
 
 Seeds are per item: the request for (item, sample) carries `item_seed(seed, item id, sample)`, so
 an answer never depends on which other items ran beside it (a batching backend samples each row
@@ -28,6 +37,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -152,6 +162,41 @@ class PredictionDraft(BaseModel):
         )
 
 
+class BuildTurns:
+    """Lets one waiter through per turn of the event loop, after every callback already ready.
+
+    asyncio runs ready callbacks first come, first served: when a burst of answers frees slots and
+    admits new items, building the new requests (a millisecond each) and sending the waiting ones
+    (a fraction of that) would interleave, and the last send would wait for every build before it.
+    A build takes a turn first; one turn is granted per loop iteration, so sends made ready by
+    answers run before the next build, and a send waits for at most one build.
+    """
+
+    def __init__(self) -> None:
+        self._waiting: deque[asyncio.Future[None]] = deque()
+        self._granting = False
+
+    async def take(self) -> None:
+        loop = asyncio.get_running_loop()
+        turn: asyncio.Future[None] = loop.create_future()
+        self._waiting.append(turn)
+        if not self._granting:
+            self._granting = True
+            loop.call_soon(self._grant)
+        await turn
+
+    def _grant(self) -> None:
+        while self._waiting:
+            turn = self._waiting.popleft()
+            if not turn.done():  # a cancelled waiter gives up its turn
+                turn.set_result(None)
+                break
+        if self._waiting:
+            asyncio.get_running_loop().call_soon(self._grant)
+        else:
+            self._granting = False
+
+
 @dataclass
 class PreparedItem:
     """One (item, sample) ready to send: the request and the draft of its prediction."""
@@ -160,6 +205,8 @@ class PreparedItem:
     sample: int
     request: GenerateRequest
     draft: PredictionDraft
+    #: The budget held for this request (its bound), settled or given back when it is answered.
+    reserved: Bound | None = None
 
 
 class GenerationPhase:
@@ -195,8 +242,14 @@ class GenerationPhase:
         self.input_mode: InputMode = input_mode
         #: The run's control condition ("full", "none", "single", "shuffled"; `run.frames_control`).
         self.frames_control = frames_control
-        # Items open at once: enough to keep `concurrency` requests busy while the next frames decode.
-        self._open = asyncio.Semaphore(concurrency + max(2, concurrency // 4))
+        #: Requests built and waiting for a slot, beside the `concurrency` in flight: a burst of
+        #: answers finds its replacements ready (memory: this many requests' frames and bodies).
+        self.lookahead = concurrency
+        self.concurrency = concurrency
+        self._open = asyncio.Semaphore(concurrency + self.lookahead)
+        self._turns = BuildTurns()
+        #: Exceptions that escaped a sender (a bug, a failing disk), raised when the run ends.
+        self._errors: list[Exception] = []
         self.on_done = on_done
         self.streak = ErrorStreak(stop_after_errors)
         #: Why the run stopped early (see `error_streak`), or None.
@@ -210,34 +263,79 @@ class GenerationPhase:
 
     async def run(self, work: Sequence[Item | tuple[Item, int]]) -> None:
         """Run items (sample 0) or (item, sample) pairs; `RunStopped` when a run of identical
-        non-transient errors shows the rest would fail too (everything finished is recorded)."""
+        non-transient errors shows the rest would fail too (everything finished is recorded).
+
+        Builders (one task per pair, `lookahead + concurrency` at work at once) sample frames,
+        build the request and hold its budget; `concurrency` senders each send one built request
+        at a time and record its answer. A sender takes its next request in the same step that
+        records the last answer, so an answer's slot (and its kept-alive connection) is refilled
+        at once, before the answers that arrived with it are read."""
         pairs = [entry if isinstance(entry, tuple) else (entry, 0) for entry in work]
-        self._tasks = [asyncio.create_task(self._one(item, sample)) for item, sample in pairs]
+        built: asyncio.Queue[PreparedItem | None] = asyncio.Queue()
+        builders = [asyncio.create_task(self._build(item, sample, built)) for item, sample in pairs]
+        senders = [
+            asyncio.create_task(self._send_all(built)) for _ in range(min(self.concurrency, len(pairs)))
+        ]
+        self._tasks = [*builders, *senders]
+        self._errors = []
         try:
-            outcomes = await asyncio.gather(*self._tasks, return_exceptions=True)
+            outcomes = await asyncio.gather(*builders, return_exceptions=True)
+            for _ in senders:
+                built.put_nowait(None)  # nothing more to build: each sender stops when the queue is empty
+            outcomes += await asyncio.gather(*senders, return_exceptions=True)
         finally:
             for task in self._tasks:
                 task.cancel()
         if self.stopped is not None:
             raise RunStopped(self.stopped)
-        for outcome in outcomes:
+        for outcome in [*outcomes, *self._errors]:
             if isinstance(outcome, BaseException) and not isinstance(outcome, asyncio.CancelledError):
                 raise outcome
 
-    async def _one(self, item: Item, sample: int) -> None:
-        async with self._open:
+    async def _build(self, item: Item, sample: int, built: asyncio.Queue[PreparedItem | None]) -> None:
+        """Frames, request and budget of one pair, handed to the senders (with its `_open` slot)."""
+        await self._open.acquire()
+        handed_over = False
+        try:
             if self.stopped is not None:
                 return
             if self.budget is not None and self.budget.stopped:
                 self.not_sent += 1
                 return  # no frames decoded for a request that will not be sent
-            try:
-                prediction = await self._predict(item, sample)
-            except BudgetExhausted:
-                self.not_sent += 1
+            await self._turns.take()
+            prepared = await self.prepare(item, sample)
+            if isinstance(prepared, Prediction):
+                self._record(prepared)  # the media failed: nothing to send
                 return
-            self.log.append(prediction)
-            stop = self.streak.record(prediction)
+            if self.budget is not None and not await in_cache(self.backend, prepared.request):
+                bound = self.bounds.bound(prepared.request) if self.bounds is not None else Bound(None, 0)
+                try:
+                    prepared.reserved = await self.budget.reserve(bound)
+                except BudgetExhausted:
+                    self.not_sent += 1
+                    return
+            built.put_nowait(prepared)
+            handed_over = True
+        finally:
+            if not handed_over:
+                self._open.release()
+
+    async def _send_all(self, built: asyncio.Queue[PreparedItem | None]) -> None:
+        """One sender: send built requests one at a time and record each answer, until told to stop."""
+        while (prepared := await built.get()) is not None:
+            try:
+                self._record(await self._send(prepared))
+            except Exception as error:  # a backend or the disk failing outside its contract:
+                self._errors.append(error)  # raised once every other pair has had its turn
+            finally:
+                self._open.release()
+            if self.stopped is not None:
+                return
+
+    def _record(self, prediction: Prediction) -> None:
+        """Append the prediction; stop the run when the error streak says the rest would fail."""
+        self.log.append(prediction)
+        stop = self.streak.record(prediction)
         if self.on_done is not None:
             self.on_done(prediction)
         if stop is not None and self.stopped is None:
@@ -290,14 +388,9 @@ class GenerationPhase:
         )
         return PreparedItem(item, sample, request, draft)
 
-    async def _predict(self, item: Item, sample: int = 0) -> Prediction:
-        prepared = await self.prepare(item, sample)
-        if isinstance(prepared, Prediction):
-            return prepared
-        reserved = None
-        if self.budget is not None and not await in_cache(self.backend, prepared.request):
-            bound = self.bounds.bound(prepared.request) if self.bounds is not None else Bound(None, 0)
-            reserved = await self.budget.reserve(bound)
+    async def _send(self, prepared: PreparedItem) -> Prediction:
+        """Ask the backend; its answer or its final failure as the prediction, the budget settled."""
+        reserved = prepared.reserved
         started = time.perf_counter()
         try:
             response = await self.backend.generate(prepared.request)
@@ -314,7 +407,9 @@ class GenerationPhase:
             )
         if reserved is not None and self.budget is not None:
             await self.budget.settle_usage(reserved, response.usage, cached=response.cached)
-        if self.bounds is not None and not response.cached:
+        if self.budget is not None and self.bounds is not None and not response.cached:
+            # What an image costs a model without a documented rule bounds the budget's next
+            # requests; without a budget nothing reads it (and the images' sizes are not decoded).
             self.bounds.observe(prepared.request, response.usage)
         return prepared.draft.answer(response)
 
