@@ -59,8 +59,9 @@ import sys, time
 from expvid.models.loopback import LoopbackServer, Reply
 server = LoopbackServer(Reply.slow("The answer is \\\\boxed{{A}}", {delay})).start()
 print(server.openai_base_url, flush=True)
-while True:
-    time.sleep(3600)
+while True:  # a model server keeps nothing: forget recorded requests (and their decoded frames)
+    time.sleep(0.5)
+    server.reset()
 """
 
 

@@ -13,9 +13,9 @@ import pytest
 from expvid.media.cache import FrameCache
 from expvid.models.factory import create_backend
 from expvid.models.loopback import LoopbackServer, Reply
-from expvid.models.types import GenerateRequest
+from expvid.models.types import GenerateRequest, GenerateResponse
 from expvid.run.bounds import Bound
-from expvid.run.generate import BuildTurns, GenerationPhase
+from expvid.run.generate import GenerationPhase
 from expvid.run.media_inputs import MediaPreparer, PreparedMedia
 from expvid.run.rundir import AppendLog
 from expvid.schema import Item, Prediction, SamplerSettings, Usage
@@ -134,28 +134,51 @@ def test_a_log_that_cannot_be_written_fails_the_run_without_hanging(sample_dir, 
     assert raised.value.errno == errno.ENOSPC
 
 
-def test_a_build_takes_its_turn_after_what_became_ready_before_it() -> None:
-    """Three builds waiting together: a send made ready during the first build runs before the
-    second build, instead of after all three."""
-    events: list[str] = []
+class PacedModel:
+    """A model answering each request after 20 ms, noting sends and concurrency in the timeline (the
+    scheduling under test is the runner's; a loopback server would add its own thread's timing)."""
 
-    async def scenario() -> None:
-        turns = BuildTurns()
-        loop = asyncio.get_running_loop()
+    name = "paced"
 
-        async def build(number: int) -> None:
-            await turns.take()
-            events.append(f"build {number}")
-            if number == 0:  # an answer arrives meanwhile: its slot's next request is sent
-                loop.call_soon(events.append, "send")
+    def __init__(self, timeline: list[str]) -> None:
+        self.timeline = timeline
+        self.in_flight = self.max_in_flight = 0
 
-        cancelled = asyncio.create_task(build(9))
-        builds = [asyncio.create_task(build(number)) for number in range(3)]
-        cancelled.cancel()  # a builder cancelled while waiting gives its turn to the next
-        await asyncio.gather(*builds)
+    async def generate(self, request: GenerateRequest) -> GenerateResponse:
+        self.timeline.append("sent")
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        await asyncio.sleep(0.02)
+        self.in_flight -= 1
+        return GenerateResponse(text="\\boxed{A}")
 
-    asyncio.run(scenario())
-    assert events == ["build 0", "send", "build 1", "build 2"]
+    def describe(self) -> dict[str, object]:
+        return {"name": self.name}
+
+    async def aclose(self) -> None:
+        return None
+
+
+def test_an_answer_is_replaced_by_a_waiting_request_before_anything_else_runs(
+    sample_dir, tmp_path, frame_cache_dir
+):
+    """Answers that arrive together do not wait for each other's next request: whenever a built
+    request is waiting, the answer's sender sends it in the same step that records the answer."""
+    timeline: list[str] = []
+    cache = FrameCache(frame_cache_dir / "frames")
+    with LoopbackServer(Reply.ok("unused")) as server, AppendLog(tmp_path / "p.jsonl") as log:
+        phase, items = _phase(sample_dir, server, log, cache, timeline)
+        phase.backend = model = PacedModel(timeline)
+        _warm(phase, items)
+        asyncio.run(phase.run(items))
+    assert model.max_in_flight == CONCURRENCY and timeline.count("answered") == len(items)
+    refills = 0
+    for i, event in enumerate(timeline):
+        waiting = timeline[:i].count("built") - timeline[:i].count("sent")
+        if event == "answered" and waiting > 0:
+            assert timeline[i + 1] == "sent", timeline
+            refills += 1
+    assert refills >= phase.lookahead  # the requests built while the first answers were awaited
 
 
 def test_a_prediction_records_the_same_with_requests_built_ahead(sample_dir, tmp_path, frame_cache_dir):

@@ -6,13 +6,14 @@ adaptive limiter decides how many requests are really in flight. Every outcome, 
 is appended to `predictions.jsonl` the moment it is known, so an interrupted run loses only what was
 in flight.
 
-Requests are built ahead of the limiter, and building never delays sending (`BuildTurns`). A
-request costs the event loop about a millisecond to build (frames from the frame cache, the image
-hashes of its cache key, base64, the JSON body) and well under one to send. Answers that arrive
-together each free a slot: up to `concurrency` built requests wait for those slots (`lookahead`),
-so a freed slot is refilled at once, and the requests that replace them are built one per turn of
-the event loop, after whatever was ready, so a send waits for at most one build instead of for
-every build queued before it (benchmarks/cli_run.py).
+Requests are built ahead of the gate and sent the moment a slot frees. Builders (one task per
+pair, at most `concurrency + lookahead` pairs open) sample frames, build the request and hold its
+budget; `concurrency` senders each send one built request at a time. A sender records an answer
+and sends the next built request in the same step of the event loop, so an answer's slot (and its
+kept-alive connection) is refilled before the answers that arrived with it are read, and building
+(a frame-cache read, the prompt, the request: half a millisecond of the event loop) happens
+between answers, never between an answer and the request that replaces it. Measured by
+benchmarks/cli_run.py: 1,000 Level-1-shaped requests (8 frames of 320x240) against a 200 ms server.
 
 Seeds are per item: the request for (item, sample) carries `item_seed(seed, item id, sample)`, so
 an answer never depends on which other items ran beside it (a batching backend samples each row
@@ -37,7 +38,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import time
-from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -162,41 +162,6 @@ class PredictionDraft(BaseModel):
         )
 
 
-class BuildTurns:
-    """Lets one waiter through per turn of the event loop, after every callback already ready.
-
-    asyncio runs ready callbacks first come, first served: when a burst of answers frees slots and
-    admits new items, building the new requests (a millisecond each) and sending the waiting ones
-    (a fraction of that) would interleave, and the last send would wait for every build before it.
-    A build takes a turn first; one turn is granted per loop iteration, so sends made ready by
-    answers run before the next build, and a send waits for at most one build.
-    """
-
-    def __init__(self) -> None:
-        self._waiting: deque[asyncio.Future[None]] = deque()
-        self._granting = False
-
-    async def take(self) -> None:
-        loop = asyncio.get_running_loop()
-        turn: asyncio.Future[None] = loop.create_future()
-        self._waiting.append(turn)
-        if not self._granting:
-            self._granting = True
-            loop.call_soon(self._grant)
-        await turn
-
-    def _grant(self) -> None:
-        while self._waiting:
-            turn = self._waiting.popleft()
-            if not turn.done():  # a cancelled waiter gives up its turn
-                turn.set_result(None)
-                break
-        if self._waiting:
-            asyncio.get_running_loop().call_soon(self._grant)
-        else:
-            self._granting = False
-
-
 @dataclass
 class PreparedItem:
     """One (item, sample) ready to send: the request and the draft of its prediction."""
@@ -242,12 +207,11 @@ class GenerationPhase:
         self.input_mode: InputMode = input_mode
         #: The run's control condition ("full", "none", "single", "shuffled"; `run.frames_control`).
         self.frames_control = frames_control
-        #: Requests built and waiting for a slot, beside the `concurrency` in flight: a burst of
-        #: answers finds its replacements ready (memory: this many requests' frames and bodies).
+        #: Requests built and waiting for a sender, beside the `concurrency` in flight: answers that
+        #: arrive together all find their replacements built (memory: this many requests' frames).
         self.lookahead = concurrency
         self.concurrency = concurrency
         self._open = asyncio.Semaphore(concurrency + self.lookahead)
-        self._turns = BuildTurns()
         #: Exceptions that escaped a sender (a bug, a failing disk), raised when the run ends.
         self._errors: list[Exception] = []
         self.on_done = on_done
@@ -264,12 +228,7 @@ class GenerationPhase:
     async def run(self, work: Sequence[Item | tuple[Item, int]]) -> None:
         """Run items (sample 0) or (item, sample) pairs; `RunStopped` when a run of identical
         non-transient errors shows the rest would fail too (everything finished is recorded).
-
-        Builders (one task per pair, `lookahead + concurrency` at work at once) sample frames,
-        build the request and hold its budget; `concurrency` senders each send one built request
-        at a time and record its answer. A sender takes its next request in the same step that
-        records the last answer, so an answer's slot (and its kept-alive connection) is refilled
-        at once, before the answers that arrived with it are read."""
+        Builders feed built requests to `concurrency` senders (see the module docstring)."""
         pairs = [entry if isinstance(entry, tuple) else (entry, 0) for entry in work]
         built: asyncio.Queue[PreparedItem | None] = asyncio.Queue()
         builders = [asyncio.create_task(self._build(item, sample, built)) for item, sample in pairs]
@@ -302,7 +261,6 @@ class GenerationPhase:
             if self.budget is not None and self.budget.stopped:
                 self.not_sent += 1
                 return  # no frames decoded for a request that will not be sent
-            await self._turns.take()
             prepared = await self.prepare(item, sample)
             if isinstance(prepared, Prediction):
                 self._record(prepared)  # the media failed: nothing to send
