@@ -15,6 +15,8 @@ from expvid.models.factory import create_backend
 from expvid.models.loopback import LoopbackServer, Reply
 from expvid.models.types import GenerateRequest, GenerateResponse
 from expvid.run.bounds import Bound
+from expvid.run.budget import BudgetGate, Ledger
+from expvid.run.error_streak import RunStopped
 from expvid.run.generate import GenerationPhase
 from expvid.run.media_inputs import MediaPreparer, PreparedMedia
 from expvid.run.rundir import AppendLog
@@ -120,6 +122,35 @@ def test_without_a_budget_answers_teach_the_bounds_nothing(sample_dir, tmp_path,
         phase, items = _phase(sample_dir, server, log, cache, [], bounds=spy)
         asyncio.run(phase.run(items[:4]))
         assert spy.observed == 0 and len(server.requests) == 4
+
+
+def test_a_stopped_run_gives_back_the_budget_of_requests_it_built_but_never_sent(
+    sample_dir, tmp_path, frame_cache_dir
+):
+    """Built requests hold their bound while they wait; when the error streak stops the run, those
+    never sent give it back, so a budget shared with later runs (an eval-set's) is not kept from them."""
+    ledger = Ledger(max_cost=None, max_tokens=10**9, scope="eval-set")
+    cache = FrameCache(frame_cache_dir / "frames")
+    with (
+        LoopbackServer(Reply.error(404, "The model `nope` does not exist")) as server,
+        AppendLog(tmp_path / "p.jsonl") as log,
+    ):
+        phase, items = _phase(
+            sample_dir,
+            server,
+            log,
+            cache,
+            [],
+            1,
+            budget=BudgetGate(ledgers=[ledger], price=None),
+            bounds=SpyBounds(),
+            stop_after_errors=3,
+        )
+        _warm(phase, items)
+        with pytest.raises(RunStopped):
+            asyncio.run(phase.run(items))
+        assert len(server.requests) == 3
+    assert phase.lookahead == 1 and ledger.in_flight == 0 and ledger.reserved_tokens == 0
 
 
 def test_a_log_that_cannot_be_written_fails_the_run_without_hanging(sample_dir, tmp_path, frame_cache_dir):

@@ -245,6 +245,7 @@ class GenerationPhase:
         finally:
             for task in self._tasks:
                 task.cancel()
+            await self._give_back_unsent(built)
         if self.stopped is not None:
             raise RunStopped(self.stopped)
         for outcome in [*outcomes, *self._errors]:
@@ -289,6 +290,14 @@ class GenerationPhase:
                 self._open.release()
             if self.stopped is not None:
                 return
+
+    async def _give_back_unsent(self, built: asyncio.Queue[PreparedItem | None]) -> None:
+        """Requests built but never sent (the run stopped) give back the budget they held: a budget
+        shared with later runs (an eval-set's) is not kept from them."""
+        while not built.empty():
+            prepared = built.get_nowait()
+            if prepared is not None and prepared.reserved is not None and self.budget is not None:
+                await self.budget.release(prepared.reserved)
 
     def _record(self, prediction: Prediction) -> None:
         """Append the prediction; stop the run when the error streak says the rest would fail."""
