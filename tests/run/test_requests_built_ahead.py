@@ -17,7 +17,7 @@ from expvid.models.types import GenerateRequest, GenerateResponse
 from expvid.run.bounds import Bound
 from expvid.run.budget import BudgetGate, Ledger
 from expvid.run.error_streak import RunStopped
-from expvid.run.generate import GenerationPhase
+from expvid.run.generate import MAX_LOOKAHEAD, GenerationPhase
 from expvid.run.media_inputs import MediaPreparer, PreparedMedia
 from expvid.run.rundir import AppendLog
 from expvid.schema import Item, Prediction, SamplerSettings, Usage
@@ -111,6 +111,9 @@ def test_requests_are_built_ahead_of_the_gate_and_no_further(sample_dir, tmp_pat
     ]
     assert max(open_items) == CONCURRENCY + phase.lookahead
     assert timeline.count("answered") == len(items) == len((tmp_path / "p.jsonl").read_text().splitlines())
+    with AppendLog(tmp_path / "wide.jsonl") as log:  # a wide run does not hold as many more built
+        wide, _ = _phase(sample_dir, server, log, cache, [], 8 * MAX_LOOKAHEAD)
+    assert wide.lookahead == MAX_LOOKAHEAD
 
 
 def test_without_a_budget_answers_teach_the_bounds_nothing(sample_dir, tmp_path, frame_cache_dir):

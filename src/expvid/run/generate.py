@@ -63,6 +63,11 @@ from expvid.run.rundir import AppendLog
 from expvid.schema import ErrorKind, FrameRef, Item, Prediction, SamplerSettings
 from expvid.suites.protocol import EvalSuite, FrameOptions
 
+#: The most requests built ahead of the senders. Each holds its frames (a Level-3 request of 128
+#: frames at 224x224: about 2 MB), so a run at `--concurrency 256` does not hold 256 more; a burst
+#: larger than this waits for builds of half a millisecond each.
+MAX_LOOKAHEAD = 32
+
 #: How per-item seeds are derived (recorded in the manifest).
 SEED_SCHEME = "sha256(seed, item id, sample) -> 31-bit integer"
 
@@ -208,8 +213,8 @@ class GenerationPhase:
         #: The run's control condition ("full", "none", "single", "shuffled"; `run.frames_control`).
         self.frames_control = frames_control
         #: Requests built and waiting for a sender, beside the `concurrency` in flight: answers that
-        #: arrive together all find their replacements built (memory: this many requests' frames).
-        self.lookahead = concurrency
+        #: arrive together find their replacements built.
+        self.lookahead = min(concurrency, MAX_LOOKAHEAD)
         self.concurrency = concurrency
         self._open = asyncio.Semaphore(concurrency + self.lookahead)
         #: Exceptions that escaped a sender (a bug, a failing disk), raised when the run ends.
