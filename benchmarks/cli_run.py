@@ -8,20 +8,25 @@ bootstrap intervals, the table), frames already in the frame cache (a first run 
 response cache (replicated items would hit it). Target: within 1.3x of ideal, for both item shapes:
 
 - `sample`: the bundled sample's clips (256x144 renders), frames at the paper's 224x224 (8 frames,
-  about 6 KB of JPEG each);
+  about 9 KB of JPEG each);
 - `level1`: the shape of ExpVid's Level-1 requests as users send them: 8 frames of 320x240
   (`--max-side 320`) from clips of a textured, grainy, panning lab scene with a moving vessel
   (x264 CRF 21, 3 B-frames, about 330 kbit/s), cut from one long video by ffmpeg stream copy as a
-  release's clips are. About 23 KB of JPEG per frame, 250 KB of base64 per request. The clips
+  release's clips are. About 22 KB of JPEG per frame, 240 KB of base64 per request. The clips
   (250 by default, items take them in turn, so no two requests in flight share frames) are
   generated once into benchmarks/.cache/ (about a minute).
 
     python benchmarks/cli_run.py [--shapes sample,level1] [--items 1000] [--records 6945]
         [--concurrency 32] [--delay 0.2] [--repeat 3] [--clips 250]
 
+The shapes take turns (sample, level1, sample, ...), so both see the same load. Each run is also
+split into its phases, read off predictions.jsonl from outside: start-up (process start to the
+first request out), requests (to the last answer recorded) and scoring and exit; and the CPU of
+the CLI process and of the loopback server over the run (the server shares this machine's cores,
+as a real model server would not). The server runs in its own process and forgets the requests it
+recorded (a test server keeps them, decoded frames included: gigabytes over a benchmark).
 It also prints, for the same data, how long loading takes with and without `--tasks` (all ten
 files parsed and validated vs. only the chosen one), so a regression is seen where it is.
-The server runs in its own process, as a real model server would.
 """
 
 from __future__ import annotations
