@@ -407,7 +407,8 @@ async def _evaluate(
             await backend.aclose()
         # What was really sent (after provider rules and 400 fallbacks), over the whole run.
         manifest.config["backend"] = backend.describe()
-        manifest.config["sent"] = sent_summary(rundir.predictions().values())
+        predictions = rundir.predictions()  # read once: the summary below and the scores
+        manifest.config["sent"] = sent_summary(predictions.values())
         generation = manifest.config.get("generation")
         if isinstance(generation, dict):  # what went out, after any server's 400s
             generation["temperature"] = temperature_as_sent(
@@ -423,7 +424,7 @@ async def _evaluate(
             rundir=rundir,
             inputs=ScoringInputs(
                 items=items,
-                predictions=rundir.predictions(),
+                predictions=predictions,
                 samples=config.samples,
                 invalid=selection.invalid,
                 partial=selection.partial,
