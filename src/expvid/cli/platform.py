@@ -367,7 +367,8 @@ def backup_db(
     """Back up the whole review database (SQLite or PostgreSQL) into one portable file, while it runs.
 
     Restore with `expvid platform restore FILE --db URL` into a new, empty database of either kind.
-    The file holds password hashes and token digests: keep it as safe as the database.
+    The file holds password hashes and token digests: keep it as safe as the database. Keep the
+    SHA-256 and the audit chain head it prints apart from it: they tell a forged copy from this one.
     """
     from expvid.platform.db.backup import BackupError, backup
 
@@ -381,23 +382,62 @@ def backup_db(
         markup=False,
         soft_wrap=True,
     )
+    console.print(f"sha256 {report.file_sha256}", markup=False, soft_wrap=True)
+    if report.chain_head:
+        console.print(
+            f"audit trail: {report.counts.get('audit_events', 0)} event(s), chain head {report.chain_head['chain']} "
+            f"(event {report.chain_head['id']})",
+            markup=False,
+            soft_wrap=True,
+        )
+    if report.chain_breaks:
+        listed = ", ".join(str(i) for i in report.chain_breaks[:20])
+        console.print(
+            f"[red]warning:[/red] the audit trail's hash chain is broken at {len(report.chain_breaks)} event(s) "
+            f"in this database ({escape(listed)}): rows were changed outside expvid. The backup holds them as "
+            "they are; a restore refuses it unless --unverified",
+            soft_wrap=True,
+        )
 
 
 @platform_app.command("restore")
 def restore_db(
     file: Annotated[Path, typer.Argument(help="A file written by `expvid platform backup`.")],
     db: DbOption,
+    sha256: Annotated[
+        str | None, typer.Option("--sha256", help="The SHA-256 `backup` printed: the file must have it.")
+    ] = None,
+    unverified: Annotated[
+        bool,
+        typer.Option(
+            help="Restore a backup made before backups carried a digest and a hash-chained audit trail "
+            "(nothing can show whether it was changed)."
+        ),
+    ] = False,
 ) -> None:
     """Restore a backup into a new, empty database (SQLite file or PostgreSQL), then migrate it to the
-    newest schema. All or nothing; everyone signs in again afterwards."""
+    newest schema. Every line is checked first (digest, audit hash chain, every row against the
+    schema); each problem is listed as file:line and nothing is written. All or nothing; everyone
+    signs in again afterwards."""
     from expvid.platform.db.backup import BackupError, restore
 
     try:
-        report = restore(file, db)
+        report = restore(file, db, unverified=unverified, expected_sha256=sha256)
     except BackupError as error:
-        raise _fail(str(error)) from None
+        console.print(f"[red]error:[/red] {escape(str(error).splitlines()[0])}", soft_wrap=True)
+        for problem in error.problems:
+            console.print(escape(problem), soft_wrap=True, highlight=False)
+        raise typer.Exit(code=1) from None
     counts = ", ".join(f"{n} {t}" for t, n in report.counts.items() if n)
     console.print(f"restored {report.rows} row(s) ({counts}) from {file}", markup=False, soft_wrap=True)
+    if report.chain_head:
+        console.print(
+            f"audit trail intact: chain head {report.chain_head['chain']} (event {report.chain_head['id']})",
+            markup=False,
+            soft_wrap=True,
+        )
+    for warning in report.warnings:
+        console.print(f"[yellow]warning:[/yellow] {escape(warning)}", soft_wrap=True)
 
 
 @platform_app.command("assign")

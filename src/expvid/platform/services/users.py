@@ -270,7 +270,7 @@ def change_password(
         if user is None or not user.active:
             raise NotFound("no such account")
         stored, username = user.password_hash, user.username
-        verdict, attempt_id = reserve_attempt(db, throttle, username=username, ip=ip)
+        verdict, attempt_id, _ = reserve_attempt(db, throttle, username=username, ip=ip)
     if attempt_id is None:
         raise InvalidInput(
             [f"too many wrong current passwords from this computer; wait {verdict.retry_after_s} s"]
