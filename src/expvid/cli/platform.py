@@ -171,26 +171,38 @@ def import_dir(
     Items are matched by their stable identity (`uid` in provenance.jsonl; per directory without
     one). Each is reported as added, unchanged, changed (a new version, back to review), restored,
     removed upstream (flagged, never deleted) or conflict (not applied). Exit status: 0; 1 when
-    nothing was imported (bad lines, listed); 3 when conflicts were left unapplied.
+    nothing was imported (bad lines, listed); 3 when conflicts were left unapplied. --json and
+    --report FILE give the report in every one of these outcomes, with its problems.
     """
     import json
 
+    from sqlalchemy.exc import SQLAlchemyError
+
     from expvid.platform import open_database
-    from expvid.platform.services.importer import import_candidates
+    from expvid.platform.services.import_report import ImportReport
+    from expvid.platform.services.importer import ImportRefused, import_candidates
     from expvid.schema import DataError
 
-    database = open_database(db)
     try:
-        report = import_candidates(database, directory, skip_bad=skip_bad, assign=assign)
-    except DataError as error:
-        raise _fail(str(error)) from None
-    finally:
-        database.dispose()
+        database = open_database(db)
+        try:
+            report = import_candidates(database, directory, skip_bad=skip_bad, assign=assign)
+        finally:
+            database.dispose()
+    except ImportRefused as error:
+        report = error.report
+    except (DataError, SQLAlchemyError, OSError) as error:  # the database, or the folder, unusable
+        report = ImportReport(root=directory.absolute(), refused=str(error).splitlines()[0])
     data = report.as_dict()
     if report_file is not None:
         report_file.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     if as_json:
         print(json.dumps(data, ensure_ascii=False))
+        raise typer.Exit(code=report.exit_code)
+    if report.refused is not None:
+        console.print(f"[red]error:[/red] {escape(report.refused)}", soft_wrap=True)
+        for problem in report.problems:
+            console.print(f"  {escape(str(problem))}", soft_wrap=True, highlight=False)
         raise typer.Exit(code=report.exit_code)
     _print_import(report)
     raise typer.Exit(code=report.exit_code)
