@@ -559,8 +559,12 @@ def user_passwd(
     name: Annotated[str, typer.Argument(help="User name.")],
     db: DbOption,
     password_stdin: Annotated[bool, typer.Option(help="Read the new password from standard input.")] = False,
+    keep_tokens: Annotated[
+        bool, typer.Option(help="Keep their API tokens working (by default a reset revokes them all).")
+    ] = False,
 ) -> None:
-    """Set a new password for an account (an admin's reset); its sessions end."""
+    """Set a new password for an account (an admin's reset); its sessions end and its API tokens are
+    revoked (a reset after a compromise closes every door), unless --keep-tokens."""
     from expvid.platform import open_database
     from expvid.platform.services.errors import SYSTEM, InvalidInput, NotFound
     from expvid.platform.services.users import reset_password
@@ -569,13 +573,18 @@ def user_passwd(
     database = open_database(db)
     pool = _hash_pool(db)
     try:
-        reset_password(database, pool, username=name, password=password, actor=SYSTEM)
+        revoked = reset_password(
+            database, pool, username=name, password=password, actor=SYSTEM, revoke_tokens=not keep_tokens
+        )
     except (InvalidInput, NotFound) as error:
         raise _fail("; ".join(error.problems) if isinstance(error, InvalidInput) else str(error)) from None
     finally:
         pool.close()
         database.dispose()
-    console.print(f"new password set for {name}; their sessions ended")
+    tokens = (
+        f" and {revoked} API token(s) revoked" if revoked else (" (API tokens kept)" if keep_tokens else "")
+    )
+    console.print(f"new password set for {name}; their sessions ended{tokens}")
 
 
 def _moved(result: Reassignment) -> str:

@@ -22,13 +22,19 @@ from expvid.platform.services.tasks import TASKS
 
 #: `removed`: removed upstream by a later import (kept, out of review and export; services/upstream.py).
 STATES = ("pending", "in_review", "conflict", "verified", "rejected", "removed")
+#: States in which an annotator can still do the work assigned to them.
+OPEN_STATES = ("pending", "in_review")
 PAPER_MINUTES = {1: "6-8", 2: "13", 3: "18"}
 
 
 @dataclass
 class AnnotatorStats:
     username: str
+    #: Deactivated annotators are listed for their past work; they have nothing open.
+    active: bool = True
     assigned: int = 0
+    #: Work that can still be done: assignments not completed, on items still open for review
+    #: (an item verified, rejected, in conflict or removed upstream is no one's open work).
     open: int = 0
     decided: int = 0
     decided_last_24h: int = 0
@@ -66,17 +72,17 @@ def progress(db: Session) -> Progress:
         totals.update(states)
     items_left = sum(totals.get(state, 0) for state in ("pending", "in_review", "conflict"))
 
-    users = {u.id: u.username for u in db.scalars(select(User).where(User.role == "annotator"))}
-    stats = {uid: AnnotatorStats(username=name) for uid, name in users.items()}
-    for user_id, total, still_open in db.execute(
-        select(
-            Assignment.user_id,
-            func.count(),
-            func.count().filter(Assignment.completed_at.is_(None)),
-        ).group_by(Assignment.user_id)
+    annotators = db.scalars(select(User).where(User.role == "annotator"))
+    stats = {u.id: AnnotatorStats(username=u.username, active=u.active) for u in annotators}
+    still_open = Assignment.completed_at.is_(None) & Item.state.in_(OPEN_STATES)
+    for user_id, total, open_now in db.execute(
+        select(Assignment.user_id, func.count(), func.count().filter(still_open))
+        .join(Item, Item.id == Assignment.item_id)
+        .group_by(Assignment.user_id)
     ):
         if user_id in stats:
-            stats[user_id].assigned, stats[user_id].open = total, still_open
+            stats[user_id].assigned = total
+            stats[user_id].open = open_now if stats[user_id].active else 0
     since = utc_now() - timedelta(hours=24)
     minutes: dict[int, list[float]] = defaultdict(list)
     minutes_by_level: dict[tuple[int, int], list[float]] = defaultdict(list)
