@@ -368,13 +368,15 @@ def parse_directory(
 
 
 def import_candidates(
-    database: Database, root: Path, *, actor: Actor = SYSTEM, skip_bad: bool = False, assign: bool = True
-) -> ImportReport:
+    database: Database, root: Path, *, actor: Actor = SYSTEM, skip_bad: bool = False, assign: bool = True,
+    annotators: int | None = None,
+) -> ImportReport:  # fmt: skip
     """Import a candidate directory; raises `DataError` listing every bad line unless `skip_bad`.
 
-    One write transaction: either every outcome in the report happened, or none did. A ProMQA
-    candidate directory (`expvid build --recipe promqa`) is imported as procedural items
-    (`procedural_import.py`).
+    One write transaction: either every outcome in the report happened, or none did. New items need
+    `annotators` independent judgements (1-5; default: the campaign's setting, the paper's 2 unless
+    changed). A ProMQA candidate directory (`expvid build --recipe promqa`) is imported as
+    procedural items (`procedural_import.py`), always with ProMQA's two annotators.
     """
     from expvid.platform.services.procedural_import import import_procedural, is_procedural_dir
     from expvid.platform.services.upstream import apply_directory
@@ -385,5 +387,5 @@ def import_candidates(
     if report.problems and not skip_bad:
         raise ImportRefused(report)
     with database.write() as db:
-        apply_directory(db, parsed, report, actor=actor, assign=assign)
+        apply_directory(db, parsed, report, actor=actor, assign=assign, annotators=annotators)
     return report
