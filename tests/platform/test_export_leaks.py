@@ -180,7 +180,12 @@ def test_the_public_export_holds_no_original_name_local_path_or_database(
     assert b"clip_1_removed_step_2.mp4" in original and str(candidates).encode() in original
 
     files = sorted(p for p in out.rglob("*") if p.is_file())
-    assert {p.relative_to(out).parts[0] for p in files} == {"annotations", "videos", "dataset.json", "release.json"}
+    assert {p.relative_to(out).parts[0] for p in files} == {
+        "annotations",
+        "videos",
+        "dataset.json",
+        "release.json",
+    }
     videos = [p for p in files if p.suffix == ".mp4"]
     assert len(videos) == len(LEAKY)  # one per original clip (all distinct), under a content name
     for path in files:
