@@ -1,6 +1,8 @@
 """Signing in, in steps so that no transaction is open while a password is hashed, and so that
 strangers cannot spend the hashing capacity an account's owner needs.
 
+0. the gate (security/signin_gate.py): the database work of an attempt from a pair that signed in
+   before runs on its own threads; everyone else's on a few bounded ones, never the shared pool.
 1. `look` (a read, no lock): is this client throttled, and which hashing lane would the attempt
    take (security/throttle.py `classify`)? A lane with no room answers `HashingBusy` at once: a
    flood the lanes cannot take costs a read per attempt, never a write.
@@ -18,7 +20,9 @@ its history gives it (known or not, the same): the answer costs and takes as lon
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from sqlalchemy import select
 from starlette.concurrency import run_in_threadpool
@@ -29,8 +33,10 @@ from expvid.platform.db.models import User, utc_now
 from expvid.platform.security.client import source_key
 from expvid.platform.security.hashing import HashPool, Ticket
 from expvid.platform.security.sessions import start_session
+from expvid.platform.security.signin_gate import SignInGate
 from expvid.platform.security.throttle import check_throttle, classify, mark_success, reserve_attempt
 
+T = TypeVar("T")
 #: Longer passwords (or user names) fail without being hashed: hashing a megabyte costs real time.
 MAX_PASSWORD = 1024
 
@@ -63,9 +69,26 @@ async def sign_in(
     password: str,
     ip: str,
     session_hours: float,
+    gate: SignInGate | None = None,
 ) -> SignIn:
-    """One sign-in attempt; raises `HashingBusy` when its lane has no room for it."""
-    source, account = source_key(ip), username[:64]
+    """One sign-in attempt; raises `HashingBusy` when its lane has no room for it. The database
+    work runs on the `gate`'s threads (security/signin_gate.py), else on the shared pool."""
+    source = source_key(ip)
+    known = gate is not None and await gate.known_pair(username[:64], source)
+    return await _sign_in(database, pool, policy, username, password, source, session_hours, gate, known)
+
+
+async def _sign_in(
+    database: Database, pool: HashPool, policy: ThrottlePolicy, username: str, password: str, source: str,
+    session_hours: float, gate: SignInGate | None, known: bool,
+) -> SignIn:  # fmt: skip
+    account = username[:64]
+
+    async def blocking(work: Callable[[], T], *, first: bool = False) -> T:
+        """On the gate's threads; a stranger's first step may be turned away (HashingBusy)."""
+        if gate is None:
+            return await run_in_threadpool(work)
+        return await gate.run(known, work, bounded=first and not known)
 
     def look() -> tuple[int, str | None]:
         with database.read() as db:
@@ -75,7 +98,7 @@ async def sign_in(
                 return verdict.retry_after_s, None
             return 0, classify(db, policy, username=account, ip=source, now=now)
 
-    retry_after, lane = await run_in_threadpool(look)
+    retry_after, lane = await blocking(look, first=True)
     if lane is None:
         return SignIn("throttled", retry_after_s=retry_after)
     pool.check(lane, source, account)
@@ -101,7 +124,7 @@ async def sign_in(
                 raise
         return reserved
 
-    reserved = await run_in_threadpool(reserve)
+    reserved = await blocking(reserve)
     if reserved.attempt_id is None or reserved.ticket is None:
         return SignIn("throttled", retry_after_s=reserved.retry_after_s)
     ticket, user_id, stored = reserved.ticket, reserved.user_id, reserved.stored
@@ -125,6 +148,8 @@ async def sign_in(
             token, _ = start_session(db, user, hours=session_hours)
             return token
 
-    token = await run_in_threadpool(finish)
+    token = await blocking(finish)
+    if token is not None and gate is not None:
+        gate.known.add(account, source)
     lane = ticket.lane
     return SignIn("ok", token=token, lane=lane) if token is not None else SignIn("failed", lane=lane)
