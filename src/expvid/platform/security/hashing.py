@@ -119,6 +119,7 @@ class HashPool:
         self._closed = False
         #: Hashes done, attempts shed (per lane), and the most hashes ever running at once.
         self.done = 0
+        self.done_by_lane: Counter[str] = Counter()
         self.shed = 0
         self.shed_by_lane: Counter[str] = Counter()
         self.running = 0
@@ -257,6 +258,7 @@ class HashPool:
             with self._cond:  # counted before the caller hears back
                 self.running -= 1
                 self.done += 1
+                self.done_by_lane[job.ticket.lane] += 1
                 self._release(job.ticket)
             if failure is not None:
                 job.future.set_exception(failure)
