@@ -5,20 +5,17 @@ and the page says so)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
-import pytest
-from platform_batches import exclude_experiment, next_batch, with_uids
-from platform_env import FAST_PASSWORDS, USERS, Env, LiveServer, add_users, decide, password_of
+from platform_batches import exclude_experiment, next_batch
+from platform_env import Env, LiveServer, decide, password_of
 from platform_http import Browserless
 from sqlalchemy import func, select
 from typer.testing import CliRunner
 
 from expvid.cli.platform import platform_app
-from expvid.platform import PlatformSettings, create_app
-from expvid.platform.db.engine import Database
+from expvid.platform import create_app
 from expvid.platform.db.models import Assignment, Item
 from expvid.platform.services.errors import SYSTEM
 from expvid.platform.services.importer import import_candidates
@@ -27,22 +24,8 @@ from expvid.platform.services.users import set_active
 _TOKEN = re.compile(r'data-testid="token-value">(evp_[^<]+)<')
 
 
-@pytest.fixture
-def campaign(db_url: str, candidates: Path, tmp_path: Path) -> Iterator[Env]:
-    """The fixture's items with stable ids, imported once."""
-    database = Database(db_url)
-    users = add_users(database, USERS)
-    first = with_uids(candidates, tmp_path / "batch1")
-    import_candidates(database, first)
-    settings = PlatformSettings(database_url=db_url, passwords=FAST_PASSWORDS)
-    try:
-        yield Env(url=db_url, database=database, settings=settings, candidates=first, users=users)
-    finally:
-        database.dispose()
-
-
-def test_open_work_counts_only_items_that_can_still_be_reviewed(campaign: Env, tmp_path: Path) -> None:
-    env = campaign
+def test_open_work_counts_only_items_that_can_still_be_reviewed(uid_campaign: Env, tmp_path: Path) -> None:
+    env = uid_campaign
     decide(env, "alice", "tools/E1-tool0", "approve")
     decide(env, "bob", "tools/E1-tool0", "approve")  # verified: nobody's open work
     second = next_batch(env.candidates, tmp_path / "batch2")

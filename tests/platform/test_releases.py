@@ -4,19 +4,16 @@ between two; `platform status` says which items each figure covers."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from platform_batches import drop, next_batch, records, redraft, with_uids
-from platform_env import FAST_PASSWORDS, USERS, Env, add_users, decide
+from platform_batches import drop, next_batch, records, redraft
+from platform_env import Env, decide
 from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 from typer.testing import CliRunner
 
 from expvid.cli.platform import platform_app
-from expvid.platform import PlatformSettings
-from expvid.platform.db.engine import Database
 from expvid.platform.services.exporter import export_verified
 from expvid.platform.services.importer import import_candidates
 from expvid.platform.services.releases import sha256_of
@@ -27,19 +24,6 @@ TOOL0, TOOL1, MATERIAL, CONCLUSION = (
 )  # fmt: skip
 
 
-@pytest.fixture
-def campaign(db_url: str, candidates: Path, tmp_path: Path) -> Iterator[Env]:
-    database = Database(db_url)
-    users = add_users(database, USERS)
-    first = with_uids(candidates, tmp_path / "batch1")
-    import_candidates(database, first)
-    settings = PlatformSettings(database_url=db_url, passwords=FAST_PASSWORDS)
-    try:
-        yield Env(url=db_url, database=database, settings=settings, candidates=first, users=users)
-    finally:
-        database.dispose()
-
-
 def _verify(env: Env, *keys: str) -> None:
     for key in keys:
         for user in ("alice", "bob"):
@@ -47,8 +31,8 @@ def _verify(env: Env, *keys: str) -> None:
         assert env.item(key).state == "verified", key
 
 
-def test_releases_are_numbered_immutable_and_compared(campaign: Env, tmp_path: Path) -> None:
-    env = campaign
+def test_releases_are_numbered_immutable_and_compared(uid_campaign: Env, tmp_path: Path) -> None:
+    env = uid_campaign
     _verify(env, TOOL0, TOOL1, MATERIAL)
     one = export_verified(env.database, tmp_path / "release1")
     assert one.release == 1

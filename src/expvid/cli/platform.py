@@ -468,7 +468,7 @@ def restore_db(
 
 @platform_app.command("assign")
 def assign(db: DbOption) -> None:
-    """Assign pending items to two annotators each (by discipline and load)."""
+    """Assign pending items to their annotators (two each by default; by discipline and load)."""
     from expvid.platform import open_database
     from expvid.platform.services.assignment import assign_pending
 
