@@ -99,6 +99,8 @@ def test_import_reports_bad_lines_and_imports_nothing(db_url: str, candidates: P
     nul_option = {**record, "id": 22, "options": {**record["options"], "B": "flask\x00"}}
     nul_video = {**record, "id": 23, "video_id": "E1\x00"}
     lines = [json.dumps(r).encode() for r in (nul_question, nul_option, nul_video)]
+    experiments = broken / "experiments.jsonl"
+    experiments.write_text(experiments.read_text() + '{"video_id": "E9", "duration": NaN}\n')
     tools.write_bytes(tools.read_bytes() + b'{"id": 24, "question": "caf\xe9"}\n' + b"\n".join(lines) + b"\n")
     paper = broken / "papers" / "E1.md"
     paper.write_bytes(b"# Methods\n\nWe incubate at 37\xb0C.\n")
@@ -113,10 +115,11 @@ def test_import_reports_bad_lines_and_imports_nothing(db_url: str, candidates: P
         assert f"tools.jsonl:{n + 3}: options.B contains a NUL character" in flat
         assert f"tools.jsonl:{n + 4}: video_id contains a NUL character" in flat
         assert "E1.md:3: not valid UTF-8 (byte 0xb0)" in flat
+        assert "experiments.jsonl:" in flat and "duration is NaN or infinite" in flat
         if "--json" in args:  # nothing but the report, with its problems
             data = json.loads(out)
             assert data["imported"] is False and data["exit_code"] == 1
-            assert sum(1 for p in data["problems"] if "tools.jsonl" in p or "E1.md" in p) == 5
+            assert sum(1 for p in data["problems"] if "tools.jsonl" in p or "E1.md" in p or "NaN" in p) == 6
     assert json.loads(report.read_text())["problems"] == data["problems"]
     code, out = invoke("status", "--db", db_url)
     assert "items left: 0" in out

@@ -2,18 +2,20 @@
 
 PostgreSQL stores no NUL character (U+0000), neither in text nor in JSON, and SQLite does: a NUL in a
 question, an option or a video id was stored on SQLite and crashed the same import on PostgreSQL.
-So a candidate directory is checked here, the same for both, and every such value is named by its
-file, line and field.
+The same holds for NaN and infinities, which Python's JSON reader accepts. So a candidate directory
+is checked here, the same for both, and every such value is named by its file, line and field.
 """
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
 from expvid.schema import RecordProblem
 
 NUL_REASON = "contains a NUL character (U+0000), which the review database cannot store"
+NAN_REASON = "NaN or infinite, which is not JSON (PostgreSQL refuses it; SQLite would store it)"
 
 
 def nul_fields(value: Any, where: str = "") -> list[str]:
@@ -33,8 +35,24 @@ def nul_fields(value: Any, where: str = "") -> list[str]:
     return found
 
 
+def nan_fields(value: Any, where: str = "") -> list[str]:
+    """Fields holding NaN or an infinity (Python's JSON reader takes them; JSON and PostgreSQL do not)."""
+    if isinstance(value, float):
+        return [] if math.isfinite(value) else [where or "the value"]
+    found: list[str] = []
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else []
+    for key, item in items:
+        found += nan_fields(
+            item, f"{where}[{key}]" if isinstance(key, int) else (f"{where}.{key}" if where else str(key))
+        )
+    return found
+
+
 def nul_problems(path: Path, line: int, value: Any) -> list[RecordProblem]:
-    return [RecordProblem(path, line, f"{field} {NUL_REASON}") for field in nul_fields(value)]
+    """Every value of a record the review database could not hold the same on both backends."""
+    return [RecordProblem(path, line, f"{field} {NUL_REASON}") for field in nul_fields(value)] + [
+        RecordProblem(path, line, f"{field} is {NAN_REASON}") for field in nan_fields(value)
+    ]
 
 
 def read_text_file(path: Path) -> str | RecordProblem:
