@@ -18,16 +18,18 @@ the reviewers (loadtest.py: open a page, save a decision, in client processes) f
 - `flood N` (N in `--attackers`, default 8 and 80): plus N threads in another process, each looping
   GET /login + POST /login with a wrong password for a real account (the reviewers' and the
   owner's) from a new random address every time, so no per-client throttle ever applies;
-- while the flood runs, every 2 s: the owner signs in from her computer (GET + POST /login, timed),
-  and `newcomer` (an account nobody attacks) signs in from an address never seen before.
+- while the flood runs, every 4 s: the owner signs in from her computer (GET + POST /login, timed),
+  and, independently, `newcomer` (an account nobody attacks) from an address never seen before.
 
 Alternatives, same flood: `flood N share1` (the shared slot hashes without rest), `flood N nice0
 share1` (and at normal priority). Printed per phase and backend: saves/s and the ratio to the
 unloaded phase, save p50/p95, the owner's and the newcomer's sign-in times (p50, max) and failures,
-attempts/s by status, and the server's peak memory (VmHWM).
+attempts/s by status, the server's peak memory (VmHWM) and CPU seconds, and the machine's load
+average (on a shared machine other work competes for the same cores: compare runs at like loads).
 
 Usage: python benchmarks/platform_flood.py [--backends sqlite,postgresql] [--seconds 20]
-           [--reviewers 10] [--attackers 8,80] [--items 4000] [--phases unloaded,flood] [--json OUT]
+           [--reviewers 10] [--attackers 8,80] [--items 4000] [--phases unloaded,flood] [--rounds 1]
+           [--json OUT]
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing
+import os
 import random
 import re
 import subprocess
@@ -176,16 +179,26 @@ def _flood(args: tuple[str, list[str], int, float, float]) -> list[tuple[int, fl
     return results
 
 
-def _people(base_url: str, start_at: float, seconds: float, out: dict[str, list[tuple[int, float]]]) -> None:
-    """The owner (from her computer) and the newcomer (from a new address each time), every 2 s."""
+def _person(base_url: str, who: str, start_at: float, seconds: float, out: list[tuple[int, float]]) -> None:
+    """The owner from her computer, or the newcomer from a new address each time, every 4 s."""
     time.sleep(max(0.0, start_at - time.time() + 1.0))
     stop_at = time.monotonic() + seconds - 2.0
     tries = 0
     while time.monotonic() < stop_at:
         tries += 1
-        out["owner"].append(sign_in_once(base_url, *OWNER, OWNER_ADDRESS))
-        out["newcomer"].append(sign_in_once(base_url, *NEWCOMER, f"203.0.113.{tries % 250 + 1}"))
-        time.sleep(max(0.0, 2.0 - out["owner"][-1][1] - out["newcomer"][-1][1]))
+        if who == "owner":
+            out.append(sign_in_once(base_url, *OWNER, OWNER_ADDRESS))
+        else:
+            out.append(sign_in_once(base_url, *NEWCOMER, f"203.0.113.{tries % 250 + 1}"))
+        time.sleep(max(0.0, 4.0 - out[-1][1]))
+
+
+def _cpu_seconds(pid: int) -> float | None:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _times(samples: list[tuple[int, float]]) -> dict[str, Any]:
@@ -213,18 +226,25 @@ def run_phase(
         context = multiprocessing.get_context("spawn")
         pool = context.Pool(1) if setting is not None else None
         start_at = time.time() + ALLOWANCE_S  # the reviewers sign in first (run_load_processes)
-        watcher = None
+        watchers = []
         if pool is not None:
             targets = [r for r, _ in reviewers] + [OWNER[0]]
             flood = pool.apply_async(_flood, ((base_url, targets, attackers, start_at, args.seconds),))
-            watcher = threading.Thread(target=_people, args=(base_url, start_at, args.seconds, people))
-            watcher.start()
+            watchers = [
+                threading.Thread(target=_person, args=(base_url, who, start_at, args.seconds, people[who]))
+                for who in people
+            ]
+            for watcher in watchers:
+                watcher.start()
+        cpu_before = _cpu_seconds(server.pid)
         result = run_load_processes(
             base_url, reviewers, duration_s=args.seconds, processes=args.client_processes, race_every=0,
             sign_in_allowance_s=ALLOWANCE_S,
         )  # fmt: skip
+        cpu_after = _cpu_seconds(server.pid)
+        load = os.getloadavg()[0]
         attempts = flood.get() if flood is not None else []
-        if watcher is not None:
+        for watcher in watchers:
             watcher.join()
         if pool is not None:
             pool.close()
@@ -251,6 +271,12 @@ def run_phase(
         "sign_ins_per_s": round(len(attempts) / args.seconds, 1),
         "sign_in_statuses": {str(k): v for k, v in sorted(statuses.items())},
         "server_peak_mb": memory,
+        # Server CPU over the whole phase (sign-ins of the reviewers included) and the machine's
+        # 1-minute load average at its end: on a shared machine, other work competes too.
+        "server_cpu_s": round(cpu_after - cpu_before, 1)
+        if cpu_after is not None and cpu_before is not None
+        else None,
+        "load_average": round(load, 1),
         "errors": result.errors[:5],
     }
 
@@ -324,7 +350,7 @@ def run_backend(backend: str, phases: list[str], args: argparse.Namespace) -> li
 
 def _print_table(rows: list[dict[str, Any]]) -> None:
     print(f"\n{'backend':<10} {'phase':<22} {'saves/s':>7} {'ratio':>5} {'p50 ms':>6} {'p95 ms':>6} "
-          f"{'owner p50/max s':>15} {'new p50/max s':>13} {'att/s':>5} {'MB':>5}  statuses")  # fmt: skip
+          f"{'owner p50/max s':>15} {'new p50/max s':>13} {'att/s':>5} {'MB':>5} {'cpu s':>5} {'load':>4}  statuses")  # fmt: skip
     for row in rows:
         owner, new = row["owner_sign_in"], row["newcomer_sign_in"]
 
@@ -337,7 +363,8 @@ def _print_table(rows: list[dict[str, Any]]) -> None:
         print(
             f"{row['backend']:<10} {row['phase']:<22} {row['saves_per_s']:>7} {row['ratio_to_unloaded'] or '-':>5} "
             f"{row['save_ms']['p50']:>6} {row['save_ms']['p95']:>6} {fmt(owner):>15} {fmt(new):>13} "
-            f"{row['sign_ins_per_s']:>5} {row['server_peak_mb'] or '-':>5}  {row['sign_in_statuses']}"
+            f"{row['sign_ins_per_s']:>5} {row['server_peak_mb'] or '-':>5} {row['server_cpu_s'] or '-':>5} "
+            f"{row['load_average']:>4}  {row['sign_in_statuses']}"
         )
 
 
@@ -355,6 +382,11 @@ def main() -> int:
         "--phases", default="unloaded,flood",
         help=f"comma-separated kinds, each flood kind run once per --attackers count: {', '.join(SETTINGS)}",
     )  # fmt: skip
+    parser.add_argument(
+        "--rounds", type=int, default=1,
+        help="run the phase list this many times, interleaved (the ratio uses every unloaded phase): "
+        "on a shared machine the load of other work drifts between phases",
+    )  # fmt: skip
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     backends = [b.strip() for b in args.backends.split(",") if b.strip()]
@@ -366,6 +398,7 @@ def main() -> int:
         if kind not in SETTINGS:
             parser.error(f"unknown phase {kind!r}")
         phases += [kind] if kind == "unloaded" else [f"flood {n}{kind.removeprefix('flood')}" for n in counts]
+    phases = phases * max(1, args.rounds)
     rows = [row for backend in backends for row in run_backend(backend, phases, args)]
     _print_table(rows)
     if args.json:

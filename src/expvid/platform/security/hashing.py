@@ -14,8 +14,8 @@ got 503 three times out of three (8 strangers: 2.7-3.4 s instead of 0.3 s). Here
 - `trusted` attempts, and hashing a password that an admin or the user sets, run on their own
   thread at normal priority: nothing a stranger sends can queue in front of them;
 - `clean` and `other` attempts share `slots` threads (default 1) at nice 19 that hash at most
-  `share` of the time (argon2's memory traffic, which no CPU priority holds back, stays bounded),
-  `clean` first; a save that needs the CPU gets it first;
+  `share` of the time, and half that after an `other` hash (argon2's memory traffic, which no CPU
+  priority holds back, stays bounded), `clean` first; a save that needs the CPU gets it first;
 - every lane has a bounded queue, and within it, once it is half full, each source (client
   address, IPv6 /64) and each account (user name as typed, known or not) a bounded share: one
   client, or a flood at one account, cannot fill a lane. Past a bound, `HashingBusy` (the login answers 503 after a pause).
@@ -254,7 +254,9 @@ class HashPool:
             except BaseException as error:  # handed to the waiting caller
                 failure = error
             ended = time.monotonic()
-            rest_until = ended + (ended - started) * (1 / share - 1)
+            # Strangers' hashes (the `other` lane: what a flood is made of) rest twice as long.
+            lane_share = share / 2 if job.ticket.lane == OTHER and share < 1.0 else share
+            rest_until = ended + (ended - started) * (1 / lane_share - 1)
             with self._cond:  # counted before the caller hears back
                 self.running -= 1
                 self.done += 1
