@@ -82,7 +82,7 @@ def test_the_owner_gets_in_while_strangers_fill_the_queue(env: Env) -> None:
     assert status == 303, answers
     # Her first sign-in from there was clean; this one, in the flood, trusted.
     assert busy_meanwhile >= 1 and pool.done_by_lane[TRUSTED] == 1 and pool.shed_by_lane[OTHER] >= 3
-    assert pool.peak_running <= 2  # the shared slot and the owners' own: memory stays bounded
+    assert pool.peak_running <= 3  # owners', clean and shared threads: memory stays bounded
     # A shed attempt is not recorded: it never counts as a failure against anyone.
     with env.database.read() as db:
         failures = db.scalar(

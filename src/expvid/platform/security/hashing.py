@@ -13,15 +13,18 @@ got 503 three times out of three (8 strangers: 2.7-3.4 s instead of 0.3 s). Here
   `clean` (neither the source nor the account failed recently) or `other`;
 - `trusted` attempts, and hashing a password that an admin or the user sets, run on their own
   thread at normal priority: nothing a stranger sends can queue in front of them;
-- `clean` and `other` attempts share `slots` threads (default 1) at nice 19 that hash at most
-  `share` of the time, and half that after an `other` hash (argon2's memory traffic, which no CPU
-  priority holds back, stays bounded), `clean` first; a save that needs the CPU gets it first;
+- `clean` attempts (new colleagues, a new computer) have a thread at nice 10, and `clean` then
+  `other` attempts share `slots` threads (default 1) at nice 19; both hash at most `share` of the
+  time, and half that after an `other` hash (argon2's memory traffic, which no CPU priority holds
+  back, stays bounded); a save that needs the CPU gets it first. Anyone can make a `clean` attempt
+  (a new address, a new name), so that thread stays below normal priority: on a busy machine a first
+  sign-in takes longer, a save does not;
 - every lane has a bounded queue, and within it, once it is half full, each source (client
   address, IPv6 /64) and each account (user name as typed, known or not) a bounded share: one
   client, or a flood at one account, cannot fill a lane. Past a bound, `HashingBusy` (the login answers 503 after a pause).
   A waiting attempt holds no thread, no connection and no transaction.
 
-So at most `slots + 1` hashes (each `memory` KiB) ever run at once.
+So at most `slots + 2` hashes (each `memory` KiB) ever run at once.
 """
 
 from __future__ import annotations
@@ -41,6 +44,8 @@ from expvid.platform.security.passwords import Passwords
 
 T = TypeVar("T")
 LOWEST_PRIORITY = 19
+#: CPU priority of the thread that hashes `clean` attempts (between the owners' and the strangers').
+CLEAN_NICE = 10
 
 TRUSTED, CLEAN, OTHER = "trusted", "clean", "other"
 #: Work nobody outside can cause (a password an admin or the user sets): the priority thread, unshed.
@@ -126,7 +131,9 @@ class HashPool:
         self.peak_running = 0
         self._threads = [
             threading.Thread(target=self._serve, args=((INTERNAL, TRUSTED), 0, 1.0), daemon=True,
-                             name="argon2-priority")
+                             name="argon2-priority"),
+            threading.Thread(target=self._serve, args=((CLEAN,), min(nice, CLEAN_NICE), self.share), daemon=True,
+                             name="argon2-clean"),
         ] + [
             threading.Thread(target=self._serve, args=((CLEAN, OTHER), nice, self.share), daemon=True,
                              name=f"argon2-{i}")
