@@ -70,8 +70,26 @@ class ReleaseDraft:
 
 
 def public_manifest(manifest: dict[str, Any]) -> dict[str, Any]:
-    """The manifest without the items' platform identities (the release's own ids name them)."""
-    return {**manifest, "items": [{k: v for k, v in e.items() if k != "key"} for e in manifest["items"]]}
+    """The manifest without the items' platform identities (the release's own ids name them) and,
+    when it names reviewers by user name (`--with-reviewers`, for the internal folder), with only
+    how many reviewed each item: a public release never names its reviewers."""
+    named = manifest.get("reviewers") == "user names"
+
+    def item(entry: dict[str, Any]) -> dict[str, Any]:
+        public = {k: v for k, v in entry.items() if k != "key"}
+        if named:
+            public["annotators"] = len(entry.get("annotators") or [])
+            public["adjudicator"] = entry.get("adjudicator") is not None
+        return public
+
+    agreement = manifest.get("agreement") or {}
+    if named:
+        agreement = {
+            scope: {k: v for k, v in figures.items() if k not in ("by_pair", "by_task_and_pair")}
+            for scope, figures in agreement.items()
+        }
+    return {**manifest, "reviewers": "counted" if named else manifest.get("reviewers"),
+            "items": [item(e) for e in manifest["items"]], "agreement": agreement}  # fmt: skip
 
 
 def record_release(db: Session, actor: Actor, draft: ReleaseDraft) -> tuple[Release, dict[str, Any]]:
