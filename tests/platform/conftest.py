@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from platform_batches import with_uids
 from platform_candidates import make_candidates
 from platform_env import FAST_PASSWORDS, USERS, Env, add_users
 
@@ -92,6 +93,21 @@ def env(db_url: str, candidates: Path) -> Iterator[Env]:
     import_candidates(database, candidates)
     try:
         yield Env(url=db_url, database=database, settings=settings, candidates=candidates, users=users)
+    finally:
+        database.dispose()
+
+
+@pytest.fixture
+def uid_campaign(db_url: str, candidates: Path, tmp_path: Path) -> Iterator[Env]:
+    """Batch 1 of a campaign: the fixture's items with stable ids (`with_uids`), imported once;
+    `Env.candidates` is that batch's folder, for making the next one."""
+    database = Database(db_url)
+    users = add_users(database, USERS)
+    first = with_uids(candidates, tmp_path / "batch1")
+    import_candidates(database, first)
+    settings = PlatformSettings(database_url=db_url, passwords=FAST_PASSWORDS)
+    try:
+        yield Env(url=db_url, database=database, settings=settings, candidates=first, users=users)
     finally:
         database.dispose()
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from expvid.platform.services.agreement import agreement, cohen_kappa, gwet_ac1, percent_agreement
+from expvid.platform.services.agreement import CATEGORIES, agreement, cohen_kappa, gwet_ac1, percent_agreement
 
 
 def _pairs(counts: dict[tuple[str, str], int]) -> list[tuple[str, str]]:
@@ -85,3 +85,58 @@ def test_perfect_agreement_is_one(labels: list[str]) -> None:
     figures = agreement([(v, v) for v in labels])
     assert figures.kappa == pytest.approx(1.0)
     assert figures.ac1 == pytest.approx(1.0)
+
+
+def _units(table: list[list[int]], categories: str = "12345") -> list[list[str]]:
+    """Items as lists of ratings, from a table of counts per category (one row per item)."""
+    return [[c for c, n in zip(categories, row, strict=True) for _ in range(n)] for row in table]
+
+
+def test_fleiss_kappa_on_the_published_example() -> None:
+    # Fleiss (1971) as tabulated on Wikipedia: 10 subjects, 14 raters each, 5 categories: kappa 0.210.
+    table = [[0, 0, 0, 0, 14], [0, 2, 6, 4, 2], [0, 0, 3, 5, 6], [0, 3, 9, 2, 0], [2, 2, 8, 1, 1],
+             [7, 7, 0, 0, 0], [3, 2, 6, 3, 0], [2, 5, 3, 2, 2], [6, 5, 2, 1, 0], [0, 2, 2, 3, 7]]  # fmt: skip
+    figures = agreement(_units(table), tuple("12345"))
+    assert figures.fleiss_kappa == pytest.approx(0.210, abs=5e-4)
+    assert figures.percent == pytest.approx(37.8, abs=0.05)  # P-bar 0.378
+    assert figures.kappa is None  # Cohen's is for two raters only
+    assert figures.raters == {14: 10}
+
+
+def test_krippendorff_alpha_on_the_published_example() -> None:
+    # Krippendorff (2011), "Computing Krippendorff's alpha-reliability": 4 observers, 12 units,
+    # missing values; nominal alpha 0.743. Unit 12 has one value only and does not count.
+    observers = ["1 2 3 3 2 1 4 1 2 . . .", "1 2 3 3 2 2 4 1 2 5 . 3",
+                 ". 3 3 3 2 3 4 2 2 5 1 .", "1 2 3 3 2 4 4 1 2 5 1 ."]  # fmt: skip
+    columns = list(zip(*(row.split() for row in observers), strict=True))
+    units = [[v for v in column if v != "."] for column in columns]
+    figures = agreement(units, tuple("12345"))
+    assert figures.krippendorff_alpha == pytest.approx(0.743, abs=5e-4)
+    assert figures.n == 11 and figures.raters == {4: 8, 3: 2, 2: 1}
+
+
+@given(st.lists(st.tuples(verdicts, verdicts), min_size=1, max_size=60))
+def test_multi_rater_figures_agree_with_two_rater_ones(pairs: list[tuple[str, str]]) -> None:
+    """With two raters per item: Fleiss' kappa is Scott's pi, and Krippendorff's alpha is pi
+    corrected for the sample, alpha = pi + (1 - pi) / 2n (Krippendorff 2011)."""
+    figures = agreement(pairs)
+    n = len(pairs)
+    observed = sum(a == b for a, b in pairs) / n
+    shares = [sum((a == k) + (b == k) for a, b in pairs) / (2 * n) for k in CATEGORIES]
+    expected = sum(p * p for p in shares)
+    if expected < 1:
+        scott = (observed - expected) / (1 - expected)
+        assert figures.fleiss_kappa == pytest.approx(scott)
+        assert figures.krippendorff_alpha == pytest.approx(scott + (1 - scott) / (2 * n))
+    else:
+        assert figures.fleiss_kappa is None and figures.krippendorff_alpha is None
+
+
+def test_three_annotators_by_hand() -> None:
+    units = [["approve"] * 3, ["approve", "approve", "edit"], ["reject", "edit", "approve"], ["edit"] * 3]
+    figures = agreement(units)
+    # P_i: 1, 1/3, 0, 1 -> mean 7/12; p_approve = 6/12, p_edit = 5/12, p_reject = 1/12.
+    expected = (6 / 12) ** 2 + (5 / 12) ** 2 + (1 / 12) ** 2
+    assert figures.percent == pytest.approx(100 * 7 / 12)
+    assert figures.fleiss_kappa == pytest.approx((7 / 12 - expected) / (1 - expected))
+    assert figures.kappa is None and figures.raters == {3: 4}

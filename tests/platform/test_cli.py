@@ -95,13 +95,44 @@ def test_import_reports_bad_lines_and_imports_nothing(db_url: str, candidates: P
     broken = tmp_path / "broken"
     shutil.copytree(candidates, broken)
     (broken / "annotations" / "level1" / "materials.jsonl").write_text('{"id": 1, "question": "q"}\n')
-    code, out = invoke("import", str(broken), "--db", db_url)
-    assert code == 1
-    assert "materials.jsonl:1:" in out.replace("\n", "") and "video_path" in out
+    tools = broken / "annotations" / "level1" / "tools.jsonl"
+    good = tools.read_text().splitlines()
+    record, n = json.loads(good[0]), len(good)
+    nul_question = {**record, "id": 21, "question": "Which tool\x00 is used?"}
+    nul_option = {**record, "id": 22, "options": {**record["options"], "B": "flask\x00"}}
+    nul_video = {**record, "id": 23, "video_id": "E1\x00"}
+    lines = [json.dumps(r).encode() for r in (nul_question, nul_option, nul_video)]
+    experiments = broken / "experiments.jsonl"
+    experiments.write_text(experiments.read_text() + '{"video_id": "E9", "duration": NaN}\n')
+    tools.write_bytes(tools.read_bytes() + b'{"id": 24, "question": "caf\xe9"}\n' + b"\n".join(lines) + b"\n")
+    paper = broken / "papers" / "E1.md"
+    paper.write_bytes(b"# Methods\n\nWe incubate at 37\xb0C.\n")
+    report = tmp_path / "refused.json"
+    for args in ((), ("--json",), ("--json", "--report", str(report))):
+        code, out = invoke("import", str(broken), "--db", db_url, *args)
+        assert code == 1 and "Traceback" not in out
+        flat = out.replace("\n", "")
+        assert "materials.jsonl:1:" in flat and "video_path" in out
+        assert f"tools.jsonl:{n + 1}: not valid UTF-8 (byte 0xe9 at column 28)" in flat
+        assert f"tools.jsonl:{n + 2}: question contains a NUL character" in flat
+        assert f"tools.jsonl:{n + 3}: options.B contains a NUL character" in flat
+        assert f"tools.jsonl:{n + 4}: video_id contains a NUL character" in flat
+        assert "E1.md:3: not valid UTF-8 (byte 0xb0)" in flat
+        assert "experiments.jsonl:" in flat and "duration is NaN or infinite" in flat
+        if "--json" in args:  # nothing but the report, with its problems
+            data = json.loads(out)
+            assert data["imported"] is False and data["exit_code"] == 1
+            assert sum(1 for p in data["problems"] if "tools.jsonl" in p or "E1.md" in p or "NaN" in p) == 6
+    assert json.loads(report.read_text())["problems"] == data["problems"]
     code, out = invoke("status", "--db", db_url)
     assert "items left: 0" in out
-    code, out = invoke("import", str(broken), "--db", db_url, "--skip-bad")
-    assert code == 0 and "10 new item(s)" in out and "skipped:" in out
+    # Not a candidate directory at all: still a report.
+    code, out = invoke("import", str(tmp_path / "nowhere"), "--db", db_url, "--json", "--report", str(report))
+    assert code == 1 and "not a directory" in json.loads(out)["refused"]
+    assert json.loads(report.read_text())["imported"] is False
+    code, out = invoke("import", str(broken), "--db", db_url, "--skip-bad", "--report", str(report))
+    assert code == 0 and "new item(s)" in out and "skipped:" in out
+    assert json.loads(report.read_text())["problems"] == data["problems"]
 
 
 def test_people_commands(db_url: str, candidates: Path) -> None:

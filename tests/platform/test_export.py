@@ -48,7 +48,7 @@ def test_export_writes_only_verified_items_in_the_release_layout(env: Env, tmp_p
     out = tmp_path / "verified"
     report = export_verified(env.database, out)
     assert dict(report.items) == {"materials": 1, "tools": 1, "sequence_generation": 1}
-    assert sorted(p.name for p in out.iterdir()) == ["annotations", "dataset.json", "videos"]
+    assert sorted(p.name for p in out.iterdir()) == ["annotations", "dataset.json", "release.json", "videos"]
 
     tools = _jsonl(out / "annotations" / "level1" / "tools.jsonl")
     assert len(tools) == 1 and tools[0]["id"] == 0 and tools[0]["options"] == EDITED_TOOLS.options

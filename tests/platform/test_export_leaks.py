@@ -180,7 +180,12 @@ def test_the_public_export_holds_no_original_name_local_path_or_database(
     assert b"clip_1_removed_step_2.mp4" in original and str(candidates).encode() in original
 
     files = sorted(p for p in out.rglob("*") if p.is_file())
-    assert {p.relative_to(out).parts[0] for p in files} == {"annotations", "videos", "dataset.json"}
+    assert {p.relative_to(out).parts[0] for p in files} == {
+        "annotations",
+        "videos",
+        "dataset.json",
+        "release.json",
+    }
     videos = [p for p in files if p.suffix == ".mp4"]
     assert len(videos) == len(LEAKY)  # one per original clip (all distinct), under a content name
     for path in files:
@@ -250,6 +255,9 @@ def test_reviewers_are_named_only_on_request_and_a_failed_export_leaves_nothing(
     assert named.internal is not None
     trail = [json.loads(line) for line in (named.internal / "provenance.jsonl").read_text().splitlines()]
     assert {j["annotator"] for p in trail for j in p["verification"]["judgements"]} == {"alice", "bob"}
+    assert "alice" in (named.internal / "release-manifest.json").read_text()
+    public_manifest = (tmp_path / "a" / "release.json").read_text()  # the public release names nobody
+    assert "alice" not in public_manifest and "bob" not in public_manifest
     with pytest.raises(Exception, match="outside the public release"):
         export_public(database, tmp_path / "b", internal=tmp_path / "b" / "inside")
     (candidates / LEAKY["pred"]).write_bytes(b"not a video at all")

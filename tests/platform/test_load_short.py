@@ -13,6 +13,7 @@ from platform_env import Env, add_users, password_of
 
 from expvid.platform import create_app
 from expvid.platform.loadtest import run_load, verify, write_synthetic_candidates
+from expvid.platform.services.audit import chain_breaks
 from expvid.platform.services.importer import import_candidates
 from expvid.platform.testing import LiveServer
 
@@ -48,3 +49,6 @@ def test_concurrent_reviewers_lose_and_duplicate_nothing(env: Env, tmp_path: Pat
         by_base.setdefault((save.reviewer, save.item_id, save.base_version), []).append(save.status)
     assert all(statuses.count(200) <= 1 for statuses in by_base.values())
     assert any(sorted(statuses) == [200, 409] for statuses in by_base.values())
+    # Twenty writers at once, and the audit trail's hash chain still follows the ids.
+    with env.database.read() as db:
+        assert chain_breaks(db) == []

@@ -62,7 +62,8 @@ def test_forty_simultaneous_wrong_passwords_get_five_checks(env: Env) -> None:
 
 def test_saves_go_on_while_passwords_are_hashed(env: Env) -> None:
     """A hash that takes about a second, four wrong sign-ins at once: a reviewer's save is answered
-    while they are still being hashed (no transaction waits for argon2), one hash at a time."""
+    while they are still being hashed (no transaction waits for argon2), at most two hashes at a time
+    (the thread for clean attempts and the shared slot)."""
     with LiveServer(create_app(env.settings, database=env.database)) as fast:
         alice = Browserless(fast.url, "alice", password_of("alice"))  # signed in before the flood
     slow_policy = PasswordPolicy(time_cost=10, memory_kib=65536, parallelism=1, hash_share=1.0)
@@ -85,7 +86,7 @@ def test_saves_go_on_while_passwords_are_hashed(env: Env) -> None:
         try:
             while pool.running == 0 and any(t.is_alive() for t in threads):
                 threading.Event().wait(0.01)
-            assert pool.running == 1
+            assert 1 <= pool.running <= 2
             response = alice.decide(env.item_id("tools/0"), "approve", "the dish is visible")
             assert response.status_code == 200
             assert pool.pending >= 1 and any(t.is_alive() for t in threads)  # sign-ins still hashing
@@ -93,7 +94,7 @@ def test_saves_go_on_while_passwords_are_hashed(env: Env) -> None:
             for thread in threads:
                 thread.join()
             alice.close()
-        assert results == [401] * 4 and pool.peak_running == 1 and pool.done >= 4
+        assert results == [401] * 4 and pool.peak_running <= 2 and pool.done >= 4
 
 
 def test_colleagues_signing_in_at_once_from_one_office_are_not_throttled(env: Env) -> None:

@@ -20,6 +20,7 @@ from expvid.run.terminal import message_console, print_table
 if TYPE_CHECKING:
     from expvid.platform.security.hashing import HashPool
     from expvid.platform.services.import_report import ImportReport
+    from expvid.platform.services.reports import AgreementReport
     from expvid.platform.services.users import Reassignment
 
 platform_app = typer.Typer(
@@ -157,6 +158,14 @@ def import_dir(
     directory: Annotated[Path, typer.Argument(help="Candidate directory (ExpVid release layout).")],
     db: DbOption,
     skip_bad: Annotated[bool, typer.Option(help="Import the good records and report the bad lines.")] = False,
+    annotators: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            max=5,
+            help="Independent judgements each new item needs (default: `platform settings`, the paper's 2).",
+        ),
+    ] = None,
     assign: Annotated[bool, typer.Option(help="Assign new items to annotators right away.")] = True,
     report_file: Annotated[
         Path | None,
@@ -171,26 +180,40 @@ def import_dir(
     Items are matched by their stable identity (`uid` in provenance.jsonl; per directory without
     one). Each is reported as added, unchanged, changed (a new version, back to review), restored,
     removed upstream (flagged, never deleted) or conflict (not applied). Exit status: 0; 1 when
-    nothing was imported (bad lines, listed); 3 when conflicts were left unapplied.
+    nothing was imported (bad lines, listed); 3 when conflicts were left unapplied. --json and
+    --report FILE give the report in every one of these outcomes, with its problems.
     """
     import json
 
+    from sqlalchemy.exc import SQLAlchemyError
+
     from expvid.platform import open_database
-    from expvid.platform.services.importer import import_candidates
+    from expvid.platform.services.import_report import ImportReport
+    from expvid.platform.services.importer import ImportRefused, import_candidates
     from expvid.schema import DataError
 
-    database = open_database(db)
     try:
-        report = import_candidates(database, directory, skip_bad=skip_bad, assign=assign)
-    except DataError as error:
-        raise _fail(str(error)) from None
-    finally:
-        database.dispose()
+        database = open_database(db)
+        try:
+            report = import_candidates(
+                database, directory, skip_bad=skip_bad, assign=assign, annotators=annotators
+            )
+        finally:
+            database.dispose()
+    except ImportRefused as error:
+        report = error.report
+    except (DataError, SQLAlchemyError, OSError) as error:  # the database, or the folder, unusable
+        report = ImportReport(root=directory.absolute(), refused=str(error).splitlines()[0])
     data = report.as_dict()
     if report_file is not None:
         report_file.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     if as_json:
         print(json.dumps(data, ensure_ascii=False))
+        raise typer.Exit(code=report.exit_code)
+    if report.refused is not None:
+        console.print(f"[red]error:[/red] {escape(report.refused)}", soft_wrap=True)
+        for problem in report.problems:
+            console.print(f"  {escape(str(problem))}", soft_wrap=True, highlight=False)
         raise typer.Exit(code=report.exit_code)
     _print_import(report)
     raise typer.Exit(code=report.exit_code)
@@ -298,17 +321,20 @@ def export_dir(
     database = open_database(db)
     try:
         report = export_verified(
-            database, directory, public=public, internal=internal, with_reviewers=with_reviewers
-        )
+            database, directory, public=public, internal=internal, with_reviewers=with_reviewers,
+            kind="hf" if export_format == "hf" else "public",
+        )  # fmt: skip
     except ExportError as error:
         raise _fail(str(error)) from None
     finally:
         database.dispose()
     console.print(
-        f"exported {report.total} verified item(s) and {report.videos} video file(s) to {report.out}",
+        f"release {report.release}: exported {report.total} verified item(s) and {report.videos} video file(s) "
+        f"to {report.out}",
         markup=False,
         soft_wrap=True,
     )
+    console.print(f"manifest sha256 {report.manifest_sha256}", markup=False, soft_wrap=True)
     if report.internal is not None:
         console.print(
             f"internal provenance (do not publish): {report.internal}", markup=False, soft_wrap=True
@@ -367,7 +393,8 @@ def backup_db(
     """Back up the whole review database (SQLite or PostgreSQL) into one portable file, while it runs.
 
     Restore with `expvid platform restore FILE --db URL` into a new, empty database of either kind.
-    The file holds password hashes and token digests: keep it as safe as the database.
+    The file holds password hashes and token digests: keep it as safe as the database. Keep the
+    SHA-256 and the audit chain head it prints apart from it: they tell a forged copy from this one.
     """
     from expvid.platform.db.backup import BackupError, backup
 
@@ -381,28 +408,67 @@ def backup_db(
         markup=False,
         soft_wrap=True,
     )
+    console.print(f"sha256 {report.file_sha256}", markup=False, soft_wrap=True)
+    if report.chain_head:
+        console.print(
+            f"audit trail: {report.counts.get('audit_events', 0)} event(s), chain head {report.chain_head['chain']} "
+            f"(event {report.chain_head['id']})",
+            markup=False,
+            soft_wrap=True,
+        )
+    if report.chain_breaks:
+        listed = ", ".join(str(i) for i in report.chain_breaks[:20])
+        console.print(
+            f"[red]warning:[/red] the audit trail's hash chain is broken at {len(report.chain_breaks)} event(s) "
+            f"in this database ({escape(listed)}): rows were changed outside expvid. The backup holds them as "
+            "they are; a restore refuses it unless --unverified",
+            soft_wrap=True,
+        )
 
 
 @platform_app.command("restore")
 def restore_db(
     file: Annotated[Path, typer.Argument(help="A file written by `expvid platform backup`.")],
     db: DbOption,
+    sha256: Annotated[
+        str | None, typer.Option("--sha256", help="The SHA-256 `backup` printed: the file must have it.")
+    ] = None,
+    unverified: Annotated[
+        bool,
+        typer.Option(
+            help="Restore a backup made before backups carried a digest and a hash-chained audit trail "
+            "(nothing can show whether it was changed)."
+        ),
+    ] = False,
 ) -> None:
     """Restore a backup into a new, empty database (SQLite file or PostgreSQL), then migrate it to the
-    newest schema. All or nothing; everyone signs in again afterwards."""
+    newest schema. Every line is checked first (digest, audit hash chain, every row against the
+    schema); each problem is listed as file:line and nothing is written. All or nothing; everyone
+    signs in again afterwards."""
     from expvid.platform.db.backup import BackupError, restore
 
     try:
-        report = restore(file, db)
+        report = restore(file, db, unverified=unverified, expected_sha256=sha256)
     except BackupError as error:
-        raise _fail(str(error)) from None
+        console.print(f"[red]error:[/red] {escape(str(error).splitlines()[0])}", soft_wrap=True)
+        for problem in error.problems:
+            console.print(escape(problem), soft_wrap=True, highlight=False)
+        raise typer.Exit(code=1) from None
     counts = ", ".join(f"{n} {t}" for t, n in report.counts.items() if n)
     console.print(f"restored {report.rows} row(s) ({counts}) from {file}", markup=False, soft_wrap=True)
+    if report.chain_head:
+        console.print(
+            f"audit trail intact: chain head {report.chain_head['chain']} (event {report.chain_head['id']})",
+            markup=False,
+            soft_wrap=True,
+        )
+    for warning in report.warnings:
+        console.print(f"[yellow]warning:[/yellow] {escape(warning)}", soft_wrap=True)
 
 
 @platform_app.command("assign")
 def assign(db: DbOption) -> None:
-    """Assign pending items to two annotators each (by discipline and load)."""
+    """Assign pending items to their annotators (two each by default; by discipline and load)."""
     from expvid.platform import open_database
     from expvid.platform.services.assignment import assign_pending
 
@@ -421,16 +487,28 @@ def assign(db: DbOption) -> None:
 
 @platform_app.command("status")
 def status(db: DbOption) -> None:
-    """Progress and agreement, as on the dashboard."""
+    """Progress and agreement, as on the dashboard; each figure says which items it covers."""
     from expvid.platform import open_database
+    from expvid.platform.services.campaign_settings import annotators_per_item
+    from expvid.platform.services.releases import list_releases, release_item_ids
     from expvid.platform.services.reports import STATES, agreement_report, progress
 
     database = open_database(db)
     try:
         with database.read() as session:
             report, agreement = progress(session), agreement_report(session)
+            releases = list_releases(session)
+            latest = releases[-1] if releases else None
+            released = agreement_report(
+                session, item_ids=release_item_ids(session, latest), scope="items of the latest release"
+            ) if latest else None  # fmt: skip
+            per_item = annotators_per_item(session)
     finally:
         database.dispose()
+    total = sum(report.totals.values())
+    console.print(
+        f"Items: all {total} on the platform, by state (removed = removed upstream, kept):", highlight=False
+    )
     if console.width >= 100:
         table = Table(*(Column(h, overflow="fold") for h in ("discipline", "task", *STATES, "total")))
         for row in report.by_group:
@@ -440,15 +518,149 @@ def status(db: DbOption) -> None:
         for row in report.by_group:
             counts = ", ".join(f"{s} {row[s]}" for s in STATES if row[s])
             console.print(f"{row['discipline']} / {row['task']}: {row['total']} ({counts})", highlight=False)
-    console.print(f"items left: {report.items_left}")
-    figures = Table("task", "items", "% agreement", "kappa", "AC1")
+    console.print(f"items left: {report.items_left} (pending, in review or in conflict)", highlight=False)
+    if latest is not None:
+        console.print(
+            f"latest release: {latest.number} ({latest.item_count} item(s), {latest.kind}, "
+            f"{latest.created_at:%Y-%m-%d %H:%M} UTC); {report.totals.get('verified', 0)} item(s) verified now",
+            highlight=False,
+        )
+    console.print(f"new items need {per_item} annotator(s) each", highlight=False)
+    for figures in (agreement, released):
+        if figures is None:
+            continue
+        console.print(f"Agreement over {figures.covers()}:", highlight=False, soft_wrap=True)
+        _print_agreement(figures)
 
+
+def _print_agreement(agreement: AgreementReport) -> None:
     def fmt(value: float | None, digits: int) -> str:
         return "n/a" if value is None else f"{value:.{digits}f}"
 
-    for task, a in [("all", agreement.overall), *agreement.by_task.items()]:
-        figures.add_row(task, str(a.n), fmt(a.percent, 1), fmt(a.kappa, 3), fmt(a.ac1, 3))
-    print_table(console, figures)
+    headers = ("task", "items", "% agreement", "kappa", "AC1", "Fleiss", "alpha")
+    rows = [
+        (task, str(a.n), fmt(a.percent, 1), fmt(a.kappa, 3), fmt(a.ac1, 3), fmt(a.fleiss_kappa, 3),
+         fmt(a.krippendorff_alpha, 3))
+        for task, a in [("all", agreement.overall), *agreement.by_task.items()]
+    ]  # fmt: skip
+    if console.width >= 80:
+        figures = Table(*headers)
+        for row in rows:
+            figures.add_row(*row)
+        print_table(console, figures)
+    else:
+        for row in rows:
+            console.print(" · ".join(f"{h} {v}" for h, v in zip(headers, row, strict=True)), highlight=False)
+
+
+@platform_app.command("settings")
+def settings_cmd(
+    db: DbOption,
+    annotators_per_item: Annotated[
+        int | None,
+        typer.Option(
+            "--annotators-per-item",
+            min=1,
+            max=5,
+            help="Independent judgements each item imported or written from now on needs (the paper's: 2).",
+        ),
+    ] = None,
+) -> None:
+    """Show or change the campaign's settings (kept in the database)."""
+    from expvid.platform import open_database
+    from expvid.platform.services import campaign_settings
+    from expvid.platform.services.errors import SYSTEM
+
+    database = open_database(db)
+    try:
+        if annotators_per_item is not None:
+            with database.write() as session:
+                before = campaign_settings.set_annotators_per_item(session, SYSTEM, annotators_per_item)
+            console.print(
+                f"annotators per item: {before} -> {annotators_per_item} (for items imported or written from now "
+                "on; items already on the platform keep what they need)",
+                highlight=False,
+            )
+            return
+        with database.read() as session:
+            value = campaign_settings.annotators_per_item(session)
+    finally:
+        database.dispose()
+    console.print(f"annotators per item: {value}", highlight=False)
+
+
+@platform_app.command("releases")
+def releases_cmd(db: DbOption) -> None:
+    """List the releases (every export is one, numbered and immutable)."""
+    from expvid.platform import open_database
+    from expvid.platform.services.releases import list_releases
+
+    database = open_database(db)
+    try:
+        with database.read() as session:
+            rows = [
+                (str(r.number), f"{r.created_at:%Y-%m-%d %H:%M}", r.kind, str(r.item_count), r.created_by,
+                 r.manifest_sha256[:16])
+                for r in list_releases(session)
+            ]  # fmt: skip
+    finally:
+        database.dispose()
+    if not rows:
+        console.print("no release yet (`expvid platform export DIR` makes release 1)")
+        return
+    headers = ("release", "made (UTC)", "kind", "items", "by", "manifest sha256")
+    for row in rows:
+        console.print(" · ".join(f"{h} {v}" for h, v in zip(headers, row, strict=True)), highlight=False)
+
+
+@platform_app.command("diff")
+def diff_cmd(
+    old: Annotated[str, typer.Argument(help="A release number, or a release folder / release.json.")],
+    new: Annotated[str, typer.Argument(help="A release number, or a release folder / release.json.")],
+    db: DbOption,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the differences as JSON.")] = False,
+) -> None:
+    """What changed from one release to another: items added, removed and changed, and changed answers."""
+    import json
+
+    from expvid.platform import open_database
+    from expvid.platform.services.errors import NotFound
+    from expvid.platform.services.releases import diff, load_manifest
+
+    database = open_database(db) if old.isdigit() or new.isdigit() else None
+    try:
+        if database is not None:
+            with database.read() as session:
+                manifests = load_manifest(session, old), load_manifest(session, new)
+        else:
+            manifests = load_manifest(None, old), load_manifest(None, new)
+    except NotFound as error:
+        raise _fail(str(error)) from None
+    finally:
+        if database is not None:
+            database.dispose()
+    result = diff(*manifests)
+    if as_json:
+        print(json.dumps(result.as_dict(), ensure_ascii=False))
+        return
+    counts = result.as_dict()["counts"]
+    console.print(
+        f"release {result.old} -> {result.new}: {counts['added']} added, {counts['removed']} removed, "
+        f"{counts['changed']} changed ({counts['answers_changed']} answer(s) changed), {counts['unchanged']} unchanged",
+        highlight=False,
+    )
+    for key in result.added:
+        console.print(f"[green]added:[/green] {escape(key)}", soft_wrap=True)
+    for key in result.removed:
+        console.print(f"[red]removed:[/red] {escape(key)}", soft_wrap=True)
+    for key, fields in result.changed.items():
+        console.print(f"[cyan]changed:[/cyan] {escape(key)} ({escape(', '.join(fields))})", soft_wrap=True)
+    for key, (before, after) in result.answers.items():
+        console.print(
+            f"[yellow]answer:[/yellow] {escape(key)}: {escape(json.dumps(before, ensure_ascii=False))} -> "
+            f"{escape(json.dumps(after, ensure_ascii=False))}",
+            soft_wrap=True,
+        )
 
 
 def _hash_pool(db: str) -> HashPool:
@@ -522,8 +734,12 @@ def user_passwd(
     password_stdin: Annotated[
         bool, typer.Option(help="Read the new password from the first line of standard input (no terminal).")
     ] = False,
+    keep_tokens: Annotated[
+        bool, typer.Option(help="Keep their API tokens working (by default a reset revokes them all).")
+    ] = False,
 ) -> None:
-    """Set a new password for an account (an admin's reset); its sessions end."""
+    """Set a new password for an account (an admin's reset); its sessions end and its API tokens are
+    revoked (a reset after a compromise closes every door), unless --keep-tokens."""
     from expvid.platform import open_database
     from expvid.platform.services.errors import SYSTEM, InvalidInput, NotFound
     from expvid.platform.services.users import reset_password
@@ -532,13 +748,18 @@ def user_passwd(
     database = open_database(db)
     pool = _hash_pool(db)
     try:
-        reset_password(database, pool, username=name, password=password, actor=SYSTEM)
+        revoked = reset_password(
+            database, pool, username=name, password=password, actor=SYSTEM, revoke_tokens=not keep_tokens
+        )
     except (InvalidInput, NotFound) as error:
         raise _fail("; ".join(error.problems) if isinstance(error, InvalidInput) else str(error)) from None
     finally:
         pool.close()
         database.dispose()
-    console.print(f"new password set for {name}; their sessions ended")
+    tokens = (
+        f" and {revoked} API token(s) revoked" if revoked else (" (API tokens kept)" if keep_tokens else "")
+    )
+    console.print(f"new password set for {name}; their sessions ended{tokens}")
 
 
 def _moved(result: Reassignment) -> str:

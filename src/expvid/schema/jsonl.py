@@ -52,10 +52,20 @@ def describe_validation_error(error: ValidationError) -> str:
 def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any] | RecordProblem]]:
     """Yield `(line_number, record)` for each non-blank line, or a `RecordProblem` for a bad one.
 
-    A line that is not JSON, or is JSON but not an object, becomes a problem; iteration continues.
+    A line that is not UTF-8, not JSON, or JSON but not an object, becomes a problem; iteration
+    continues (a byte that is not UTF-8 used to end the whole file with a UnicodeDecodeError).
     """
-    with path.open("r", encoding="utf-8-sig") as handle:
-        for number, raw in enumerate(handle, start=1):
+    with path.open("rb") as handle:
+        for number, data in enumerate(handle, start=1):
+            if number == 1 and data.startswith(b"\xef\xbb\xbf"):  # a UTF-8 byte order mark
+                data = data[3:]
+            try:
+                raw = data.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                byte = data[exc.start]
+                message = f"not valid UTF-8 (byte 0x{byte:02x} at column {exc.start + 1})"
+                yield number, RecordProblem(path, number, message)
+                continue
             text = raw.strip()
             if not text:
                 continue

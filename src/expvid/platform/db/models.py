@@ -219,6 +219,9 @@ class Item(Base):
     #: Annotator slots the last assignment run could not fill (too few eligible annotators); 0 when
     #: the item has all its annotators. Shown on the dashboard until an admin adds someone.
     short_of_annotators: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    #: Independent judgements the item needs (1-5; the paper's 2 by default), fixed when it is
+    #: imported or written (`platform_settings.annotators_per_item`, or `import --annotators`).
+    annotators_required: Mapped[int] = mapped_column(Integer, default=2, server_default="2")
 
 
 class Assignment(Base):
@@ -232,7 +235,7 @@ class Assignment(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     item_id: Mapped[int] = mapped_column(ForeignKey("items.id", ondelete="CASCADE"))
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
-    slot: Mapped[int] = mapped_column(Integer)  # 1 or 2
+    slot: Mapped[int] = mapped_column(Integer)  # 1 .. the item's annotators_required
     assigned_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utc_now)
     #: First time the annotator opened the item: the start of "time per item".
     opened_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
@@ -312,6 +315,8 @@ class AuditEvent(Base):
     before: Mapped[Any | None] = mapped_column(JsonType, nullable=True)
     after: Mapped[Any | None] = mapped_column(JsonType, nullable=True)
     reason: Mapped[str | None] = mapped_column(Text, nullable=True)
+    #: SHA-256 linking this event to the one before it (`db/audit_chain.py`); written at commit.
+    chain: Mapped[str | None] = mapped_column(String(64), nullable=True)
 
 
 class ApiToken(Base):
@@ -349,3 +354,33 @@ class FormDraft(Base):
     problems: Mapped[list[str]] = mapped_column(JsonType, default=list)
     conflict: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utc_now)
+
+
+class Release(Base):
+    """A numbered export (`expvid platform export`), immutable like the audit trail (database
+    triggers refuse UPDATE and DELETE): its manifest lists every item with content hashes, who
+    reviewed it and the agreement, so that two releases can be compared (`expvid platform diff`)."""
+
+    __tablename__ = "releases"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    number: Mapped[int] = mapped_column(Integer, unique=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utc_now)
+    created_by: Mapped[str] = mapped_column(String(64))
+    #: public | full (--no-public) | hf | promqa
+    kind: Mapped[str] = mapped_column(String(16))
+    item_count: Mapped[int] = mapped_column(Integer)
+    manifest: Mapped[dict[str, Any]] = mapped_column(JsonType)
+    #: SHA-256 of the manifest as written beside the release (`release.json`).
+    manifest_sha256: Mapped[str] = mapped_column(String(64))
+
+
+class PlatformSetting(Base):
+    """Campaign settings kept with the data (`expvid platform settings`), e.g. annotators per item."""
+
+    __tablename__ = "platform_settings"
+
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    value: Mapped[Any] = mapped_column(JsonType)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utc_now)
+    updated_by: Mapped[str] = mapped_column(String(64))

@@ -4,7 +4,11 @@ Why our own rule rather than uvicorn's `--proxy-headers`: the throttle keys on t
 forged `X-Forwarded-For` from anywhere but the proxy must not change it. The header is read only on
 connections whose peer address is a trusted proxy; for `X-Forwarded-For` (a list the proxies append
 to) the client is the right-most address that is not itself a trusted proxy. Anything that does not
-parse as an IP address is ignored in favour of the peer address.
+parse as an IP address is ignored in favour of the peer address. An IPv4 address written as IPv6
+(`::ffff:203.0.113.7`, as dual-stack sockets report it) is the IPv4 address.
+
+`source_key` is what the throttle and the hashing lanes count per: the address, or for IPv6 its /64
+network (one subscriber's share: anyone holding a /64 has 2**64 addresses to rotate through).
 """
 
 from __future__ import annotations
@@ -40,9 +44,26 @@ def _address(text: str) -> str | None:
     elif text.count(":") == 1:  # "203.0.113.7:51234"
         text = text.split(":", 1)[0]
     try:
-        return str(ipaddress.ip_address(text))
+        return _canonical(ipaddress.ip_address(text))
     except ValueError:
         return None
+
+
+def _canonical(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str:
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        return str(ip.ipv4_mapped)
+    return str(ip)
+
+
+def source_key(address: str) -> str:
+    """The key the sign-in throttle and the hashing lanes count per (see the module docstring)."""
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return address[:64]
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is None:
+        return str(ipaddress.IPv6Network((int(ip) >> 64 << 64, 64)))
+    return _canonical(ip)
 
 
 def _trusted(address: str, networks: tuple[Network, ...]) -> bool:
@@ -57,7 +78,7 @@ def client_address(
     peer: str | None, header_value: str | None, *, header: str | None, trusted_proxies: Iterable[str]
 ) -> str:
     """The client's address for throttling and the dashboard."""
-    peer = peer or "unknown"
+    peer = (_address(peer) or peer) if peer else "unknown"
     if not header or not header_value:
         return peer
     networks = _networks(tuple(trusted_proxies))

@@ -1,21 +1,30 @@
-"""argon2 work where it cannot stall reviewers: off the event loop, outside every database
-transaction, a bounded number at a time, at the lowest CPU priority.
+"""argon2 work where it cannot stall reviewers, and where strangers cannot spend what owners need.
 
 Why: a password hash is meant to be expensive (64 MiB and tens of milliseconds per attempt at the
 default costs). Hashed inside the write transaction that checks the login throttle, eight strangers
 sending wrong passwords from rotating addresses held SQLite's single write lock most of the time
 (10 reviewers fell from 36.8 to 1.3 saves/s); hashed in the request thread pool, forty at once
-took the server's memory and CPU (PostgreSQL: 4.2 saves/s, 1.27 GB). Here:
+took the server's memory and CPU (PostgreSQL: 4.2 saves/s, 1.27 GB). And with one first-come
+queue, 80 strangers filled it and the owner of an account, signing in with the right password,
+got 503 three times out of three (8 strangers: 2.7-3.4 s instead of 0.3 s). Here:
 
-- hashes run on `slots` dedicated threads (default 1; each hash uses `parallelism` lanes), so at
-  most `slots x memory` is ever allocated for them;
-- those threads run at nice 19 (Linux; the lanes argon2 starts inherit it), so a save that needs the
-  CPU gets it first: a flood of sign-ins slows the sign-ins, not the reviewers;
-- at most `queue` attempts wait for a slot; a waiting attempt holds no thread, no connection and no
-  transaction. Past that, `HashingBusy` (the login answers 503 with Retry-After, after a pause).
+- every sign-in attempt is put in a *lane* by what the database knows of it (`services/signin.py`):
+  `trusted` (this account signed in from this source before and is not being guessed at from it),
+  `clean` (neither the source nor the account failed recently) or `other`;
+- `trusted` attempts, and hashing a password that an admin or the user sets, run on their own
+  thread at normal priority: nothing a stranger sends can queue in front of them;
+- `clean` attempts (new colleagues, a new computer) have a thread at nice 10, and `clean` then
+  `other` attempts share `slots` threads (default 1) at nice 19; both hash at most `share` of the
+  time, and half that after an `other` hash (argon2's memory traffic, which no CPU priority holds
+  back, stays bounded); a save that needs the CPU gets it first. Anyone can make a `clean` attempt
+  (a new address, a new name), so that thread stays below normal priority: on a busy machine a first
+  sign-in takes longer, a save does not;
+- every lane has a bounded queue, and within it, once it is half full, each source (client
+  address, IPv6 /64) and each account (user name as typed, known or not) a bounded share: one
+  client, or a flood at one account, cannot fill a lane. Past a bound, `HashingBusy` (the login answers 503 after a pause).
+  A waiting attempt holds no thread, no connection and no transaction.
 
-Sign-ins of anonymous clients use `verify(..., shed=True)`; hashing a password an admin or the user
-sets waits its turn however long the queue (`shed=False`).
+So at most `slots + 2` hashes (each `memory` KiB) ever run at once.
 """
 
 from __future__ import annotations
@@ -25,26 +34,62 @@ import contextlib
 import os
 import threading
 import time
+from collections import Counter, deque
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from expvid.platform.security.passwords import Passwords
 
 T = TypeVar("T")
 LOWEST_PRIORITY = 19
+#: CPU priority of the thread that hashes `clean` attempts (between the owners' and the strangers').
+CLEAN_NICE = 10
+
+TRUSTED, CLEAN, OTHER = "trusted", "clean", "other"
+#: Work nobody outside can cause (a password an admin or the user sets): the priority thread, unshed.
+INTERNAL = "internal"
+LANES = (TRUSTED, CLEAN, OTHER)
 
 
 class HashingBusy(Exception):
-    """Too many sign-ins are waiting for a hash already; try again shortly."""
+    """Too many sign-ins of this kind are waiting for a hash already; try again shortly."""
 
 
 def _lower_priority(nice: int) -> None:
     """Lower the calling thread's CPU priority (Linux: nice is per thread); elsewhere a no-op."""
     if nice <= 0 or not hasattr(os, "setpriority") or not hasattr(threading, "get_native_id"):
         return
-    with contextlib.suppress(OSError):  # not permitted here: the bound on slots still holds
+    with contextlib.suppress(OSError):  # not permitted here: the bounds on slots still hold
         os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), nice)
+
+
+@dataclass(frozen=True)
+class LaneLimits:
+    """How many attempts may wait in a lane, and how many of them one source or one account may own."""
+
+    queue: int
+    per_source: int
+    per_account: int
+
+
+@dataclass
+class Ticket:
+    """A place in a lane, taken before the attempt is recorded (`HashPool.admit`) and given back
+    when its hash ends (`HashPool.run`) or when the attempt goes no further (`HashPool.cancel`)."""
+
+    lane: str
+    source: str
+    account: str
+    done: bool = False
+
+
+@dataclass
+class _Job:
+    ticket: Ticket
+    work: Callable[[], Any]
+    future: Future[Any] = field(default_factory=Future)
 
 
 class HashPool:
@@ -56,76 +101,219 @@ class HashPool:
         queue: int = 64,
         nice: int = LOWEST_PRIORITY,
         share: float = 1.0,
+        clean_queue: int = 32,
+        trusted_queue: int = 32,
+        per_source: int = 8,
+        per_account: int = 16,
     ) -> None:
         self.passwords = passwords
-        self.slots, self.queue = slots, queue
-        #: The most of its time a slot spends hashing: after a hash of t seconds it rests t*(1/share-1).
+        self.slots = slots
+        #: The most of its time a shared slot spends hashing: after a hash of t seconds it rests t*(1/share-1).
         self.share = min(1.0, max(0.05, share))
-        self._rest_until: dict[int, float] = {}
-        self._executor = ThreadPoolExecutor(
-            max_workers=slots, thread_name_prefix="argon2", initializer=_lower_priority, initargs=(nice,)
-        )
-        self._lock = threading.Lock()
-        self._pending = 0
-        #: Hashes done, attempts shed, and the most hashes ever running at once (tests, benchmark).
+        self.limits = {
+            # No share per source here: an office whose people signed in from it before is one source.
+            TRUSTED: LaneLimits(trusted_queue, trusted_queue + 1, max(1, min(per_account, 4))),
+            CLEAN: LaneLimits(clean_queue, per_source, max(1, min(per_account, 4))),
+            OTHER: LaneLimits(queue, per_source, per_account),
+        }
+        self._cond = threading.Condition()
+        self._queues: dict[str, deque[_Job]] = {lane: deque() for lane in (INTERNAL, *LANES)}
+        self._pending: Counter[str] = Counter()  # lane -> tickets held (waiting or running)
+        self._by_source: Counter[tuple[str, str]] = Counter()
+        self._by_account: Counter[tuple[str, str]] = Counter()
+        self._closed = False
+        #: Hashes done, attempts shed (per lane), and the most hashes ever running at once.
         self.done = 0
+        self.done_by_lane: Counter[str] = Counter()
         self.shed = 0
+        self.shed_by_lane: Counter[str] = Counter()
         self.running = 0
         self.peak_running = 0
+        self._threads = [
+            threading.Thread(target=self._serve, args=((INTERNAL, TRUSTED), 0, 1.0), daemon=True,
+                             name="argon2-priority"),
+            threading.Thread(target=self._serve, args=((CLEAN,), min(nice, CLEAN_NICE), self.share), daemon=True,
+                             name="argon2-clean"),
+        ] + [
+            threading.Thread(target=self._serve, args=((CLEAN, OTHER), nice, self.share), daemon=True,
+                             name=f"argon2-{i}")
+            for i in range(slots)
+        ]  # fmt: skip
+        for thread in self._threads:
+            thread.start()
+
+    # --- admission -------------------------------------------------------------------------------
 
     @property
     def pending(self) -> int:
-        """Hashes running or waiting for a slot."""
-        return self._pending
+        """Attempts holding a place (running or waiting), all lanes."""
+        with self._cond:
+            return sum(self._pending.values())
 
-    def _counted(self, work: Callable[[], T]) -> T:
-        # Rest as long as the share asks since this slot's last hash (no wait when it was idle).
-        rest = self._rest_until.get(threading.get_ident(), 0.0) - time.monotonic()
-        if rest > 0:
-            time.sleep(rest)
-        with self._lock:
-            self.running += 1
-            self.peak_running = max(self.peak_running, self.running)
-        started = time.monotonic()
-        try:
-            return work()
-        finally:
+    def pending_in(self, lane: str) -> int:
+        with self._cond:
+            return self._pending[lane]
+
+    def _refusal(self, lane: str, source: str, account: str) -> str | None:
+        limits = self.limits[lane]
+        held = self._pending[lane]
+        if held >= limits.queue + (self.slots if lane != TRUSTED else 1):
+            return "lane"
+        # The shares bind once the lane is half full: ten colleagues behind one office address
+        # signing in at nine are not a flood, and are not refused while there is room.
+        if held < limits.queue // 2:
+            return None
+        if self._by_source[(lane, source)] >= limits.per_source:
+            return "source"
+        if self._by_account[(lane, account)] >= limits.per_account:
+            return "account"
+        return None
+
+    def check(self, lane: str, source: str, account: str) -> None:
+        """Raise HashingBusy (counted as shed) if `admit` would refuse now: a cheap look before any
+        database write, so that a flood the lane cannot take costs one read per attempt."""
+        with self._cond:
+            self._refuse_if_full(lane, source, account)
+
+    def admit(self, lane: str, source: str, account: str) -> Ticket:
+        """Take a place in `lane` for one attempt from `source` at `account`, or raise HashingBusy."""
+        with self._cond:
+            self._refuse_if_full(lane, source, account)
+            ticket = Ticket(lane, source, account)
+            self._take(ticket)
+            return ticket
+
+    def _refuse_if_full(self, lane: str, source: str, account: str) -> None:
+        if lane not in self.limits:
+            raise ValueError(f"unknown lane {lane!r}")
+        if self._refusal(lane, source, account) is not None:
+            self.shed += 1
+            self.shed_by_lane[lane] += 1
+            raise HashingBusy()
+
+    def _take(self, ticket: Ticket) -> None:
+        self._pending[ticket.lane] += 1
+        self._by_source[(ticket.lane, ticket.source)] += 1
+        self._by_account[(ticket.lane, ticket.account)] += 1
+
+    def cancel(self, ticket: Ticket) -> None:
+        """Give a place back (the attempt was throttled, or failed before its hash)."""
+        with self._cond:
+            self._release(ticket)
+
+    def _release(self, ticket: Ticket) -> None:
+        if ticket.done:
+            return
+        ticket.done = True
+        counters: list[tuple[Counter[Any], Any]] = [
+            (self._pending, ticket.lane),
+            (self._by_source, (ticket.lane, ticket.source)),
+            (self._by_account, (ticket.lane, ticket.account)),
+        ]
+        for counter, key in counters:
+            counter[key] -= 1
+            if counter[key] <= 0:
+                del counter[key]
+
+    # --- running ---------------------------------------------------------------------------------
+
+    def _enqueue(self, ticket: Ticket, work: Callable[[], T]) -> Future[T]:
+        job = _Job(ticket, work)
+        with self._cond:
+            if self._closed:
+                raise RuntimeError("the hashing pool is closed")
+            self._queues[ticket.lane].append(job)
+            self._cond.notify_all()
+        return job.future
+
+    def _next(self, lanes: tuple[str, ...]) -> _Job | None:
+        with self._cond:
+            while True:
+                if self._closed:
+                    return None
+                for lane in lanes:
+                    if self._queues[lane]:
+                        return self._queues[lane].popleft()
+                self._cond.wait()
+
+    def _serve(self, lanes: tuple[str, ...], nice: int, share: float) -> None:
+        _lower_priority(nice)
+        rest_until = 0.0
+        while True:
+            job = self._next(lanes)
+            if job is None:
+                return
+            # Rest as long as the share asks since this slot's last hash (no wait when it was idle).
+            rest = rest_until - time.monotonic()
+            if rest > 0:
+                time.sleep(rest)
+            if not job.future.set_running_or_notify_cancel():
+                self.cancel(job.ticket)
+                continue
+            with self._cond:
+                self.running += 1
+                self.peak_running = max(self.peak_running, self.running)
+            started = time.monotonic()
+            result: Any = None
+            failure: BaseException | None = None
+            try:
+                result = job.work()
+            except BaseException as error:  # handed to the waiting caller
+                failure = error
             ended = time.monotonic()
-            self._rest_until[threading.get_ident()] = ended + (ended - started) * (1 / self.share - 1)
-            with self._lock:
+            # Strangers' hashes (the `other` lane: what a flood is made of) rest twice as long.
+            lane_share = share / 2 if job.ticket.lane == OTHER and share < 1.0 else share
+            rest_until = ended + (ended - started) * (1 / lane_share - 1)
+            with self._cond:  # counted before the caller hears back
                 self.running -= 1
+                self.done += 1
+                self.done_by_lane[job.ticket.lane] += 1
+                self._release(job.ticket)
+            if failure is not None:
+                job.future.set_exception(failure)
+            else:
+                job.future.set_result(result)
 
-    def _submit(self, work: Callable[[], T], *, shed: bool) -> Future[T]:
-        with self._lock:
-            if shed and self._pending >= self.slots + self.queue:
-                self.shed += 1
-                raise HashingBusy()
-            self._pending += 1
-        future = self._executor.submit(self._counted, work)
-        future.add_done_callback(self._finished)
-        return future
+    async def run(self, ticket: Ticket, work: Callable[[], T]) -> T:
+        """Run `work` (a hash) in the ticket's lane; its place is given back when it ends."""
+        return await asyncio.wrap_future(self._enqueue(ticket, work))
 
-    def _finished(self, _future: Future[Any]) -> None:
-        with self._lock:
-            self._pending -= 1
-            self.done += 1
+    async def verify_with(self, ticket: Ticket, stored_hash: str | None, password: str) -> bool:
+        """Whether `password` matches (`stored_hash` None: an unknown user, verified against a dummy
+        hash of the same cost so that the answer takes as long)."""
+        return await self.run(ticket, lambda: self.passwords.verify(stored_hash, password))
+
+    def _internal_ticket(self) -> Ticket:
+        ticket = Ticket(INTERNAL, "", "")
+        with self._cond:
+            self._pending[INTERNAL] += 1
+            self._by_source[(INTERNAL, "")] += 1
+            self._by_account[(INTERNAL, "")] += 1
+        return ticket
 
     async def verify(self, stored_hash: str | None, password: str, *, shed: bool = True) -> bool:
-        """Whether `password` matches (`stored_hash` None: an unknown user, verified against a dummy
-        hash so that the answer takes as long)."""
-        return await asyncio.wrap_future(
-            self._submit(lambda: self.passwords.verify(stored_hash, password), shed=shed)
-        )
+        """`verify_with` in the `other` lane, as an anonymous source (shed=False: the priority lane)."""
+        ticket = self.admit(OTHER, "", "") if shed else self._internal_ticket()
+        return await self.verify_with(ticket, stored_hash, password)
 
     async def hash(self, password: str) -> str:
-        return await asyncio.wrap_future(self._submit(lambda: self.passwords.hash(password), shed=False))
+        return await self.run(self._internal_ticket(), lambda: self.passwords.hash(password))
 
     def hash_blocking(self, password: str) -> str:
         """`hash` for code running in a worker thread (never on the event loop)."""
-        return self._submit(lambda: self.passwords.hash(password), shed=False).result()
+        return self._enqueue(self._internal_ticket(), lambda: self.passwords.hash(password)).result()
 
     def verify_blocking(self, stored_hash: str | None, password: str) -> bool:
-        return self._submit(lambda: self.passwords.verify(stored_hash, password), shed=False).result()
+        work = lambda: self.passwords.verify(stored_hash, password)  # noqa: E731
+        return self._enqueue(self._internal_ticket(), work).result()
 
     def close(self) -> None:
-        self._executor.shutdown(wait=False, cancel_futures=True)
+        with self._cond:
+            self._closed = True
+            waiting = [job for queue in self._queues.values() for job in queue]
+            for queue in self._queues.values():
+                queue.clear()
+            self._cond.notify_all()
+        for job in waiting:
+            job.future.cancel()
+            self.cancel(job.ticket)

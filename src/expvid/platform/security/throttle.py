@@ -15,20 +15,33 @@ transaction, serialized per client address (SQLite: its single writer; PostgreSQ
 level advisory lock on the address), before the password is hashed outside any transaction. Forty
 simultaneous guesses from one client therefore see each other: five are checked, the rest wait.
 A correct password turns its reserved row into a success (`mark_success`).
+
+Lanes (`classify`, for the hashing pool, security/hashing.py): an attempt whose account signed in
+from this source within `KEEP_ATTEMPTS` and has fewer than the free failures from it since is
+`trusted` (its owner at their own computer); one from a source and at an account with no failed
+attempt in the window is `clean`; the rest is `other`. Only attempts are looked at, never the
+accounts table, so a user name that does not exist is classified as one that does (no oracle).
+Sources are `client.source_key`s (an address, or an IPv6 /64).
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import TypeVar
 
 from sqlalchemy import and_, delete, func, select, text, update
 from sqlalchemy.orm import Session
 
 from expvid.platform.config import ThrottlePolicy
 from expvid.platform.db.models import LoginAttempt, User, utc_now
+from expvid.platform.security.client import source_key
+from expvid.platform.security.hashing import CLEAN, OTHER, TRUSTED
+
+T = TypeVar("T")
 
 #: Attempts older than this are deleted when someone signs in (the table stays small).
 KEEP_ATTEMPTS = timedelta(days=30)
@@ -73,7 +86,7 @@ def check_throttle(
 ) -> ThrottleVerdict:
     now = now or utc_now()
     since = now - timedelta(seconds=policy.window_seconds)
-    username, ip = username[:64], ip[:64]
+    username, ip = username[:64], source_key(ip)
     count, last = _pair_failures(db, username, ip, since)
     wait_pair = _wait(count, last, policy.free_failures_per_pair, policy, now)
     count_ip, last_ip = db.execute(
@@ -88,11 +101,37 @@ def check_throttle(
     return ThrottleVerdict(True)
 
 
+def classify(
+    db: Session, policy: ThrottlePolicy, *, username: str, ip: str, now: datetime | None = None
+) -> str:
+    """The hashing lane of an attempt at `username` from `ip` (see the module docstring)."""
+    now = now or utc_now()
+    username, ip = username[:64], source_key(ip)
+    pair = (LoginAttempt.username == username) & (LoginAttempt.ip == ip)
+    last_ok = db.scalar(
+        select(func.max(LoginAttempt.at)).where(
+            pair, LoginAttempt.success.is_(True), LoginAttempt.at > now - KEEP_ATTEMPTS
+        )
+    )
+    if last_ok is not None:
+        since_ok = db.scalar(
+            select(func.count()).where(pair, LoginAttempt.success.is_(False), LoginAttempt.at > last_ok)
+        )
+        if int(since_ok or 0) < policy.free_failures_per_pair:
+            return TRUSTED
+    since = now - timedelta(seconds=policy.window_seconds)
+    failed = LoginAttempt.success.is_(False) & (LoginAttempt.at > since)
+    for who in (LoginAttempt.ip == ip, LoginAttempt.username == username):
+        if db.scalar(select(LoginAttempt.id).where(who, failed).limit(1)) is not None:
+            return OTHER
+    return CLEAN
+
+
 def record_attempt(
     db: Session, *, username: str, ip: str, success: bool, now: datetime | None = None
 ) -> None:
     now = now or utc_now()
-    db.add(LoginAttempt(username=username[:64], ip=ip[:64], success=success, at=now))
+    db.add(LoginAttempt(username=username[:64], ip=source_key(ip), success=success, at=now))
     if success:
         # A success ends this pair's count by being the newest success (nothing is deleted, so the
         # dashboard keeps the failures); only very old attempts are pruned.
@@ -111,22 +150,31 @@ def _lock_client(db: Session, ip: str) -> None:
 
 
 def reserve_attempt(
-    db: Session, policy: ThrottlePolicy, *, username: str, ip: str, now: datetime | None = None
-) -> tuple[ThrottleVerdict, int | None]:
+    db: Session,
+    policy: ThrottlePolicy,
+    *,
+    username: str,
+    ip: str,
+    now: datetime | None = None,
+    admit: Callable[[str], T] | None = None,
+) -> tuple[ThrottleVerdict, int | None, T | None]:
     """Check the delays and, if the attempt may go on, record it as a failure (call in a write
-    transaction and commit before hashing); returns the verdict and the attempt's row id."""
-    username, ip = username[:64], ip[:64]
+    transaction and commit before hashing); returns the verdict, the attempt's row id and what
+    `admit(lane)` returned. `admit` is called before anything is recorded: when it raises (the
+    hashing lane is full), nothing is, so a shed attempt never counts as a failure."""
+    username, ip = username[:64], source_key(ip)
     _lock_client(db, ip)
     # The clock is read once the lock is held: attempts are then recorded in the order they were
     # checked, and none sees another's record as lying in its future.
     now = now or utc_now()
     verdict = check_throttle(db, policy, username=username, ip=ip, now=now)
     if not verdict.allowed:
-        return verdict, None
+        return verdict, None, None
+    admitted = admit(classify(db, policy, username=username, ip=ip, now=now)) if admit else None
     attempt = LoginAttempt(username=username, ip=ip, success=False, at=now)
     db.add(attempt)
     db.flush()
-    return verdict, attempt.id
+    return verdict, attempt.id, admitted
 
 
 def mark_success(db: Session, attempt_id: int, *, now: datetime | None = None) -> None:

@@ -1,8 +1,9 @@
-"""Routing items to two annotators each: by discipline and load, deterministically, never to the
-item's creator.
+"""Routing items to their annotators (two each by default): by discipline and load,
+deterministically, never to the item's creator.
 
 ProMQA (section 3.3, appendix B.3) has every example judged by two annotators; ExpVid (appendix E)
-keeps a pool of annotators per discipline. Here, each unassigned slot goes to the eligible annotator
+keeps a pool of annotators per discipline. An item needs `Item.annotators_required` judgements
+(1-5, fixed when it is imported; `services/campaign_settings.py`), one per slot. Here, each unassigned slot goes to the eligible annotator
 with the fewest open assignments, ties broken by a hash of (item, user name) so that the same
 database always yields the same assignment and pairs spread evenly over annotators.
 
@@ -33,14 +34,12 @@ from expvid.platform.services import audit
 from expvid.platform.services.access import discipline_matches
 from expvid.platform.services.errors import SYSTEM, Actor, Conflict, Forbidden, InvalidInput, NotFound
 
-ANNOTATORS_PER_ITEM = 2
-
 
 @dataclass
 class AssignmentReport:
     assignments_created: int = 0
     items_fully_assigned: int = 0
-    #: Discipline -> number of items that could not get two eligible annotators.
+    #: Discipline -> number of items that could not get all the eligible annotators they need.
     short_of_annotators: dict[str, int] = field(default_factory=dict)
 
 
@@ -183,7 +182,8 @@ def assign_pending(db: Session, *, actor: Actor = SYSTEM) -> AssignmentReport:
     events_short: list[dict[str, object]] = []
     for item in items:
         taken = existing[item.id]
-        free_slots = [s for s in range(1, ANNOTATORS_PER_ITEM + 1) if s not in taken]
+        needed = item.annotators_required
+        free_slots = [s for s in range(1, needed + 1) if s not in taken]
         eligible = [
             user
             for user in annotators
@@ -202,12 +202,12 @@ def assign_pending(db: Session, *, actor: Actor = SYSTEM) -> AssignmentReport:
                 {"entity": "assignment", "entity_id": f"{item.id}/{slot}", "item_id": item.id,
                  "after": {"user": user.username, "slot": slot}}
             )  # fmt: skip
-        if len(taken) >= ANNOTATORS_PER_ITEM:
+        if len(taken) >= needed:
             if item.state == "pending":
                 completed.append(item.id)
         else:
             short[item.discipline] += 1
-        missing = max(0, ANNOTATORS_PER_ITEM - len(taken))
+        missing = max(0, needed - len(taken))
         if missing != item.short_of_annotators:
             shortfall[item.id] = missing
             if missing:
@@ -238,7 +238,9 @@ def assign_pending(db: Session, *, actor: Actor = SYSTEM) -> AssignmentReport:
             .execution_options(synchronize_session="fetch")
         )
     report.assignments_created = len(new_assignments)
-    report.items_fully_assigned = sum(1 for item in items if len(existing[item.id]) >= ANNOTATORS_PER_ITEM)
+    report.items_fully_assigned = sum(
+        1 for item in items if len(existing[item.id]) >= item.annotators_required
+    )
     report.short_of_annotators = dict(short)
     return report
 
@@ -287,7 +289,7 @@ def add_annotator(db: Session, actor: Actor, item_id: int, username: str) -> Ass
         raise InvalidInput(
             [f"{username} already decided this item once; a second judgement must come from someone else"]
         )
-    free = [slot for slot in range(1, ANNOTATORS_PER_ITEM + 1) if slot not in taken]
+    free = [slot for slot in range(1, item.annotators_required + 1) if slot not in taken]
     if not free:
         raise Conflict("this item already has all its annotators", current_version=item.version)
     now = utc_now()

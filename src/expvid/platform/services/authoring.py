@@ -15,6 +15,7 @@ from expvid.platform.config import InputLimits
 from expvid.platform.db.models import Assignment, Experiment, Item, utc_now
 from expvid.platform.services import audit, limits
 from expvid.platform.services.assignment import assign_pending
+from expvid.platform.services.campaign_settings import annotators_per_item
 from expvid.platform.services.content import Content, ContentError, validate_content
 from expvid.platform.services.errors import Actor, Forbidden, InvalidInput, NotFound
 from expvid.platform.services.identity import platform_key
@@ -129,6 +130,7 @@ def create_level3_question(
         version=1,
         created_at=now,
         updated_at=now,
+        annotators_required=annotators_per_item(db),
     )
     db.add(item)
     db.flush()

@@ -6,6 +6,9 @@ The public release (`export_public`, the default) holds only what a benchmark us
                                                 options, answer, asr_caption, video_id, category)
     DIR/videos/level_<n>/<video_id>/clip_<sha256>.mp4
     DIR/dataset.json                            counts, agreement per task, how items were settled
+    DIR/release.json                            the release's number and manifest (releases.py):
+                                                every item's id and content hashes, its reviewers
+                                                (pseudonyms), the agreement and what it covers
 
 `expvid eval --data DIR` reads it like the published release. Nothing in it names an original file,
 a local path or the database: release clip names contain answers (`clip_1_removed_step_2.mp4`), so
@@ -57,6 +60,7 @@ from expvid.platform.db.models import (
 from expvid.platform.services import audit
 from expvid.platform.services.clean_copy import CleanCopyError, clean_copy
 from expvid.platform.services.errors import SYSTEM, Actor
+from expvid.platform.services.releases import ReleaseDraft, item_entry, record_release, write_manifests
 from expvid.platform.services.reports import agreement_report, progress
 from expvid.platform.services.scivideobench import SVB_LEVEL
 from expvid.platform.services.scivideobench import write_release as write_svb_release
@@ -91,6 +95,9 @@ class ExportReport:
     internal: Path | None = None
     items: Counter[str] = field(default_factory=Counter)
     videos: int = 0
+    #: The release's number and the SHA-256 of its manifest (`services/releases.py`).
+    release: int | None = None
+    manifest_sha256: str | None = None
 
     @property
     def total(self) -> int:
@@ -157,8 +164,10 @@ def export_verified(
     internal: Path | None = None,
     with_reviewers: bool = False,
     actor: Actor = SYSTEM,
+    kind: str = "public",
 ) -> ExportReport:
-    """Export every verified item (see the module docstring for the two layouts)."""
+    """Export every verified item (see the module docstring for the two layouts) as the next
+    numbered release (`services/releases.py`); `kind` names it in the manifest (public, hf)."""
     out = out.resolve()
     _check_target(out)
     internal_dir = (internal or default_internal_dir(out)).resolve() if public else None
@@ -173,22 +182,32 @@ def export_verified(
         with database.read() as db:
             writer = _Export(db, staging, internal_staging or staging, report, database.url, with_reviewers)
             writer.run(public=public)
-        _commit(staging, out)
-        if internal_staging is not None and internal_dir is not None:
-            _commit(internal_staging, internal_dir)
+        # The release is numbered and stored in the same transaction that puts its folders in place.
+        with database.write() as db:
+            draft = writer.draft(kind if public else "full")
+            row, manifest = record_release(db, actor, draft)
+            write_manifests(staging, internal_staging, manifest, row.manifest_sha256)
+            report.release, report.manifest_sha256 = row.number, row.manifest_sha256
+            audit.record(
+                db, actor, "export.completed", entity="export", entity_id=str(out),
+                after={"release": row.number, "items": dict(report.items), "videos": report.videos,
+                       "public": public, "internal": str(internal_dir) if internal_dir else None,
+                       "with_reviewers": with_reviewers, "manifest_sha256": row.manifest_sha256},
+            )  # fmt: skip
+            _commit(staging, out)
+            if internal_staging is not None and internal_dir is not None:
+                _commit(internal_staging, internal_dir)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         if internal_staging is not None:
             shutil.rmtree(internal_staging, ignore_errors=True)
-        if out.exists() and internal_dir is not None and not internal_dir.exists():
+        if report.release is not None:  # the folders were in place when the database refused
+            shutil.rmtree(out, ignore_errors=True)
+            if internal_dir is not None:
+                shutil.rmtree(internal_dir, ignore_errors=True)
+        elif out.exists() and internal_dir is not None and not internal_dir.exists():
             shutil.rmtree(out, ignore_errors=True)  # never leave a release without its provenance
         raise
-    with database.write() as db:
-        audit.record(
-            db, actor, "export.completed", entity="export", entity_id=str(out),
-            after={"items": dict(report.items), "videos": report.videos, "public": public,
-                   "internal": str(internal_dir) if internal_dir else None, "with_reviewers": with_reviewers},
-        )  # fmt: skip
     return report
 
 
@@ -209,6 +228,24 @@ class _Export:
         self.with_reviewers = with_reviewers
         self.placed: dict[tuple[int, str], str] = {}
         self.public = True
+        #: The release manifest's items and agreement (`draft`).
+        self.entries: list[dict[str, Any]] = []
+        self.agreement: dict[str, Any] = {}
+
+    def _entry(self, item: Item, public_path: str | None, decisions: dict[int, list[Decision]],
+               adjudication: Adjudication | None) -> None:  # fmt: skip
+        self.entries.append(
+            item_entry(
+                key=item.key, record=_release_record(item, public_path), task=item.task,
+                annotators=[self.reviewer(d.user_id) for d in decisions.get(item.id, [])],
+                adjudicator=self.reviewer(adjudication.user_id) if adjudication else None,
+                settled_via=item.settled_via, edited=_edited(item), upstream_version=item.upstream_version,
+            )
+        )  # fmt: skip
+
+    def draft(self, kind: str) -> ReleaseDraft:
+        return ReleaseDraft(kind=kind, entries=self.entries, agreement=self.agreement,
+                            reviewers="user names" if self.with_reviewers else "pseudonyms")  # fmt: skip
 
     def place(
         self, batch_id: int, relative: str | None, level: int, video_id: str, *, copy: bool = True
@@ -272,6 +309,7 @@ class _Export:
             if item.segment_id is not None:
                 exported_by_segment[item.segment_id].append(item.release_key)
             provenance.append(self._provenance(item, public_path, decisions, adjudications.get(item.id)))
+            self._entry(item, public_path, decisions, adjudications.get(item.id))
         for task in TASKS:
             if task in present_tasks and TASKS[task].level != SVB_LEVEL:
                 _write_jsonl(annotation_file(self.release, task), records.get(task, []))
@@ -282,17 +320,22 @@ class _Export:
                 video_ids.add(item.video_id)
                 settled_via[item.settled_via or "unknown"] += 1
                 edited += _edited(item)
-                provenance.append(
-                    self._provenance(
-                        item, f"videos/jove_{item.video_id}.mp4", decisions, adjudications.get(item.id)
-                    )
-                )
+                svb_path = f"videos/jove_{item.video_id}.mp4"
+                provenance.append(self._provenance(item, svb_path, decisions, adjudications.get(item.id)))
+                self._entry(item, svb_path, decisions, adjudications.get(item.id))
             _write_json(self.sidecars / "overlays.json", overlays)
 
         _write_jsonl(self.sidecars / "provenance.jsonl", provenance)
         self._segments(exported_by_segment)
         self._experiments(video_ids)
-        agreement = agreement_report(db)
+        agreement = agreement_report(db, scope="items under review")
+        released = agreement_report(
+            db, item_ids={i.id for i in [*items, *svb]}, scope="items of this release"
+        )
+        self.agreement = {
+            "released_items": _pseudonymised_agreement(released.as_dict(), self.reviewer),
+            "campaign": _pseudonymised_agreement(agreement.as_dict(), self.reviewer),
+        }
         _write_json(
             self.sidecars / "agreement.json", _pseudonymised_agreement(agreement.as_dict(), self.reviewer)
         )
@@ -321,11 +364,12 @@ class _Export:
                     "total_items": self.report.total,
                     "videos": self.report.videos,
                     "verification": {
-                        "protocol": "two independent expert annotators per item; disagreements adjudicated",
+                        "protocol": _protocol(db, [*items, *svb]),
                         "settled_via": dict(sorted(settled_via.items())),
                         "edited_by_experts": edited,
                         "agreement": {
                             "categories": ["approve", "edit", "reject"],
+                            "covers": agreement.covers(),
                             "overall": agreement.overall.as_dict(),
                             "by_task": {t: a.as_dict() for t, a in agreement.by_task.items()},
                         },
@@ -442,6 +486,17 @@ class _Export:
                 paper.write_text(experiment.paper_md, encoding="utf-8")
         if rows:
             _write_jsonl(self.sidecars / "experiments.jsonl", rows)
+
+
+def _protocol(db: Session, items: list[Item]) -> str:
+    """How the released items were verified, in the words a dataset card needs."""
+    counts = Counter(item.annotators_required for item in items)
+    if not counts:
+        return "no item released"
+    parts = [f"{n} item(s) by {k} independent expert annotator(s)" for k, n in sorted(counts.items())]
+    if set(counts) == {2}:
+        return "two independent expert annotators per item; disagreements adjudicated"
+    return "; ".join(parts) + "; disagreements adjudicated"
 
 
 def _refuse_clashes(items: list[Item]) -> None:

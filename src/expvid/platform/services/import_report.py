@@ -14,7 +14,8 @@ exactly one outcome, so nothing is dropped silently:
   reviewers corrected the step list the new draft was made from); the import exits non-zero.
 
 Bad lines are reported by file and line (`problems`); nothing is imported while there are any
-unless `skip_bad`.
+unless `skip_bad`. A refused import has a report too (`refused` says why, `exit_code` is 1), so a
+script reading `--json` or `--report FILE` always finds the problems there.
 """
 
 from __future__ import annotations
@@ -71,6 +72,8 @@ class ImportReport:
     segments: int = 0
     segments_updated: int = 0
     assignment: AssignmentReport | None = None
+    #: Why nothing was imported (bad lines, not a candidate directory, a database error), if so.
+    refused: str | None = None
 
     def of(self, outcome: str) -> list[ItemOutcome]:
         return [i for i in self.items if i.outcome == outcome]
@@ -103,12 +106,17 @@ class ImportReport:
 
     @property
     def exit_code(self) -> int:
-        """0, or 3 when some items were not applied (conflicts): a script must look."""
+        """0; 1 when nothing was imported (`refused`); 3 when some items were not applied
+        (conflicts): a script must look."""
+        if self.refused is not None:
+            return 1
         return 3 if self.conflicts else 0
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "format": REPORT_FORMAT,
+            "imported": self.refused is None,
+            "refused": self.refused,
             "root": str(self.root),
             "batch": self.batch_id,
             "identity": self.identity,

@@ -34,7 +34,17 @@ from expvid.platform.services.identity import (
 from expvid.platform.services.import_report import ImportReport
 from expvid.platform.services.scivideobench import SVB_LEVEL, svb_records
 from expvid.platform.services.tasks import TASKS, annotation_file
+from expvid.platform.services.text_checks import nul_problems, read_text_file
 from expvid.schema import DataError, RecordProblem, read_jsonl
+
+
+class ImportRefused(DataError):
+    """Nothing was imported; `report` holds every problem (for `--json` and `--report`)."""
+
+    def __init__(self, report: ImportReport, message: str | None = None) -> None:
+        super().__init__(message if message is not None else report.problems)
+        report.refused = message or f"{len(report.problems)} bad line(s); nothing was imported"
+        self.report = report
 
 
 @dataclass
@@ -94,6 +104,8 @@ def _read_sidecar(path: Path, problems: list[RecordProblem]) -> list[tuple[int, 
     for line, value in read_jsonl(path):
         if isinstance(value, RecordProblem):
             problems.append(value)
+        elif bad := nul_problems(path, line, value):
+            problems.extend(bad)
         else:
             good.append((line, value))
     return good
@@ -246,11 +258,13 @@ def read_directory(root: Path) -> tuple[ParsedDirectory, ImportReport]:
     report = ImportReport(root=root, namespace=directory_namespace(root))
     problems = report.problems
     if not root.is_dir():
-        raise DataError(f"{root}: not a directory")
+        raise ImportRefused(report, f"{root}: not a directory")
     files = {task: annotation_file(root, task) for task in TASKS}
     present = {task: path for task, path in files.items() if path.is_file()}
     if not present:
-        raise DataError(f"{root}: no annotation files (expected annotations/level1/materials.jsonl etc.)")
+        raise ImportRefused(
+            report, f"{root}: no annotation files (expected annotations/level1/materials.jsonl etc.)"
+        )
 
     provenance = _provenance(root, problems)
     prov_path = root / "provenance.jsonl"
@@ -269,6 +283,10 @@ def read_directory(root: Path) -> tuple[ParsedDirectory, ImportReport]:
                 problems.append(raw)
                 continue
             value = raw
+            nul = nul_problems(path, line, value)
+            if nul:
+                problems.extend(nul)
+                continue
             bad = _record_problems(root, task, value)
             source_id = _text(value.get("id"))
             release_key = f"{task}/{source_id}"
@@ -323,7 +341,11 @@ def read_directory(root: Path) -> tuple[ParsedDirectory, ImportReport]:
     for video_id in {item.video_id for item in items} | set(experiments):
         paper = root / "papers" / f"{video_id}.md"
         if "/" not in video_id and paper.is_file():
-            papers[video_id] = paper.read_text(encoding="utf-8")
+            text = read_text_file(paper)
+            if isinstance(text, RecordProblem):
+                problems.append(text)
+            else:
+                papers[video_id] = text
     parsed = ParsedDirectory(
         root=root,
         namespace=report.namespace,
@@ -346,13 +368,15 @@ def parse_directory(
 
 
 def import_candidates(
-    database: Database, root: Path, *, actor: Actor = SYSTEM, skip_bad: bool = False, assign: bool = True
-) -> ImportReport:
+    database: Database, root: Path, *, actor: Actor = SYSTEM, skip_bad: bool = False, assign: bool = True,
+    annotators: int | None = None,
+) -> ImportReport:  # fmt: skip
     """Import a candidate directory; raises `DataError` listing every bad line unless `skip_bad`.
 
-    One write transaction: either every outcome in the report happened, or none did. A ProMQA
-    candidate directory (`expvid build --recipe promqa`) is imported as procedural items
-    (`procedural_import.py`).
+    One write transaction: either every outcome in the report happened, or none did. New items need
+    `annotators` independent judgements (1-5; default: the campaign's setting, the paper's 2 unless
+    changed). A ProMQA candidate directory (`expvid build --recipe promqa`) is imported as
+    procedural items (`procedural_import.py`), always with ProMQA's two annotators.
     """
     from expvid.platform.services.procedural_import import import_procedural, is_procedural_dir
     from expvid.platform.services.upstream import apply_directory
@@ -361,7 +385,7 @@ def import_candidates(
         return import_procedural(database, Path(root), actor=actor, skip_bad=skip_bad, assign=assign)
     parsed, report = read_directory(root)
     if report.problems and not skip_bad:
-        raise DataError(report.problems)
+        raise ImportRefused(report)
     with database.write() as db:
-        apply_directory(db, parsed, report, actor=actor, assign=assign)
+        apply_directory(db, parsed, report, actor=actor, assign=assign, annotators=annotators)
     return report

@@ -29,9 +29,10 @@ from expvid.platform.services.assignment import assign_pending
 from expvid.platform.services.errors import SYSTEM, Actor
 from expvid.platform.services.identity import directory_namespace
 from expvid.platform.services.import_report import ImportReport, ItemOutcome
-from expvid.platform.services.importer import ParsedItem
+from expvid.platform.services.importer import ImportRefused, ParsedItem
 from expvid.platform.services.procedural import PROCEDURAL_LEVEL, generated_pair
-from expvid.schema import DataError, RecordProblem
+from expvid.platform.services.text_checks import NUL_REASON, nul_fields
+from expvid.schema import RecordProblem
 from expvid.suites.release_io import json_records, read_release_bytes
 
 
@@ -62,20 +63,25 @@ def parse_procedural(root: Path) -> tuple[list[ParsedItem], dict[str, Any], Impo
     try:
         graphs = json.loads(graphs_path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as error:
-        raise DataError([RecordProblem(graphs_path, 1, f"cannot read the recipe graphs ({error})")]) from None
+        report.problems.append(RecordProblem(graphs_path, 1, f"cannot read the recipe graphs ({error})"))
+        raise ImportRefused(report) from None
+    if nul_fields(graphs):
+        report.problems.append(RecordProblem(graphs_path, 1, f"{nul_fields(graphs)[0]} {NUL_REASON}"))
+        raise ImportRefused(report)
     by_name = {g.get("name"): (activity, g) for activity, g in graphs.items() if isinstance(g, dict)}
     provenance = files.read_provenance(root)
     path = root / files.EXAMPLES_FILE
     data = read_release_bytes(path)
     if isinstance(data, RecordProblem):
-        raise DataError([data])
+        report.problems.append(data)
+        raise ImportRefused(report)
     items: list[ParsedItem] = []
     seen: set[str] = set()
     for line, record in json_records(path, data):
         if isinstance(record, RecordProblem):
             report.problems.append(record)
             continue
-        bad: list[str] = []
+        bad: list[str] = [f"{field} {NUL_REASON}" for field in nul_fields(record)]
         qid, kind = record.get("question_id"), record.get("type")
         question, answers = record.get("question"), record.get("answers")
         if not isinstance(qid, str) or not qid:
@@ -133,7 +139,7 @@ def import_procedural(
     items, _graphs, report = parse_procedural(root)
     root = report.root
     if report.problems and not skip_bad:
-        raise DataError(report.problems)
+        raise ImportRefused(report)
     with database.write() as db:
         batch = ImportBatch(
             root=str(root),

@@ -7,6 +7,7 @@ paper reports 6-8 minutes per Level-1 question, about 13 for Level-2 and 18 for 
 
 from __future__ import annotations
 
+import itertools
 import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -22,13 +23,19 @@ from expvid.platform.services.tasks import TASKS
 
 #: `removed`: removed upstream by a later import (kept, out of review and export; services/upstream.py).
 STATES = ("pending", "in_review", "conflict", "verified", "rejected", "removed")
+#: States in which an annotator can still do the work assigned to them.
+OPEN_STATES = ("pending", "in_review")
 PAPER_MINUTES = {1: "6-8", 2: "13", 3: "18"}
 
 
 @dataclass
 class AnnotatorStats:
     username: str
+    #: Deactivated annotators are listed for their past work; they have nothing open.
+    active: bool = True
     assigned: int = 0
+    #: Work that can still be done: assignments not completed, on items still open for review
+    #: (an item verified, rejected, in conflict or removed upstream is no one's open work).
     open: int = 0
     decided: int = 0
     decided_last_24h: int = 0
@@ -66,17 +73,17 @@ def progress(db: Session) -> Progress:
         totals.update(states)
     items_left = sum(totals.get(state, 0) for state in ("pending", "in_review", "conflict"))
 
-    users = {u.id: u.username for u in db.scalars(select(User).where(User.role == "annotator"))}
-    stats = {uid: AnnotatorStats(username=name) for uid, name in users.items()}
-    for user_id, total, still_open in db.execute(
-        select(
-            Assignment.user_id,
-            func.count(),
-            func.count().filter(Assignment.completed_at.is_(None)),
-        ).group_by(Assignment.user_id)
+    annotators = db.scalars(select(User).where(User.role == "annotator"))
+    stats = {u.id: AnnotatorStats(username=u.username, active=u.active) for u in annotators}
+    still_open = Assignment.completed_at.is_(None) & Item.state.in_(OPEN_STATES)
+    for user_id, total, open_now in db.execute(
+        select(Assignment.user_id, func.count(), func.count().filter(still_open))
+        .join(Item, Item.id == Assignment.item_id)
+        .group_by(Assignment.user_id)
     ):
         if user_id in stats:
-            stats[user_id].assigned, stats[user_id].open = total, still_open
+            stats[user_id].assigned = total
+            stats[user_id].open = open_now if stats[user_id].active else 0
     since = utc_now() - timedelta(hours=24)
     minutes: dict[int, list[float]] = defaultdict(list)
     minutes_by_level: dict[tuple[int, int], list[float]] = defaultdict(list)
@@ -115,10 +122,28 @@ class AgreementReport:
     by_task: dict[str, Agreement]
     by_pair: dict[tuple[str, str], Agreement]
     by_task_and_pair: dict[tuple[str, str, str], Agreement]
+    #: The items the figures cover, by state (every item with all the judgements it needs).
+    population: dict[str, int] = field(default_factory=dict)
+    #: Items left out, by reason.
+    left_out: dict[str, int] = field(default_factory=dict)
+    #: What the population is, in words (`scope` of `agreement_report`).
+    scope: str = "items under review"
+
+    def covers(self) -> str:
+        """One sentence naming the population, for every place the figures are shown."""
+        states = ", ".join(f"{n} {state.replace('_', ' ')}" for state, n in self.population.items() if n)
+        text = f"{self.overall.n} {self.scope} with all their current judgements" + (
+            f" ({states})" if states else ""
+        )
+        left = "; ".join(f"{n} {why}" for why, n in self.left_out.items() if n)
+        return text + (f"; not counted: {left}" if left else "")
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "categories": ["approve", "edit", "reject"],
+            "covers": self.covers(),
+            "population": self.population,
+            "left_out": self.left_out,
             "overall": self.overall.as_dict(),
             "by_task": {task: a.as_dict() for task, a in self.by_task.items()},
             "by_pair": [{"annotators": list(pair), **a.as_dict()} for pair, a in self.by_pair.items()],
@@ -129,34 +154,57 @@ class AgreementReport:
         }
 
 
-def agreement_report(db: Session, *, task: str | None = None) -> AgreementReport:
-    """Agreement over items that have both current judgements (stale ones are excluded)."""
+#: Why an item with judgements is not counted.
+REMOVED_UPSTREAM = "removed upstream (their experiment excluded or re-drafted)"
+INCOMPLETE = "still waiting for judgements"
+SINGLE = "judged by one annotator by design (no agreement to measure)"
+
+
+def agreement_report(
+    db: Session, *, task: str | None = None, item_ids: set[int] | None = None, scope: str | None = None
+) -> AgreementReport:
+    """Agreement over the items that have all the current judgements they need (two or more;
+    stale ones excluded), leaving out items removed upstream. `item_ids` narrows the population
+    (e.g. the items of a release); `scope` names it."""
     rows = db.execute(
-        select(Decision.item_id, Item.task, User.username, Assignment.slot, Decision.verdict)
+        select(Decision.item_id, Item.task, Item.state, Item.annotators_required, User.username,
+               Assignment.slot, Decision.verdict)
         .join(Item, Item.id == Decision.item_id)
         .join(User, User.id == Decision.user_id)
-        .join(Assignment, (Assignment.item_id == Decision.item_id) & (Assignment.user_id == Decision.user_id))
+        .outerjoin(Assignment, (Assignment.item_id == Decision.item_id) & (Assignment.user_id == Decision.user_id))
         .where(Decision.stale.is_(False))
-        .order_by(Decision.item_id, Assignment.slot)
-    ).all()
-    per_item: dict[int, list[tuple[str, str, int, str]]] = defaultdict(list)
-    for item_id, item_task, username, slot, verdict in rows:
-        if task is None or item_task == task:
-            per_item[item_id].append((item_task, username, slot, verdict))
-    overall: list[tuple[str, str]] = []
-    by_task: dict[str, list[tuple[str, str]]] = defaultdict(list)
+        .order_by(Decision.item_id, Assignment.slot, Decision.id)
+    ).all()  # fmt: skip
+    per_item: dict[int, list[tuple[str, str]]] = defaultdict(list)
+    info: dict[int, tuple[str, str, int]] = {}
+    for item_id, item_task, state, required, username, _slot, verdict in rows:
+        if (task is None or item_task == task) and (item_ids is None or item_id in item_ids):
+            per_item[item_id].append((username, verdict))
+            info[item_id] = (item_task, state, required)
+    overall: list[list[str]] = []
+    by_task: dict[str, list[list[str]]] = defaultdict(list)
     by_pair: dict[tuple[str, str], list[tuple[str, str]]] = defaultdict(list)
     by_task_pair: dict[tuple[str, str, str], list[tuple[str, str]]] = defaultdict(list)
-    for judgements in per_item.values():
-        if len(judgements) != 2:
+    population: Counter[str] = Counter()
+    left_out: Counter[str] = Counter()
+    for item_id, judgements in per_item.items():
+        item_task, state, required = info[item_id]
+        if state == "removed":
+            left_out[REMOVED_UPSTREAM] += 1
             continue
-        (item_task, user_a, _, verdict_a), (_, user_b, _, verdict_b) = judgements
-        overall.append((verdict_a, verdict_b))
-        by_task[item_task].append((verdict_a, verdict_b))
-        # Within a pair, rater order is by name so that each rater's marginals stay theirs.
-        (u1, v1), (u2, v2) = sorted([(user_a, verdict_a), (user_b, verdict_b)])
-        by_pair[(u1, u2)].append((v1, v2))
-        by_task_pair[(item_task, u1, u2)].append((v1, v2))
+        if len(judgements) < max(2, required):
+            left_out[INCOMPLETE if required >= 2 else SINGLE] += 1
+            continue
+        population[state] += 1
+        verdicts = [verdict for _, verdict in judgements]  # annotator 1 (slot 1) first
+        overall.append(verdicts)
+        by_task[item_task].append(verdicts)
+        # Every pair of this item's raters; within a pair, rater order is by name so that each
+        # rater's marginals stay theirs.
+        for (user_a, verdict_a), (user_b, verdict_b) in itertools.combinations(judgements, 2):
+            (u1, v1), (u2, v2) = sorted([(user_a, verdict_a), (user_b, verdict_b)])
+            by_pair[(u1, u2)].append((v1, v2))
+            by_task_pair[(item_task, u1, u2)].append((v1, v2))
     task_order = {name: i for i, name in enumerate(TASKS)}
     return AgreementReport(
         overall=agreement(overall),
@@ -165,6 +213,9 @@ def agreement_report(db: Session, *, task: str | None = None) -> AgreementReport
         },
         by_pair={pair: agreement(p) for pair, p in sorted(by_pair.items())},
         by_task_and_pair={k: agreement(p) for k, p in sorted(by_task_pair.items())},
+        population={state: population[state] for state in STATES if population[state]},
+        left_out=dict(left_out),
+        scope=scope or ("items of task " + task if task else "items under review"),
     )
 
 

@@ -187,7 +187,7 @@ def submit_decision(
     min_justification: int = 5,
     bounds: InputLimits = limits.DEFAULT_LIMITS,
 ) -> DecisionResult:
-    """Save (or revise) an annotator's decision; settles the item when both decisions agree."""
+    """Save (or revise) an annotator's decision; settles the item when all its decisions agree."""
     if actor.role != "annotator":
         raise Forbidden("only annotators record review decisions")
     too_long = input_problems(data, bounds)
@@ -287,7 +287,12 @@ def _steps_of(decision: Decision) -> list[tuple[int | None, str, float | None, f
 
 
 def settle_if_ready(db: Session, item: Item) -> None:
-    """Settle by agreement when both current decisions are in; otherwise hand the item to adjudication."""
+    """Settle by agreement once all the item's current decisions are in (its `annotators_required`:
+    two by default, one to five by campaign setting); any disagreement goes to adjudication.
+
+    Agreement means every judgement is the same: all approve; all reject with the same step-list
+    corrections (or none); all make the same edit. With one annotator, their judgement settles.
+    """
     decisions = list(
         db.scalars(
             select(Decision)
@@ -295,37 +300,40 @@ def settle_if_ready(db: Session, item: Item) -> None:
             .order_by(Decision.id)
         )
     )
-    if len(decisions) < 2:
+    needed = max(1, item.annotators_required)
+    if len(decisions) < needed:
         return
-    a, b = decisions[:2]
-    reason = f"two annotators: {a.verdict} / {b.verdict}"
-    if a.verdict == b.verdict == "approve":
+    verdicts = [d.verdict for d in decisions]
+    who = "one annotator" if len(decisions) == 1 else f"{len(decisions)} annotators"
+    reason = f"{who}: {' / '.join(verdicts)}"
+    first = decisions[0]
+    if all(v == "approve" for v in verdicts):
         finalize(db, SYSTEM, item, "verified", via="agreement", reason=f"{reason} (auto-settled)")
-    elif a.verdict == b.verdict == "reject":
-        steps_a, steps_b = _steps_of(a), _steps_of(b)
-        if steps_a != steps_b:
-            # Both drop the question, but they correct the segment's steps differently (or only one
-            # does): an adjudicator decides which correction the segment's other questions get.
+    elif all(v == "reject" for v in verdicts):
+        steps = _steps_of(first)
+        if any(_steps_of(d) != steps for d in decisions[1:]):
+            # All drop the question, but they correct the segment's steps differently (or only some
+            # do): an adjudicator decides which correction the segment's other questions get.
             mark_conflict(
-                db, SYSTEM, item, reason=f"{reason}: both reject, but their step-list corrections differ"
+                db, SYSTEM, item, reason=f"{reason}: all reject, but their step-list corrections differ"
             )
             return
-        if steps_a is not None:
-            assert a.proposal is not None
-            rows = [StepRow.from_dict(r) for r in a.proposal["steps"]]
+        if steps is not None:
+            assert first.proposal is not None
+            rows = [StepRow.from_dict(r) for r in first.proposal["steps"]]
             apply_step_change(
                 db, SYSTEM, item=item, rows=rows, reason=f"{reason}, identical step corrections",
                 rebuild_item=False,
             )  # fmt: skip
         finalize(db, SYSTEM, item, "rejected", via="agreement", reason=reason)
-    elif a.verdict == b.verdict == "edit" and _same_proposal(item, a, b):
-        assert a.proposal is not None
-        why = f"{reason}, identical edits"
+    elif all(v == "edit" for v in verdicts) and all(_same_proposal(item, first, d) for d in decisions[1:]):
+        assert first.proposal is not None
+        why = f"{reason}, identical edits" if len(decisions) > 1 else f"{reason} (the only judgement)"
         if uses_step_editor(item):
-            rows = [StepRow.from_dict(r) for r in a.proposal["steps"]]
+            rows = [StepRow.from_dict(r) for r in first.proposal["steps"]]
             apply_step_change(db, SYSTEM, item=item, rows=rows, reason=why)
         else:
-            set_content(db, SYSTEM, item, Content.from_dict(a.proposal), action="item.edited", reason=why)
+            set_content(db, SYSTEM, item, Content.from_dict(first.proposal), action="item.edited", reason=why)
         finalize(db, SYSTEM, item, "verified", via="agreement", reason=why)
     else:
         mark_conflict(db, SYSTEM, item, reason=f"{reason}: the judgements differ")

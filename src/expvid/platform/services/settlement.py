@@ -1,6 +1,6 @@
 """Settling an item: applying verified content, and propagating Level-2 step-list changes.
 
-Called from two places: automatic settlement when both annotators agree (review.py) and an
+Called from two places: automatic settlement when all the item's annotators agree (review.py) and an
 adjudicator's resolution (adjudication.py). Every change bumps the item's version (optimistic lock)
 and is written to the audit trail with the justifications that caused it.
 """
@@ -108,7 +108,7 @@ def reopen_for_review(db: Session, actor: Actor, item: Item, *, reason: str) -> 
     db.execute(update(Assignment).where(Assignment.item_id == item.id).values(completed_at=None))
     n_assigned = len(list(db.scalars(select(Assignment.id).where(Assignment.item_id == item.id))))
     before = item.state
-    item.state = "in_review" if n_assigned >= 2 else "pending"
+    item.state = "in_review" if n_assigned >= item.annotators_required else "pending"
     item.settled_via = None
     item.settled_at = None
     bump(item)

@@ -1,29 +1,42 @@
-"""Signing in, in three steps so that no transaction is open while a password is hashed.
+"""Signing in, in steps so that no transaction is open while a password is hashed, and so that
+strangers cannot spend the hashing capacity an account's owner needs.
 
-1. `reserve` (short write transaction): check the throttle and record the attempt as a failure,
-   atomically per client address (security/throttle.py); read the account's stored hash;
-2. hash: verify the password on the bounded, low-priority hashing pool (security/hashing.py),
-   holding no connection and no lock;
-3. on success only (short write transaction): turn the attempt into a success, start the session,
+0. the gate (security/signin_gate.py): the database work of an attempt from a pair that signed in
+   before runs on its own threads; everyone else's on a few bounded ones, never the shared pool.
+1. `look` (a read, no lock): is this client throttled, and which hashing lane would the attempt
+   take (security/throttle.py `classify`)? A lane with no room answers `HashingBusy` at once: a
+   flood the lanes cannot take costs a read per attempt, never a write.
+2. `reserve` (short write transaction): check the throttle again and record the attempt as a
+   failure, atomically per client source; take the attempt's place in its lane just before
+   recording it (a shed attempt is not recorded, so it never counts as a failure); read the
+   account's stored hash.
+3. hash: verify the password in its lane (security/hashing.py), holding no connection and no lock.
+4. on success only (short write transaction): turn the attempt into a success, start the session,
    store a re-hash if the costs changed (computed before the transaction).
 
-A wrong password therefore costs the database one small insert, and nothing else waits for the hash.
+An unknown or inactive account is verified against a dummy hash of the current cost, in the lane
+its history gives it (known or not, the same): the answer costs and takes as long.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from sqlalchemy import select
 from starlette.concurrency import run_in_threadpool
 
 from expvid.platform.config import ThrottlePolicy
 from expvid.platform.db.engine import Database
-from expvid.platform.db.models import User
-from expvid.platform.security.hashing import HashPool
+from expvid.platform.db.models import User, utc_now
+from expvid.platform.security.client import source_key
+from expvid.platform.security.hashing import HashPool, Ticket
 from expvid.platform.security.sessions import start_session
-from expvid.platform.security.throttle import mark_success, reserve_attempt
+from expvid.platform.security.signin_gate import SignInGate
+from expvid.platform.security.throttle import check_throttle, classify, mark_success, reserve_attempt
 
+T = TypeVar("T")
 #: Longer passwords (or user names) fail without being hashed: hashing a megabyte costs real time.
 MAX_PASSWORD = 1024
 
@@ -34,6 +47,17 @@ class SignIn:
     outcome: str
     token: str | None = None
     retry_after_s: int = 0
+    #: The hashing lane the attempt took (trusted, clean, other), for the dashboard and the tests.
+    lane: str | None = None
+
+
+@dataclass
+class _Reserved:
+    retry_after_s: int
+    attempt_id: int | None = None
+    ticket: Ticket | None = None
+    user_id: int | None = None
+    stored: str | None = None
 
 
 async def sign_in(
@@ -45,27 +69,73 @@ async def sign_in(
     password: str,
     ip: str,
     session_hours: float,
+    gate: SignInGate | None = None,
 ) -> SignIn:
-    """One sign-in attempt; raises `HashingBusy` when too many attempts wait for a hash already."""
+    """One sign-in attempt; raises `HashingBusy` when its lane has no room for it. The database
+    work runs on the `gate`'s threads (security/signin_gate.py), else on the shared pool."""
+    source = source_key(ip)
+    known = gate is not None and await gate.known_pair(username[:64], source)
+    return await _sign_in(database, pool, policy, username, password, source, session_hours, gate, known)
 
-    def reserve() -> tuple[bool, int, int | None, int | None, str | None]:
-        with database.write() as db:
-            verdict, attempt_id = reserve_attempt(db, policy, username=username, ip=ip)
-            if attempt_id is None:
-                return False, verdict.retry_after_s, None, None, None
-            user = db.scalar(select(User).where(User.username == username)) if len(username) <= 64 else None
-            if user is None or not user.active:
-                return True, 0, attempt_id, None, None
-            return True, 0, attempt_id, user.id, user.password_hash
 
-    allowed, retry_after, attempt_id, user_id, stored = await run_in_threadpool(reserve)
-    if not allowed or attempt_id is None:
+async def _sign_in(
+    database: Database, pool: HashPool, policy: ThrottlePolicy, username: str, password: str, source: str,
+    session_hours: float, gate: SignInGate | None, known: bool,
+) -> SignIn:  # fmt: skip
+    account = username[:64]
+
+    async def blocking(work: Callable[[], T], *, first: bool = False) -> T:
+        """On the gate's threads; a stranger's first step may be turned away (HashingBusy)."""
+        if gate is None:
+            return await run_in_threadpool(work)
+        return await gate.run(known, work, bounded=first and not known)
+
+    def look() -> tuple[int, str | None]:
+        with database.read() as db:
+            now = utc_now()
+            verdict = check_throttle(db, policy, username=account, ip=source, now=now)
+            if not verdict.allowed:
+                return verdict.retry_after_s, None
+            return 0, classify(db, policy, username=account, ip=source, now=now)
+
+    retry_after, lane = await blocking(look, first=True)
+    if lane is None:
         return SignIn("throttled", retry_after_s=retry_after)
-    # An unknown or inactive account is verified against a dummy hash: the answer takes as long.
-    ok = len(password) <= MAX_PASSWORD and await pool.verify(stored, password) and user_id is not None
+    pool.check(lane, source, account)
+
+    def reserve() -> _Reserved:
+        with database.write() as db:
+            verdict, attempt_id, ticket = reserve_attempt(
+                db, policy, username=account, ip=source, admit=lambda lane: pool.admit(lane, source, account)
+            )
+            reserved = _Reserved(verdict.retry_after_s, attempt_id, ticket)
+            try:
+                if attempt_id is not None:
+                    user = (
+                        db.scalar(select(User).where(User.username == username))
+                        if len(username) <= 64
+                        else None
+                    )
+                    if user is not None and user.active:
+                        reserved.user_id, reserved.stored = user.id, user.password_hash
+            except BaseException:
+                if ticket is not None:
+                    pool.cancel(ticket)
+                raise
+        return reserved
+
+    reserved = await blocking(reserve)
+    if reserved.attempt_id is None or reserved.ticket is None:
+        return SignIn("throttled", retry_after_s=reserved.retry_after_s)
+    ticket, user_id, stored = reserved.ticket, reserved.user_id, reserved.stored
+    try:
+        ok = len(password) <= MAX_PASSWORD and await pool.verify_with(ticket, stored, password)
+    finally:
+        pool.cancel(ticket)  # a no-op once its hash ran; gives the place back if none did
     if not ok or user_id is None or stored is None:
-        return SignIn("failed")
+        return SignIn("failed", lane=ticket.lane)
     rehashed = await pool.hash(password) if pool.passwords.needs_rehash(stored) else None
+    attempt_id = reserved.attempt_id
 
     def finish() -> str | None:
         with database.write() as db:
@@ -78,5 +148,8 @@ async def sign_in(
             token, _ = start_session(db, user, hours=session_hours)
             return token
 
-    token = await run_in_threadpool(finish)
-    return SignIn("ok", token=token) if token is not None else SignIn("failed")
+    token = await blocking(finish)
+    if token is not None and gate is not None:
+        gate.known.add(account, source)
+    lane = ticket.lane
+    return SignIn("ok", token=token, lane=lane) if token is not None else SignIn("failed", lane=lane)

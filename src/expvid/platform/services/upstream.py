@@ -27,6 +27,7 @@ from sqlalchemy.orm import Session
 from expvid.platform.db.models import Decision, Experiment, ImportBatch, Item, Segment, User, utc_now
 from expvid.platform.services import audit
 from expvid.platform.services.assignment import assign_pending
+from expvid.platform.services.campaign_settings import annotators_per_item, check_annotators
 from expvid.platform.services.errors import Actor
 from expvid.platform.services.identity import family, fingerprint
 from expvid.platform.services.import_report import ImportReport, ItemOutcome
@@ -90,9 +91,12 @@ class _SegmentState:
 
 class _Sync:
     def __init__(
-        self, db: Session, parsed: ParsedDirectory, report: ImportReport, batch: ImportBatch, actor: Actor
-    ) -> None:
+        self, db: Session, parsed: ParsedDirectory, report: ImportReport, batch: ImportBatch, actor: Actor,
+        annotators: int,
+    ) -> None:  # fmt: skip
         self.db, self.parsed, self.report, self.batch, self.actor = db, parsed, report, batch, actor
+        #: Judgements each new item needs (the campaign's setting, or the import's --annotators).
+        self.annotators = annotators
         self.root = parsed.root
         self.now = utc_now()
         self.experiments: dict[str, Experiment] = {}
@@ -274,6 +278,7 @@ class _Sync:
             experiment_id=experiment.id, **self._upstream_fields(item, segment.row.id if segment and segment.row else None),
             **self._content(item.record), flags=_build_flags(item.provenance), content_sha256=item.content_sha256,
             upstream_version=1, state="pending", version=1, created_at=self.now, updated_at=self.now,
+            annotators_required=self.annotators,
         )  # fmt: skip
         self.db.add(row)
         return row
@@ -484,9 +489,11 @@ class _Sync:
 
 
 def apply_directory(
-    db: Session, parsed: ParsedDirectory, report: ImportReport, *, actor: Actor, assign: bool
-) -> None:
-    """Apply `parsed` in the caller's write transaction, filling `report`."""
+    db: Session, parsed: ParsedDirectory, report: ImportReport, *, actor: Actor, assign: bool,
+    annotators: int | None = None,
+) -> None:  # fmt: skip
+    """Apply `parsed` in the caller's write transaction, filling `report`. New items need
+    `annotators` judgements (default: the campaign's setting, `services/campaign_settings.py`)."""
     batch = ImportBatch(
         root=str(parsed.root),
         namespace=parsed.namespace,
@@ -497,7 +504,8 @@ def apply_directory(
     db.add(batch)
     db.flush()
     report.batch_id = batch.id
-    _Sync(db, parsed, report, batch, actor).run()
+    needed = check_annotators(annotators) if annotators is not None else annotators_per_item(db)
+    _Sync(db, parsed, report, batch, actor, needed).run()
     if assign:
         report.assignment = assign_pending(db, actor=actor)
     states = {}

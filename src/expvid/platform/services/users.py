@@ -22,6 +22,7 @@ from sqlalchemy.orm import Session
 from expvid.platform.config import ThrottlePolicy
 from expvid.platform.db.engine import Database
 from expvid.platform.db.models import User, WebSession, utc_now
+from expvid.platform.security.api_tokens import list_tokens, revoke_user_tokens
 from expvid.platform.security.hashing import HashPool
 from expvid.platform.security.passwords import Passwords, PasswordTooShort
 from expvid.platform.security.sessions import end_user_sessions
@@ -227,7 +228,9 @@ def _store_password(
     *,
     action: str,
     keep_session: int | None,
-) -> None:
+    revoke_tokens: bool,
+) -> int:
+    """Store the new hash and close the doors the old password opened; returns tokens revoked."""
     with database.write() as db:
         user = _user(db, username, lock=True)
         user.password_hash = password_hash
@@ -235,11 +238,29 @@ def _store_password(
         if keep_session is not None:
             sessions = sessions.where(WebSession.id != keep_session)
         db.execute(sessions)  # whoever knew the old password is signed out
-        audit.record(db, actor, action, entity="user", entity_id=user.id)
+        # ...and whoever made an API token with it: a reset after a compromise must close every door.
+        revoked = revoke_user_tokens(db, actor, user) if revoke_tokens else 0
+        audit.record(db, actor, action, entity="user", entity_id=user.id,
+                     after={"tokens_revoked": revoked, "tokens_kept": not revoke_tokens})  # fmt: skip
+        return revoked
 
 
-def reset_password(database: Database, pool: HashPool, *, username: str, password: str, actor: Actor) -> None:
-    """An admin (or the CLI) sets a new password; every session of the account ends."""
+def live_token_count(db: Session, user_id: int | None) -> int:
+    """Live API tokens of a user (shown beside the password forms, which revoke them)."""
+    return len([t for t, _ in list_tokens(db, user_id) if t.revoked_at is None]) if user_id is not None else 0
+
+
+def reset_password(
+    database: Database,
+    pool: HashPool,
+    *,
+    username: str,
+    password: str,
+    actor: Actor,
+    revoke_tokens: bool = True,
+) -> int:
+    """An admin (or the CLI) sets a new password; every session of the account ends and, unless
+    `revoke_tokens=False`, every API token it has is revoked. Returns the tokens revoked."""
     if not actor.is_admin:
         raise Forbidden("only admins reset passwords")
     problems = password_problems(pool.passwords, password)
@@ -247,17 +268,18 @@ def reset_password(database: Database, pool: HashPool, *, username: str, passwor
         raise InvalidInput(problems)
     with database.read() as db:
         _user(db, username)
-    _store_password(database, username, pool.hash_blocking(password), actor, action="user.password_reset",
-                    keep_session=None)  # fmt: skip
+    return _store_password(database, username, pool.hash_blocking(password), actor, action="user.password_reset",
+                           keep_session=None, revoke_tokens=revoke_tokens)  # fmt: skip
 
 
 def change_password(
     database: Database, pool: HashPool, throttle: ThrottlePolicy, actor: Actor, *, current: str, new: str,
-    confirm: str, session_id: int, ip: str,
-) -> None:  # fmt: skip
+    confirm: str, session_id: int, ip: str, revoke_tokens: bool = True,
+) -> int:  # fmt: skip
     """The signed-in user changes their own password (the current one is checked, under the same
     throttle as signing in, so a borrowed session cannot guess it); their other sessions end, this
-    one stays."""
+    one stays, and their API tokens are revoked unless `revoke_tokens=False`. Returns the tokens
+    revoked."""
     problems = password_problems(pool.passwords, new)
     if new != confirm:
         problems.append("the new password and its confirmation differ")
@@ -270,7 +292,7 @@ def change_password(
         if user is None or not user.active:
             raise NotFound("no such account")
         stored, username = user.password_hash, user.username
-        verdict, attempt_id = reserve_attempt(db, throttle, username=username, ip=ip)
+        verdict, attempt_id, _ = reserve_attempt(db, throttle, username=username, ip=ip)
     if attempt_id is None:
         raise InvalidInput(
             [f"too many wrong current passwords from this computer; wait {verdict.retry_after_s} s"]
@@ -279,8 +301,8 @@ def change_password(
         raise InvalidInput(["the current password is not right"])
     with database.write() as db:
         mark_success(db, attempt_id)
-    _store_password(database, username, pool.hash_blocking(new), actor, action="user.password_changed",
-                    keep_session=session_id)  # fmt: skip
+    return _store_password(database, username, pool.hash_blocking(new), actor, action="user.password_changed",
+                           keep_session=session_id, revoke_tokens=revoke_tokens)  # fmt: skip
 
 
 def list_users(db: Session) -> list[User]:

@@ -18,6 +18,7 @@ from expvid.platform.config import PasswordPolicy, PlatformSettings
 from expvid.platform.db.engine import Database
 from expvid.platform.security.hashing import HashPool
 from expvid.platform.security.passwords import Passwords
+from expvid.platform.security.signin_gate import SignInGate
 from expvid.platform.services.errors import Conflict, Forbidden, InvalidInput, NotFound, PlatformError
 from expvid.platform.web.body_limit import BodyLimit, BodyTooLarge
 from expvid.platform.web.deps import CsrfRejected, Unauthenticated
@@ -65,11 +66,13 @@ def create_app(settings: PlatformSettings, *, database: Database | None = None) 
         nice=policy.hash_nice,
         share=policy.hash_share,
     )
+    gate = SignInGate(db)
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         yield
         hashes.close()
+        gate.close()
         if owns_database:
             db.dispose()
 
@@ -84,6 +87,7 @@ def create_app(settings: PlatformSettings, *, database: Database | None = None) 
     app.state.database = db
     app.state.passwords = passwords
     app.state.hashes = hashes
+    app.state.signin_gate = gate
     # Outermost last: security headers on every answer, then the body cap, then the input guard
     # (which buffers bodies, so it must sit inside the cap).
     app.add_middleware(InputGuard)

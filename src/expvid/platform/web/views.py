@@ -20,7 +20,7 @@ from expvid.platform.db.models import (
 )
 from expvid.platform.guidelines import guidelines_for
 from expvid.platform.services.access import can_adjudicate, discipline_matches
-from expvid.platform.services.assignment import ANNOTATORS_PER_ITEM, eligible_annotators
+from expvid.platform.services.assignment import eligible_annotators
 from expvid.platform.services.audit import item_history
 from expvid.platform.services.authoring import can_author
 from expvid.platform.services.errors import Actor
@@ -173,7 +173,7 @@ def review_context(
         ]
         staffing = {
             "assigned": assigned,
-            "missing": max(0, ANNOTATORS_PER_ITEM - len(assigned)),
+            "missing": max(0, item.annotators_required - len(assigned)),
             "candidates": [u.username for u in eligible_annotators(db, item)]
             if item.state in ("pending", "in_review")
             else [],

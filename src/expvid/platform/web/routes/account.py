@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Annotated
+from urllib.parse import quote
 
 from fastapi import APIRouter, Path, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
@@ -12,7 +13,7 @@ from starlette.concurrency import run_in_threadpool
 from expvid.platform.db.models import User
 from expvid.platform.security.api_tokens import create_token, list_tokens, revoke_token
 from expvid.platform.services.errors import Forbidden, InvalidInput
-from expvid.platform.services.users import change_password
+from expvid.platform.services.users import change_password, live_token_count
 from expvid.platform.web.api_models import MAX_INT
 from expvid.platform.web.deps import ViewerDep, WriterDep, client_of, database_of, hashes_of, settings_of
 from expvid.platform.web.render import page
@@ -84,20 +85,22 @@ async def revoke(token_id: TokenId, request: Request, current: WriterDep) -> Res
 
 
 def _password_page(
-    request: Request, *, problems: list[str] | None = None, status_code: int = 200
+    request: Request, current: ViewerDep, *, problems: list[str] | None = None, status_code: int = 200
 ) -> Response:  # fmt: skip
+    with database_of(request).read() as db:
+        tokens = live_token_count(db, current.actor.id)
     return page(
         request,
         "password.html",
         {"problems": problems or [], "notice": request.query_params.get("notice"),
-         "min_password": settings_of(request).passwords.min_length},
+         "min_password": settings_of(request).passwords.min_length, "live_tokens": tokens},
         status_code,
     )  # fmt: skip
 
 
 @router.get("/password", response_class=HTMLResponse)
 def password_page(request: Request, current: ViewerDep) -> Response:
-    return _password_page(request)
+    return _password_page(request, current)
 
 
 @router.post("/password", response_class=HTMLResponse)
@@ -107,16 +110,20 @@ async def change_own_password(request: Request, current: WriterDep) -> Response:
         raise Forbidden("a password is changed from a signed-in browser, not with an API token")
     form = await request.form()
     fields = {name: str(form.get(name) or "") for name in ("current", "new", "confirm")}
+    keep_tokens = form.get("keep_tokens") == "1"  # revoking is the default: a form without the box revokes
 
     def work() -> Response:
         try:
-            change_password(
+            revoked = change_password(
                 database_of(request), hashes_of(request), settings_of(request).throttle, current.actor,
                 current=fields["current"], new=fields["new"], confirm=fields["confirm"],
-                session_id=current.session.session_id, ip=client_of(request),
+                session_id=current.session.session_id, ip=client_of(request), revoke_tokens=not keep_tokens,
             )  # fmt: skip
         except InvalidInput as error:
-            return _password_page(request, problems=error.problems, status_code=422)
-        return RedirectResponse("/account/password?notice=password+changed", status_code=303)
+            return _password_page(request, current, problems=error.problems, status_code=422)
+        notice = "password changed; your other browsers are signed out" + (
+            f" and your {revoked} API token(s) revoked: make new ones for your scripts" if revoked else ""
+        )
+        return RedirectResponse(f"/account/password?notice={quote(notice)}", status_code=303)
 
     return await run_in_threadpool(work)

@@ -176,16 +176,20 @@ async def reset_user_password(username: UserName, request: Request, current: Wri
     current.require("admin")
     form = await request.form()
     password = str(form.get("password") or "")
+    keep_tokens = form.get("keep_tokens") == "1"  # revoking is the default
 
     def work() -> Response:
         try:
-            reset_password(database_of(request), hashes_of(request), username=username, password=password,
-                           actor=current.actor)  # fmt: skip
+            revoked = reset_password(database_of(request), hashes_of(request), username=username, password=password,
+                                     actor=current.actor, revoke_tokens=not keep_tokens)  # fmt: skip
         except InvalidInput as error:
             return _users_page(
                 request, problems=[f"{username}: {p}" for p in error.problems], status_code=422
             )
-        notice = quote(f"new password set for {username}; their sessions ended")
+        notice = quote(
+            f"new password set for {username}; their sessions ended"
+            + (f" and their {revoked} API token(s) were revoked" if revoked else "")
+        )
         return RedirectResponse(f"/admin/users?notice={notice}", status_code=303)
 
     return await run_in_threadpool(work)

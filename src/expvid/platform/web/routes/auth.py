@@ -13,6 +13,7 @@ import asyncio
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from starlette.concurrency import run_in_threadpool
 
 from expvid.platform.security.hashing import HashingBusy
 from expvid.platform.security.sessions import end_session
@@ -67,12 +68,16 @@ def _login_page(
 
 
 @router.get("/login", response_class=HTMLResponse)
-def login_form(request: Request) -> Response:
-    try:
-        viewer(request)
-        return RedirectResponse("/", status_code=303)
-    except Unauthenticated:
-        return _login_page(request)
+async def login_form(request: Request) -> Response:
+    """The form; answered on the event loop unless a session cookie needs looking up, so that a
+    flood of strangers fetching it never queues in front of reviewers' work in the thread pool."""
+    if request.cookies.get(SESSION_COOKIE):
+        try:
+            await run_in_threadpool(viewer, request)
+            return RedirectResponse("/", status_code=303)
+        except Unauthenticated:
+            pass
+    return _login_page(request)
 
 
 @router.post("/login")
@@ -87,6 +92,7 @@ async def login(request: Request) -> Response:
         result = await sign_in(
             database_of(request), hashes_of(request), settings.throttle, username=username,
             password=password, ip=client_of(request), session_hours=settings.session_hours,
+            gate=request.app.state.signin_gate,
         )  # fmt: skip
     except HashingBusy:
         # Too many sign-ins wait for a hash already (a flood): answer later rather than at once,
