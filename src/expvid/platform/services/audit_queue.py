@@ -72,7 +72,9 @@ class AuditApplication:
     def unmatched_line(self) -> str:
         shown = ", ".join(self.unmatched[:SHOWN_UNMATCHED])
         more = len(self.unmatched) - SHOWN_UNMATCHED
-        return f"{len(self.unmatched)} audit id(s) match no item: {shown}" + (f" (+{more} more)" if more > 0 else "")
+        return f"{len(self.unmatched)} audit id(s) match no item: {shown}" + (
+            f" (+{more} more)" if more > 0 else ""
+        )
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -109,7 +111,9 @@ def _solver_detail(solver: SolverResult) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def flag_details(report: AuditReport, task: str, flags: list[str], reasons: dict[str, str]) -> list[dict[str, Any]]:
+def flag_details(
+    report: AuditReport, task: str, flags: list[str], reasons: dict[str, str]
+) -> list[dict[str, Any]]:
     """Per flag: its name, the audit's reason, and what it is (solver on this task, or item check)."""
     solvers = {(s.name, s.task): s for s in report.solvers}
     details = []
@@ -159,7 +163,9 @@ def apply_audit(
         for item in items:
             for pair in _platform_ids(item):
                 by_id.setdefault(pair, []).append(item)
-        matches = {entry.id: by_id.get((entry.task, local_id(entry.id, entry.task)), []) for entry in report.items}
+        matches = {
+            entry.id: by_id.get((entry.task, local_id(entry.id, entry.task)), []) for entry in report.items
+        }
         result.unmatched = [entry.id for entry in report.items if not matches[entry.id]]
         result.ambiguous = [key for key, found in matches.items() if len(found) > 1]
         result.matched = sum(1 for entry in report.items if entry.flags and matches[entry.id])
@@ -178,7 +184,9 @@ def apply_audit(
                 continue
             for item in matches[entry.id]:
                 _flag_item(db, actor, record, report, item, entry.id, entry.flags, entry.reasons, result)
-        record.summary = {key: value for key, value in result.as_dict().items() if key not in ("source", "sha256")}
+        record.summary = {
+            key: value for key, value in result.as_dict().items() if key not in ("source", "sha256")
+        }
         trail.record(
             db, actor, "audit.applied", entity="audit_file", entity_id=record.id,
             after={"sha256": digest, "source": str(file), "suite": report.suite, "data": report.data,
@@ -217,13 +225,21 @@ def _open_finding_filter() -> Any:
 
 def queued_item_ids(db: Session) -> set[int]:
     """Items in the re-review queue: flagged by an audit and not settled since, at that version."""
-    return set(db.scalars(select(AuditFinding.item_id).join(Item, Item.id == AuditFinding.item_id).where(_open_finding_filter())))
+    return set(
+        db.scalars(
+            select(AuditFinding.item_id)
+            .join(Item, Item.id == AuditFinding.item_id)
+            .where(_open_finding_filter())
+        )
+    )
 
 
 def findings_of(db: Session, item_id: int) -> list[AuditFinding]:
     """An item's findings, newest audit first (shown on its review and adjudication pages)."""
     return list(
-        db.scalars(select(AuditFinding).where(AuditFinding.item_id == item_id).order_by(AuditFinding.id.desc()))
+        db.scalars(
+            select(AuditFinding).where(AuditFinding.item_id == item_id).order_by(AuditFinding.id.desc())
+        )
     )
 
 
@@ -247,7 +263,9 @@ class QueueCounts:
     def lines(self) -> list[str]:
         if not self.audits:
             return ["re-review queue: no validity audit applied (`expvid platform audit AUDIT.json`)"]
-        flags = ", ".join(f"{name} {n}" for name, n in sorted(self.by_flag.items(), key=lambda kv: (-kv[1], kv[0])))
+        flags = ", ".join(
+            f"{name} {n}" for name, n in sorted(self.by_flag.items(), key=lambda kv: (-kv[1], kv[0]))
+        )
         states = ", ".join(f"{state} {n}" for state, n in sorted(self.by_state.items()))
         return [
             f"re-review queue: {self.in_queue} item(s) to decide, of {self.flagged_items} item(s) flagged by "
@@ -258,7 +276,9 @@ class QueueCounts:
 
 def queue_counts(db: Session) -> QueueCounts:
     audits = int(db.scalar(select(func.count(AuditFile.id))) or 0)
-    rows = db.execute(select(AuditFinding, Item.state, Item.upstream_version).join(Item, Item.id == AuditFinding.item_id)).all()
+    rows = db.execute(
+        select(AuditFinding, Item.state, Item.upstream_version).join(Item, Item.id == AuditFinding.item_id)
+    ).all()
     flagged = {finding.item_id for finding, _, _ in rows}
     open_rows = [(f, s) for f, s, version in rows if s in QUEUE_STATES and version == f.upstream_version]
     queued = {finding.item_id: state for finding, state in open_rows}

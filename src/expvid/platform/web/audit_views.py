@@ -38,16 +38,24 @@ def _flag_view(detail: dict[str, Any]) -> dict[str, Any]:
 def audit_findings(db: Session, item: Item) -> list[dict[str, Any]]:
     """The item's findings, newest first, each with its audit and one entry per flag."""
     findings = findings_of(db, item.id)
-    files = {f.id: f for f in db.scalars(select(AuditFile).where(AuditFile.id.in_({x.audit_file_id for x in findings})))}
-    return [
-        {
-            "audit": files[finding.audit_file_id].sha256[:12], "source": files[finding.audit_file_id].source,
-            "applied_at": files[finding.audit_file_id].applied_at, "audit_item_id": finding.audit_item_id,
-            "open": item.state in QUEUE_STATES and finding.upstream_version == item.upstream_version,
-            "flags": [_flag_view(detail) for detail in finding.details],
-        }  # fmt: skip
-        for finding in findings
-    ]
+    files = {
+        f.id: f
+        for f in db.scalars(select(AuditFile).where(AuditFile.id.in_({x.audit_file_id for x in findings})))
+    }
+    views = []
+    for finding in findings:
+        audit_file = files[finding.audit_file_id]
+        views.append(
+            {
+                "audit": audit_file.sha256[:12],
+                "source": audit_file.source,
+                "applied_at": audit_file.applied_at,
+                "audit_item_id": finding.audit_item_id,
+                "open": item.state in QUEUE_STATES and finding.upstream_version == item.upstream_version,
+                "flags": [_flag_view(detail) for detail in finding.details],
+            }
+        )
+    return views
 
 
 def queue_rows(db: Session, actor: Actor) -> list[tuple[Item, list[str]]]:
