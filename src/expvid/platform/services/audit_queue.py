@@ -257,6 +257,8 @@ class QueueCounts:
     flagged_items: int
     in_queue: int
     settled_since: int
+    #: Flagged items removed upstream since (out of the queue, not settled).
+    removed: int
     by_flag: dict[str, int]
     by_state: dict[str, int]
 
@@ -269,7 +271,8 @@ class QueueCounts:
         states = ", ".join(f"{state} {n}" for state, n in sorted(self.by_state.items()))
         return [
             f"re-review queue: {self.in_queue} item(s) to decide, of {self.flagged_items} item(s) flagged by "
-            f"{self.audits} applied audit(s); {self.settled_since} settled since they were flagged",
+            f"{self.audits} applied audit(s); {self.settled_since} settled since they were flagged"
+            + (f", {self.removed} removed upstream" if self.removed else ""),
             f"  in the queue, by state: {states or 'none'}; by flag: {flags or 'none'}",
         ]
 
@@ -287,7 +290,9 @@ def queue_counts(db: Session) -> QueueCounts:
         names = {name for finding, _ in open_rows if finding.item_id == item_id for name in finding.flags}
         by_flag.update(names)
     settled = {finding.item_id for finding, state, _ in rows if state in SETTLED_STATES} - set(queued)
+    removed = {finding.item_id for finding, state, _ in rows if state == "removed"}
     return QueueCounts(
         audits=audits, flagged_items=len(flagged), in_queue=len(queued), settled_since=len(settled),
+        removed=len(removed),
         by_flag=dict(by_flag), by_state=dict(Counter(queued.values())),
     )  # fmt: skip
