@@ -214,29 +214,34 @@ def import_dir(
     except (DataError, SQLAlchemyError, OSError) as error:  # the database, or the folder, unusable
         report = ImportReport(root=directory.absolute(), refused=str(error).splitlines()[0])
     data = report.as_dict()
-    applied = None
+    applied: AuditApplication | str | None = None  # a string: why the directory's audit.json was not applied
     if with_audit and report.refused is None and (directory / "audit.json").is_file():
-        applied = _apply_audit(db, directory / "audit.json", root=directory, quiet=as_json)
-        data["audit"] = applied.as_dict() if applied is not None else None
+        applied = _apply_audit(db, directory / "audit.json", root=directory)
+        data["audit"] = applied.as_dict() if not isinstance(applied, str) else {"error": applied}
+    audit_exit = 0 if applied is None else (2 if isinstance(applied, str) else applied.exit_code)
     if report_file is not None:
         report_file.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     if as_json:
         print(json.dumps(data, ensure_ascii=False))
-        raise typer.Exit(code=report.exit_code)
+        raise typer.Exit(code=report.exit_code or audit_exit)
     if report.refused is not None:
         console.print(f"[red]error:[/red] {escape(report.refused)}", soft_wrap=True)
         for problem in report.problems:
             console.print(f"  {escape(str(problem))}", soft_wrap=True, highlight=False)
         raise typer.Exit(code=report.exit_code)
     _print_import(report)
-    if applied is not None:
+    if isinstance(applied, str):
+        console.print(
+            f"[red]error:[/red] the items were imported; the audit was not: {escape(applied)}", soft_wrap=True
+        )
+    elif applied is not None:
         _print_audit(applied)
-    raise typer.Exit(code=report.exit_code or (applied.exit_code if applied is not None else 0))
+    raise typer.Exit(code=report.exit_code or audit_exit)
 
 
-def _apply_audit(db: str, file: Path, *, root: Path | None, quiet: bool) -> AuditApplication | None:
-    """Apply a validity audit (`services/audit_queue.py`); None, with the error printed, when the
-    file is not an audit."""
+def _apply_audit(db: str, file: Path, *, root: Path | None) -> AuditApplication | str:
+    """Apply a validity audit (`services/audit_queue.py`); the error, one line naming the file, when
+    it is not an audit."""
     from expvid.platform import open_database
     from expvid.platform.services.audit_queue import apply_audit
     from expvid.schema import DataError
@@ -245,9 +250,7 @@ def _apply_audit(db: str, file: Path, *, root: Path | None, quiet: bool) -> Audi
     try:
         return apply_audit(database, file, root=root)
     except DataError as error:
-        if not quiet:
-            console.print(f"[red]error:[/red] {escape(str(error))}", soft_wrap=True)
-        return None
+        return str(error).splitlines()[0]
     finally:
         database.dispose()
 
@@ -300,8 +303,9 @@ def audit_cmd(
     """
     import json
 
-    applied = _apply_audit(db, audit_file, root=directory, quiet=False)
-    if applied is None:
+    applied = _apply_audit(db, audit_file, root=directory)
+    if isinstance(applied, str):
+        console.print(f"[red]error:[/red] {escape(applied)}", soft_wrap=True)
         raise typer.Exit(code=2)
     if as_json:
         print(json.dumps(applied.as_dict(), ensure_ascii=False))
