@@ -199,6 +199,7 @@ def test_reviewers_see_the_queue_and_why_in_chromium(campaign: Env, backend: str
         text = " ".join(reasons.inner_text().split())
         assert "longest option" in text and "picks the correct option" in text
         assert "against chance" in text and "95% CI" in text  # the solver's accuracy vs chance, with n
+        assert PLANT.strip() in alice.locator("[data-testid=audit-picked]").first.inner_text()  # type: ignore[attr-defined]
         alice.check("input[name=verdict][value=approve]")  # type: ignore[attr-defined]
         alice.fill("#justification", "the holder and label are visible on the bench")  # type: ignore[attr-defined]
         alice.click("[data-testid=save]")  # type: ignore[attr-defined]

@@ -197,13 +197,29 @@ def apply_audit(
     return result
 
 
+#: How the audit says that a solver picked the item's key (`expvid.audit.engine`).
+PICKS_KEY = "picks the correct option"
+
+
+def _with_picks(item: Item, details: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Where the audit says a solver picked the correct option, which option that was (the item's key
+    when it was flagged), so that the reviewer sees what the shortcut found."""
+    options, answer = item.options, item.answer
+    if not isinstance(options, dict) or not isinstance(answer, str) or answer not in options:
+        return details
+    for detail in details:
+        if detail.get("kind") == "solver" and PICKS_KEY in detail["reason"]:
+            detail["picked"] = f"{answer}. {options[answer]}"
+    return details
+
+
 def _flag_item(
     db: Session, actor: Actor, record: AuditFile, report: AuditReport, item: Item, audit_id: str,
     flags: list[str], reasons: dict[str, str], result: AuditApplication,
 ) -> None:  # fmt: skip
     finding = AuditFinding(
         item_id=item.id, audit_file_id=record.id, audit_item_id=audit_id, flags=list(flags),
-        reasons=dict(reasons), details=flag_details(report, item.task, flags, reasons),
+        reasons=dict(reasons), details=_with_picks(item, flag_details(report, item.task, flags, reasons)),
         state_before=item.state, upstream_version=item.upstream_version, created_at=utc_now(),
     )  # fmt: skip
     db.add(finding)

@@ -26,6 +26,8 @@ def _percent(value: Any) -> str:
 def _flag_view(detail: dict[str, Any]) -> dict[str, Any]:
     view = {"flag": detail.get("flag", ""), "reason": detail.get("reason", ""), "kind": detail.get("kind"),
             "description": detail.get("description", "")}  # fmt: skip
+    if detail.get("picked"):
+        view["picked"] = detail["picked"]
     if detail.get("kind") == "solver":
         view["figures"] = (
             f"{_percent(detail.get('accuracy'))} on {detail.get('task')} against chance "
