@@ -59,4 +59,7 @@ def test_a_procedural_item_flagged_by_an_audit_shows_why(tmp_path: Path) -> None
         assert "every model misses it, agreeing on the same other option" in page  # what the check means
         listed = reviewer.client.get("/rereview").text
         assert f'data-item="{item.id}"' in listed
+        assert reviewer.client.get("/api/rereview").json()["items"][0]["flags"] == ["candidate wrong key"]
+        detail = reviewer.client.get(f"/api/items/{item.id}").json()["audit_findings"][0]
+        assert detail["open"] and detail["flags"][0]["reason"] == REASON
     database.dispose()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 
@@ -17,3 +19,22 @@ def rereview_page(request: Request, current: ViewerDep) -> Response:
     with database_of(request).read() as db:
         rows = queue_rows(db, current.actor)
     return page(request, "rereview.html", {"rows": rows})
+
+
+@router.get("/api/rereview")
+def rereview_json(request: Request, current: ViewerDep) -> dict[str, Any]:
+    """The same list for scripts: each item's id, key, task, state and flags."""
+    with database_of(request).read() as db:
+        rows = queue_rows(db, current.actor)
+        return {
+            "items": [
+                {
+                    "id": item.id,
+                    "key": item.release_key,
+                    "task": item.task,
+                    "state": item.state,
+                    "flags": flags,
+                }
+                for item, flags in rows
+            ]
+        }
