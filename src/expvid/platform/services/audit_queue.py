@@ -301,10 +301,10 @@ def queue_counts(db: Session) -> QueueCounts:
     flagged = {finding.item_id for finding, _, _ in rows}
     open_rows = [(f, s) for f, s, version in rows if s in QUEUE_STATES and version == f.upstream_version]
     queued = {finding.item_id: state for finding, state in open_rows}
-    by_flag: Counter[str] = Counter()
-    for item_id in queued:
-        names = {name for finding, _ in open_rows if finding.item_id == item_id for name in finding.flags}
-        by_flag.update(names)
+    names: dict[int, set[str]] = {}
+    for finding, _ in open_rows:
+        names.setdefault(finding.item_id, set()).update(finding.flags)
+    by_flag: Counter[str] = Counter(name for flags in names.values() for name in flags)
     settled = {finding.item_id for finding, state, _ in rows if state in SETTLED_STATES} - set(queued)
     removed = {finding.item_id for finding, state, _ in rows if state == "removed"}
     return QueueCounts(
