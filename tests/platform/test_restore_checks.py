@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 from expvid.cli.platform import platform_app
 from expvid.platform.db import audit_chain
 from expvid.platform.db.backup import BackupError, backup, restore
+from expvid.platform.db.backup_check import reference_tables
 from expvid.platform.db.engine import Database, make_engine
 from expvid.platform.db.migrate import head_revision
 from expvid.platform.services import audit
@@ -166,9 +167,8 @@ def _as_revision_0003(lines: Lines) -> Lines:
     """The same data as a backup made by expvid before revision 0004 (format /1, no digest, no chain)."""
     dropped = {"items": "annotators_required", "audit_events": "chain"}
     header = dict(lines[0], format="expvid-platform-backup/1", revision="0003")
-    header["tables"] = {
-        t: list(c) for t, c in header["tables"].items() if t not in ("releases", "platform_settings")
-    }
+    at_0003 = reference_tables("0003")  # later tables (releases, settings, audits...) did not exist
+    header["tables"] = {t: list(c) for t, c in header["tables"].items() if t in at_0003}
     old = [header]
     for line in lines[1:]:
         if line.get("end"):

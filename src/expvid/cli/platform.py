@@ -19,6 +19,7 @@ from expvid.run.terminal import message_console, print_table
 
 if TYPE_CHECKING:
     from expvid.platform.security.hashing import HashPool
+    from expvid.platform.services.audit_queue import AuditApplication
     from expvid.platform.services.import_report import ImportReport
     from expvid.platform.services.reports import AgreementReport
     from expvid.platform.services.users import Reassignment
@@ -174,6 +175,14 @@ def import_dir(
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the report as JSON (and nothing else) on standard output.")
     ] = False,
+    with_audit: Annotated[
+        bool,
+        typer.Option(
+            "--audit/--no-audit",
+            help="Apply the directory's audit.json (a build's validity audit) after the import: its "
+            "flagged items go to the re-review queue.",
+        ),
+    ] = True,
 ) -> None:
     """Import a batch of candidate items (and provenance, segments, papers) into the platform.
 
@@ -205,18 +214,104 @@ def import_dir(
     except (DataError, SQLAlchemyError, OSError) as error:  # the database, or the folder, unusable
         report = ImportReport(root=directory.absolute(), refused=str(error).splitlines()[0])
     data = report.as_dict()
+    applied: AuditApplication | str | None = None  # a string: why the directory's audit.json was not applied
+    if with_audit and report.refused is None and (directory / "audit.json").is_file():
+        applied = _apply_audit(db, directory / "audit.json", root=directory)
+        data["audit"] = applied.as_dict() if not isinstance(applied, str) else {"error": applied}
+    audit_exit = 0 if applied is None else (2 if isinstance(applied, str) else applied.exit_code)
     if report_file is not None:
         report_file.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     if as_json:
         print(json.dumps(data, ensure_ascii=False))
-        raise typer.Exit(code=report.exit_code)
+        raise typer.Exit(code=report.exit_code or audit_exit)
     if report.refused is not None:
         console.print(f"[red]error:[/red] {escape(report.refused)}", soft_wrap=True)
         for problem in report.problems:
             console.print(f"  {escape(str(problem))}", soft_wrap=True, highlight=False)
         raise typer.Exit(code=report.exit_code)
     _print_import(report)
-    raise typer.Exit(code=report.exit_code)
+    if isinstance(applied, str):
+        console.print(
+            f"[red]error:[/red] the items were imported; the audit was not: {escape(applied)}", soft_wrap=True
+        )
+    elif applied is not None:
+        _print_audit(applied)
+    raise typer.Exit(code=report.exit_code or audit_exit)
+
+
+def _apply_audit(db: str, file: Path, *, root: Path | None) -> AuditApplication | str:
+    """Apply a validity audit (`services/audit_queue.py`); the error, one line naming the file, when
+    it is not an audit."""
+    from expvid.platform import open_database
+    from expvid.platform.services.audit_queue import apply_audit
+    from expvid.schema import DataError
+
+    database = open_database(db)
+    try:
+        return apply_audit(database, file, root=root)
+    except DataError as error:
+        return str(error).splitlines()[0]
+    finally:
+        database.dispose()
+
+
+def _print_audit(applied: AuditApplication) -> None:
+    if not applied.new:
+        console.print(
+            f"audit {applied.source} (sha256 {applied.sha256[:12]}) was applied before; nothing changed",
+            soft_wrap=True, highlight=False,
+        )  # fmt: skip
+    else:
+        console.print(
+            f"audit {applied.source}: {applied.flagged} of {applied.audit_items} audited item(s) flagged; "
+            f"{applied.findings_added} item(s) added to the re-review queue ({applied.reopened} of them "
+            f"settled before, sent back to their annotators); matched against {applied.scope}",
+            soft_wrap=True, highlight=False,
+        )  # fmt: skip
+    if applied.unmatched:
+        console.print(f"[yellow]{escape(applied.unmatched_line())}[/yellow]", soft_wrap=True)
+    if applied.ambiguous:
+        console.print(
+            f"[yellow]{len(applied.ambiguous)} audit id(s) match several items (each was flagged): "
+            f"{escape(', '.join(applied.ambiguous[:20]))}[/yellow]",
+            soft_wrap=True,
+        )
+
+
+@platform_app.command("audit")
+def audit_cmd(
+    audit_file: Annotated[
+        Path, typer.Argument(help="An audit.json (`expvid audit`, or `expvid build`'s), or its folder.")
+    ],
+    db: DbOption,
+    directory: Annotated[
+        Path | None,
+        typer.Option(
+            "--dir",
+            help="Match only the items imported from this candidate directory (default: the directory "
+            "the audit names, when items were imported from it; else every item).",
+        ),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print what was done as JSON.")] = False,
+) -> None:
+    """Apply a validity audit to imported items: flagged ones go to the re-review queue.
+
+    Each flagged item gets the audit's flags and reasons (shown on its review page); one already
+    verified or rejected goes back to its annotators. Applying the same file again changes nothing.
+    Exit status: 0 applied (ids that match no item are listed on one line); 2 when the file is not
+    an audit, or none of its ids matches an item.
+    """
+    import json
+
+    applied = _apply_audit(db, audit_file, root=directory)
+    if isinstance(applied, str):
+        console.print(f"[red]error:[/red] {escape(applied)}", soft_wrap=True)
+        raise typer.Exit(code=2)
+    if as_json:
+        print(json.dumps(applied.as_dict(), ensure_ascii=False))
+    else:
+        _print_audit(applied)
+    raise typer.Exit(code=applied.exit_code)
 
 
 def _print_import(report: ImportReport) -> None:
@@ -489,6 +584,7 @@ def assign(db: DbOption) -> None:
 def status(db: DbOption) -> None:
     """Progress and agreement, as on the dashboard; each figure says which items it covers."""
     from expvid.platform import open_database
+    from expvid.platform.services.audit_queue import queue_counts
     from expvid.platform.services.campaign_settings import annotators_per_item
     from expvid.platform.services.releases import list_releases, release_item_ids
     from expvid.platform.services.reports import STATES, agreement_report, progress
@@ -503,6 +599,7 @@ def status(db: DbOption) -> None:
                 session, item_ids=release_item_ids(session, latest), scope="items of the latest release"
             ) if latest else None  # fmt: skip
             per_item = annotators_per_item(session)
+            queue = queue_counts(session)
     finally:
         database.dispose()
     total = sum(report.totals.values())
@@ -526,6 +623,8 @@ def status(db: DbOption) -> None:
             highlight=False,
         )
     console.print(f"new items need {per_item} annotator(s) each", highlight=False)
+    for line in queue.lines():
+        console.print(line, highlight=False, soft_wrap=True)
     for figures in (agreement, released):
         if figures is None:
             continue

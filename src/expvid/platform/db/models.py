@@ -384,3 +384,46 @@ class PlatformSetting(Base):
     value: Mapped[Any] = mapped_column(JsonType)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utc_now)
     updated_by: Mapped[str] = mapped_column(String(64))
+
+
+class AuditFile(Base):
+    """An `audit.json` (`expvid audit`, or the release gate of `expvid build`) applied to the
+    platform's items, once per content (`sha256` of the file): applying it again changes nothing."""
+
+    __tablename__ = "audit_files"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    sha256: Mapped[str] = mapped_column(String(64), unique=True)
+    #: Where it was read from (as given), and the release it audited (`data` in the file).
+    source: Mapped[str] = mapped_column(Text)
+    data: Mapped[str | None] = mapped_column(Text, nullable=True)
+    suite: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    applied_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utc_now)
+    applied_by: Mapped[str] = mapped_column(String(64))
+    #: Every solver result of the audit (name, task, description, accuracy, chance, interval, n, flagged).
+    solvers: Mapped[list[dict[str, Any]]] = mapped_column(JsonType, default=list)
+    #: What applying it did: items matched, flagged, reopened; ids that matched no item.
+    summary: Mapped[dict[str, Any]] = mapped_column(JsonType, default=dict)
+
+
+class AuditFinding(Base):
+    """Why one item is in the re-review queue: the flags one audit gave it. The item stays in the
+    queue until it is settled again (verified or rejected) at the upstream version that was flagged."""
+
+    __tablename__ = "audit_findings"
+    __table_args__ = (UniqueConstraint("item_id", "audit_file_id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    item_id: Mapped[int] = mapped_column(ForeignKey("items.id", ondelete="CASCADE"), index=True)
+    audit_file_id: Mapped[int] = mapped_column(ForeignKey("audit_files.id"), index=True)
+    #: The item's id in the audit (the suite's own id).
+    audit_item_id: Mapped[str] = mapped_column(String(255))
+    #: Names of what flagged it, in the audit's order; `reasons`: flag -> the audit's why.
+    flags: Mapped[list[str]] = mapped_column(JsonType, default=list)
+    reasons: Mapped[dict[str, str]] = mapped_column(JsonType, default=dict)
+    #: Per flag: what it is (solver description or check), and for a solver its result on the task.
+    details: Mapped[list[dict[str, Any]]] = mapped_column(JsonType, default=list)
+    #: The item's state and upstream version when it was flagged.
+    state_before: Mapped[str] = mapped_column(String(16))
+    upstream_version: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utc_now)

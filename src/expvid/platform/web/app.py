@@ -24,7 +24,18 @@ from expvid.platform.web.body_limit import BodyLimit, BodyTooLarge
 from expvid.platform.web.deps import CsrfRejected, Unauthenticated
 from expvid.platform.web.input_guard import InputGuard
 from expvid.platform.web.render import STATIC_DIR, page
-from expvid.platform.web.routes import account, adjudicate, admin, api, auth, dashboard, home, media, review
+from expvid.platform.web.routes import (
+    account,
+    adjudicate,
+    admin,
+    api,
+    auth,
+    dashboard,
+    home,
+    media,
+    rereview,
+    review,
+)
 
 #: No inline scripts or styles anywhere: the pages pass data to app.js through data- attributes.
 _SECURITY_HEADERS = [
@@ -94,7 +105,7 @@ def create_app(settings: PlatformSettings, *, database: Database | None = None) 
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(ResponseHeaders, headers=_SECURITY_HEADERS)
     app.mount("/static", StaticFiles(directory=str(STATIC_DIR)), name="static")
-    for module in (auth, home, review, adjudicate, dashboard, media, admin, account, api):
+    for module in (auth, home, review, adjudicate, dashboard, media, admin, account, api, rereview):
         app.include_router(module.router)
 
     @app.exception_handler(BodyTooLarge)

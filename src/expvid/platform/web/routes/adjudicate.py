@@ -26,6 +26,7 @@ from expvid.platform.services.review import uses_step_editor
 from expvid.platform.services.tasks import task_spec
 from expvid.platform.web import procedural_views
 from expvid.platform.web.api_models import MAX_INT
+from expvid.platform.web.audit_views import audit_findings
 from expvid.platform.web.deps import Viewer, ViewerDep, WriterDep, database_of, settings_of
 from expvid.platform.web.drafts import drop_drafts, load_draft, refused
 from expvid.platform.web.forms import _int, content_from_form, echo, rows_from_form
@@ -79,6 +80,9 @@ def adjudication_page(
         else:
             context = _context(db, current, item_id)
         kept = load_draft(db, current.session.session_id, f"/adjudicate/{item_id}", draft)
+        shown = db.get(Item, item_id)
+        if shown is not None:
+            context["audit_findings"] = audit_findings(db, shown)
         if kept is not None:
             context["problems"] = kept.problems
             context["form"] = kept.data

@@ -23,6 +23,7 @@ from expvid.platform.services.reports import agreement_report, progress
 from expvid.platform.services.review import own_decision, preview_step_edit, submit_decision, uses_step_editor
 from expvid.platform.services.search import ItemFilters, search_items
 from expvid.platform.web.api_models import MAX_INT, PreviewBody, ResolutionBody, parse_body
+from expvid.platform.web.audit_views import audit_findings
 from expvid.platform.web.deps import ViewerDep, WriterDep, database_of, settings_of
 from expvid.platform.web.forms import decision_from_json
 from expvid.platform.web.routes.home import annotator_queue
@@ -134,6 +135,7 @@ def item_detail(item_id: ItemId, request: Request, current: ViewerDep) -> dict[s
         item = get_visible_item(db, current.actor, item_id)
         decision = own_decision(db, current.actor, item.id)
         data = _item_json(item)
+        data["audit_findings"] = audit_findings(db, item)
         data["my_decision"] = (
             None
             if decision is None

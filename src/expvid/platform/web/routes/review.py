@@ -26,6 +26,7 @@ from expvid.platform.services.scivideobench import SVB_LEVEL, OverlayError, add_
 from expvid.platform.services.settlement import segment_steps
 from expvid.platform.web import procedural_views
 from expvid.platform.web.api_models import MAX_INT
+from expvid.platform.web.audit_views import audit_findings
 from expvid.platform.web.deps import Viewer, ViewerDep, WriterDep, database_of, settings_of
 from expvid.platform.web.drafts import drop_drafts, load_draft, refused
 from expvid.platform.web.forms import decision_from_form, echo
@@ -75,6 +76,7 @@ def review_page(item_id: ItemId, request: Request, current: ViewerDep, draft: Dr
             )
             context["conflict"] = bool(kept and kept.conflict)
             context["notice"] = request.query_params.get("notice")
+            context["audit_findings"] = audit_findings(db, item)
             return page(request, "review_procedural.html", context)
         context = review_context(
             db,
@@ -87,6 +89,7 @@ def review_page(item_id: ItemId, request: Request, current: ViewerDep, draft: Dr
             context["author_problems"] = kept.problems
         context["conflict"] = bool(kept and kept.conflict)
         context["notice"] = request.query_params.get("notice")
+        context["audit_findings"] = audit_findings(db, item)
         if draft and kept is None:
             context["notice"] = "The unsaved form has expired; this is the item as it stands."
         return page(request, _template(item), context)
