@@ -249,7 +249,10 @@ def test_sample_make_names_the_recipes_with_sample_inputs(tmp_path: Path) -> Non
     result = runner.invoke(app, ["sample", "make", str(tmp_path / "x"), "--recipe", "mmvu"])  # a suite
     assert result.exit_code == 2
     said = " ".join(result.output.split())
-    assert "unknown recipe 'mmvu'" in said and "recipes with sample inputs: expvid, promqa, scivideobench" in said
+    assert (
+        "unknown recipe 'mmvu'" in said
+        and "recipes with sample inputs: expvid, promqa, scivideobench" in said
+    )
     assert not (tmp_path / "x").exists()
 
 

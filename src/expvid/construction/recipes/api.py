@@ -19,6 +19,7 @@ internals move. A recipe class declares:
   or leave it out;
 - helpers: `ask_model(request, prompt)` sends one text prompt to the build's `--llm` with the
   endpoint flags of `expvid build` (`--base-url`, `--api-key-env`, `--timeout`, ...);
+  `scene_frame` and `write_video` make synthetic sample videos;
 - `review_hooks()`: what the review platform needs beyond the ExpVid release layout (`ReviewHooks`:
   the recipe's own tasks and their guidelines, how to read its candidate files, the extra panel of its
   review page, its release writer, a whole-directory importer or exporter), or None when its
@@ -55,6 +56,8 @@ __all__ = [
     "ReviewTask",
     "ask_model",
     "parse_settings",
+    "scene_frame",
+    "write_video",
 ]
 
 
@@ -365,3 +368,17 @@ async def ask_model(request: BuildRequest, prompt: str, *, spec: str | None = No
     if not reply.text:
         raise RecipeError(f"{model}: an empty reply ({reply.refusal or reply.finish_reason or 'no text'})")
     return reply.text
+
+
+def scene_frame(index: int, width: int, height: int, *, seed: int = 0, fps: float = 30.0) -> Any:
+    """A synthetic frame whose top band codes its index (`expvid.media.synth`), for sample videos."""
+    from expvid.media.synth import scene_frame as make
+
+    return make(index, width, height, seed=seed, fps=fps)
+
+
+def write_video(path: Any, frames: Any, *, fps: float, **options: Any) -> Any:
+    """Encode `frames` (RGB arrays) as an H.264 video at `path` (`expvid.media.synth.write_video`)."""
+    from expvid.media.synth import write_video as write
+
+    return write(path, frames, fps=fps, **options)
