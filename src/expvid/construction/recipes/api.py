@@ -102,32 +102,36 @@ class RecipeSetting:
     def parse(self, text: str) -> Any:
         """The value `text` means, or `RecipeSettingError` in one line naming the key."""
         value = text.strip()
-        try:
-            if self.type is bool:
-                lowered = value.lower()
-                if lowered not in ("true", "false", "1", "0", "yes", "no"):
-                    raise ValueError("expected true or false")
-                return lowered in ("true", "1", "yes")
-            if self.type in (int, float):
-                number = self.type(value)
-                if number != number or number in (float("inf"), float("-inf")):
-                    raise ValueError("expected a finite number")
-                if self.minimum is not None and number < self.minimum:
-                    raise ValueError(f"must be at least {self.minimum:g}")
-                return number
-            if self.type is Path:
-                if not value:
-                    raise ValueError("expected a path")
-                return Path(value).expanduser()
-        except ValueError as error:
-            kind = {int: "an integer", float: "a number"}.get(self.type, "")
-            reason = str(error) if kind == "" or "must be" in str(error) else f"expected {kind}"
-            raise RecipeSettingError(self.key, f"-R {self.key}={text}: {reason}") from None
-        if self.choices and value not in self.choices:
-            raise RecipeSettingError(
-                self.key, f"-R {self.key}={text}: expected one of {', '.join(self.choices)}"
-            )
+        problem = self._problem(value)
+        if problem is not None:
+            raise RecipeSettingError(self.key, f"-R {self.key}={text}: {problem}")
+        if self.type is bool:
+            return value.lower() in ("true", "1", "yes")
+        if self.type in (int, float):
+            return self.type(value)
+        if self.type is Path:
+            return Path(value).expanduser()
         return value
+
+    def _problem(self, value: str) -> str | None:
+        if self.type is bool:
+            ok = value.lower() in ("true", "false", "1", "0", "yes", "no")
+            return None if ok else "expected true or false"
+        if self.type in (int, float):
+            try:
+                number = self.type(value)
+            except ValueError:
+                return "expected an integer" if self.type is int else "expected a number"
+            if number != number or number in (float("inf"), float("-inf")):
+                return "expected a finite number"
+            if self.minimum is not None and number < self.minimum:
+                return f"must be at least {self.minimum:g}"
+            return None
+        if self.type is Path and not value:
+            return "expected a path"
+        if self.choices and value not in self.choices:
+            return f"expected one of {', '.join(self.choices)}"
+        return None
 
 
 def parse_settings(pairs: Sequence[str], settings: Sequence[RecipeSetting]) -> dict[str, Any]:
