@@ -8,6 +8,7 @@ import ast
 import os
 from importlib.metadata import entry_points
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 from typer.testing import CliRunner
@@ -99,7 +100,7 @@ class _Echo(Recipe):
 
     name = "echo"
     settings = (RecipeSetting("count", int, 1, "how many", minimum=1),)
-    seen: list[BuildRequest] = []
+    seen: ClassVar[list[BuildRequest]] = []
 
     def build(self, request: BuildRequest) -> BuiltRelease | None:
         request.refuse_flags(("vlm",), self.name)
