@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import sysconfig
@@ -143,3 +144,18 @@ def test_from_sample_make_through_build_review_and_export(python: Path, tmp_path
     assert released["question"] == QUESTION and (tmp_path / "release" / released["video_path"]).is_file()
     checked = expvid(python, "data", "check", "release", "--suite", "tinyfacts", cwd=tmp_path)
     assert checked.returncode == 0 and "no problems" in checked.stdout, checked.stdout + checked.stderr
+    run = expvid(python, "eval", "--suite", "tinyfacts", "--data", "release", "--model", "random", "--out", "runs/random",
+                 "--quiet", cwd=tmp_path)  # fmt: skip
+    assert run.returncode == 0, run.stdout + run.stderr
+    scores = json.loads((tmp_path / "runs" / "random" / "scores.json").read_text())
+    assert scores["tasks"]["fact"]["n"] == 1, scores
+
+
+def test_the_page_shows_the_example_package_as_it_is() -> None:
+    """docs/write-a-recipe.md's file blocks are examples/tinyfacts' files, byte for byte."""
+    page = (EXAMPLE.parents[1] / "docs" / "write-a-recipe.md").read_text(encoding="utf-8")
+    blocks = dict(re.findall(r"^```\w+ file=(\S+)\n(.*?)^```$", page, re.DOTALL | re.MULTILINE))
+    assert set(blocks) == {"pyproject.toml", "src/tinyfacts/recipe.py", "src/tinyfacts/suite.py",
+                           "src/tinyfacts/prompts/question.txt", "src/tinyfacts/prompts/answer.txt"}  # fmt: skip
+    for name, text in blocks.items():
+        assert (EXAMPLE / name).read_text(encoding="utf-8") == text, name
