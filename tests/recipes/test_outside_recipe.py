@@ -10,14 +10,13 @@ import json
 import os
 import re
 import subprocess
-import sys
-import sysconfig
 import time
 from pathlib import Path
 
 import httpx
 import pytest
 
+from dev_venv import purelib_of, venv_with
 from expvid.models.loopback import LoopbackServer, Reply
 from expvid.platform.testing import free_port
 
@@ -27,25 +26,9 @@ QUESTION = "Which tool or value does the video show?"
 
 @pytest.fixture(scope="module")
 def python(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A fresh venv with examples/tinyfacts pip-installed; it sees the developer's expvid through a
-    `.pth` file (as tests/conftest.py's `tinyqa_python`), so nothing comes from a registry."""
-    root = tmp_path_factory.mktemp("recipe_package")
-    env = root / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True)
-    python = env / "bin" / "python"
-    purelib = subprocess.run(
-        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        capture_output=True, text=True, check=True,
-    ).stdout.strip()  # fmt: skip
-    ours = sysconfig.get_paths()["purelib"]
-    (Path(purelib) / "_expvid_dev.pth").write_text(f"import site; site.addsitedir({ours!r})\n")
-    installed = subprocess.run(
-        [str(python), "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation", "--no-index",
-         str(EXAMPLE)],
-        capture_output=True, text=True, check=False, timeout=300, cwd=root,
-    )  # fmt: skip
-    assert installed.returncode == 0, installed.stderr
-    assert (Path(purelib) / "tinyfacts").is_dir()  # installed there, not in the developer's environment
+    """A fresh venv with examples/tinyfacts pip-installed (`dev_venv.venv_with`)."""
+    python = venv_with(tmp_path_factory.mktemp("recipe_package"), [EXAMPLE])
+    assert (purelib_of(python) / "tinyfacts").is_dir()  # installed there, not in the developer's environment
     return python
 
 
