@@ -1,6 +1,8 @@
-"""Construction recipes other than ExpVid's own (which lives in `expvid.construction` itself).
+"""Build recipes: plug-ins found by name through the entry-point group `expvid.recipes` (`registry`),
+written against the public recipe API (`api`).
 
-Each recipe is a package that reuses the build machinery (LLM client with cache, validation, retries
-and accounting; build state; clip cutting; speech-to-text) and writes its suite's published layout.
-`expvid build --recipe NAME` dispatches to it (`expvid.cli.build`).
+The three that ship with expvid: `expvid/` (ExpVid's own construction, whose machinery is the rest
+of `expvid.construction`), `scivideobench/` and `promqa/`. Each reuses the build machinery (LLM
+client with cache, validation, retries and accounting; build state; clip cutting; speech-to-text),
+writes its suite's published layout, and declares what the review platform needs to show its items.
 """
