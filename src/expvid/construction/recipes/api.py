@@ -259,9 +259,12 @@ class ReviewHooks:
         None reads the task's file as JSON lines."""
         return None
 
+    #: The template (in `Recipe.review_templates`) that lays out `review_panel`'s dict as `panel`.
+    panel_template: str | None = None
+
     def review_panel(self, item: Any, paper: str | None) -> dict[str, Any] | None:
         """What the review page shows beside the question for the page kind `timed-mcq` (times,
-        cues, the evaluator's rationale, ...); None shows the narration."""
+        cues, the evaluator's rationale, ...), laid out by `panel_template`; None shows the narration."""
         return None
 
     def write_release(
@@ -322,6 +325,9 @@ class Recipe:
     #: The platform level of its items when they are not ExpVid's (its `review_tasks`' level, or
     #: the level of the items its judged pages show, page kind `procedural`).
     review_level: ClassVar[int | None] = None
+    #: A folder of Jinja templates the recipe ships for its review pages (its panel, its judged
+    #: pages); they may extend the platform's `base.html` and include its partials (`_player.html`).
+    review_templates: ClassVar[Path | None] = None
     #: A docs page on the recipe (relative to the repository's docs/), for `recipes show`.
     docs: ClassVar[str] = ""
 

@@ -20,6 +20,7 @@ __all__ = [
     "importer_for",
     "judged_pages_for",
     "recipe_tasks",
+    "template_dirs",
 ]
 
 
@@ -94,6 +95,11 @@ def importer_for(root: Path) -> Any | None:
         if hooks is not None and hooks.claims_directory(root):
             return hooks
     return None
+
+
+def template_dirs() -> list[Path]:
+    """The template folders the installed recipes ship for their pages (`Recipe.review_templates`)."""
+    return [Path(recipe.review_templates) for recipe in _recipes() if recipe.review_templates is not None]
 
 
 def export_formats() -> dict[str, str]:

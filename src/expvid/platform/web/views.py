@@ -214,8 +214,10 @@ def review_context(
         "problems": problems or [],
         "all_decisions": all_decisions,
         "can_adjudicate": can_adjudicate(actor, item),
-        # The page kind `timed-mcq`: the panel its recipe declares (`ReviewHooks.review_panel`).
-        "timed": _panel(item, experiment.paper_md if experiment else None),
+        # The page kind `timed-mcq`: the panel its recipe declares (`ReviewHooks.review_panel`),
+        # laid out by the template the recipe ships (`panel_template`).
+        "panel": _panel(item, experiment.paper_md if experiment else None),
+        "panel_template": _panel_template(item),
     }
 
 
@@ -223,6 +225,11 @@ def _panel(item: Item, paper: str | None) -> dict[str, Any] | None:
     hooks = hooks_for_task(item.task)
     panel: dict[str, Any] | None = hooks.review_panel(item, paper) if hooks is not None else None
     return panel
+
+
+def _panel_template(item: Item) -> str | None:
+    hooks = hooks_for_task(item.task)
+    return getattr(hooks, "panel_template", None) if hooks is not None else None
 
 
 def visible_history(db: Session, actor: Actor, item: Item) -> list[AuditEvent]:

@@ -64,6 +64,7 @@ class ProMQARecipe(Recipe):
     review_page = "procedural"
     #: The platform level of ProMQA's judged items (`review.judgements.PROCEDURAL_LEVEL`).
     review_level = 0
+    review_templates = Path(__file__).resolve().parent / "review" / "templates"
     export_format = "promqa"
     release_suite = RELEASE_SUITE
     judges = (

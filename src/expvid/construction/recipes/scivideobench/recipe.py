@@ -47,6 +47,7 @@ class SciVideoBenchRecipe(Recipe):
     review_page = "timed-mcq"
     review_tasks = REVIEW_TASKS
     review_level = SVB_LEVEL
+    review_templates = Path(__file__).resolve().parent / "templates"
     export_format = "expvid"
     release_suite = RELEASE_SUITE
     judges = (

@@ -189,6 +189,7 @@ class SciVideoBenchReviewHooks(ReviewHooks):
         "core scientific contribution of the experiment. Correct errors and improve clarity.",
     )
     paper_minutes = "not reported"
+    panel_template = "scivideobench_panel.html"
 
     def read_records(self, root: Path, task: str) -> list[tuple[int, Any]] | None:
         return list(svb_records(root, task))
