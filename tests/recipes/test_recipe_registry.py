@@ -8,6 +8,7 @@ import ast
 import os
 from importlib.metadata import entry_points
 from pathlib import Path
+from types import SimpleNamespace
 from typing import ClassVar
 
 import pytest
@@ -144,3 +145,28 @@ def test_no_cli_module_branches_on_a_recipe_name() -> None:
                 found.append(f"{path.name}:{node.lineno}")
     assert not found, found
     assert not os.path.exists(SOURCE / "cli" / "build_promqa.py")
+
+
+def _point(name: str, value: str, distribution: str) -> SimpleNamespace:
+    return SimpleNamespace(
+        name=name, value=value, dist=SimpleNamespace(metadata={"Name": distribution}),
+        load=lambda: {"recipe": Recipe}[value.rpartition(":")[2].lower()],
+    )  # fmt: skip
+
+
+def test_an_installed_package_cannot_replace_a_built_in_recipe(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from expvid.construction.recipes import registry
+
+    points = [
+        _point("promqa", "othertool.recipe:Recipe", "othertool"),
+        _point("promqa", "expvid.construction.recipes.promqa.recipe:Recipe", "expvid"),
+    ]
+    monkeypatch.setattr(registry, "entry_points", lambda group: points)
+    registry._entry_points.cache_clear()
+    try:
+        assert registry._entry_points()["promqa"].dist.metadata["Name"] == "expvid"
+        assert "othertool declares the recipe name 'promqa'" in caplog.text and "another name" in caplog.text
+    finally:
+        registry._entry_points.cache_clear()
