@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import sysconfig
 from pathlib import Path
 
 import pytest
@@ -12,6 +9,7 @@ from hypothesis import settings
 
 import collection_record
 import write_a_suite_docs
+from dev_venv import purelib_of, venv_with
 from expvid.suites.sample import make_sample
 
 # Hypothesis's per-example deadline (200 ms) measures the machine, not the code: on CI's 2 busy cores
@@ -35,26 +33,12 @@ def tinyqa_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("suite_package")
     blocks = write_a_suite_docs.blocks()  # names start with the package's folder
     for name, text in blocks.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text, encoding="utf-8")
+        (root / "sources" / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / "sources" / name).write_text(text, encoding="utf-8")
     packages = sorted({name.split("/")[0] for name in blocks})
-    env = root / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True)
-    python = env / "bin" / "python"
-    purelib = subprocess.run(
-        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        capture_output=True, text=True, check=True,
-    ).stdout.strip()  # fmt: skip
-    ours = sysconfig.get_paths()["purelib"]
-    (Path(purelib) / "_expvid_dev.pth").write_text(f"import site; site.addsitedir({ours!r})\n")
-    installed = subprocess.run(
-        [str(python), "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation", "--no-index",
-         *(str(root / package) for package in packages)],
-        capture_output=True, text=True, check=False, timeout=300,
-    )  # fmt: skip
-    assert installed.returncode == 0, installed.stderr
+    python = venv_with(root, [root / "sources" / package for package in packages])
     for package in packages:  # installed into the new environment, not ours
-        assert (Path(purelib) / package).is_dir(), package
+        assert (purelib_of(python) / package).is_dir(), package
     return python
 
 

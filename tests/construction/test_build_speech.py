@@ -245,10 +245,15 @@ def test_a_failed_transcription_is_a_failed_unit_asked_again(narrated: Path, tmp
         assert not lab.requests  # nothing was asked about an experiment without its narration
 
 
-def test_sample_make_names_both_recipes_that_transcribe(tmp_path: Path) -> None:
-    result = runner.invoke(app, ["sample", "make", str(tmp_path / "x"), "--recipe", "promqa"])
+def test_sample_make_names_the_recipes_with_sample_inputs(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["sample", "make", str(tmp_path / "x"), "--recipe", "mmvu"])  # a suite
     assert result.exit_code == 2
-    assert "recipes with sample inputs: expvid, scivideobench" in " ".join(result.output.split())
+    said = " ".join(result.output.split())
+    assert (
+        "unknown recipe 'mmvu'" in said
+        and "recipes with sample inputs: expvid, promqa, scivideobench" in said
+    )
+    assert not (tmp_path / "x").exists()
 
 
 def test_a_video_without_sound_is_rejected_not_retried(narrated: Path, tmp_path: Path) -> None:

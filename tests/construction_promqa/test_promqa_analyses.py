@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from expvid.construction.recipes.promqa.self_preference import self_preference, self_preference_markdown
 from expvid.construction.recipes.promqa.tables import (
     construction_tables,
     read_answer_types,
     tables_markdown,
     write_answer_types_template,
 )
+from expvid.suites.promqa.self_preference import self_preference, self_preference_markdown
 from expvid.suites.promqa.spec import answer_type_group
 
 

@@ -13,6 +13,13 @@ from promqa_build_helpers import run
 from promqa_lab import PromqaLab
 from sqlalchemy import select
 
+from expvid.construction.recipes.promqa.review.judgements import (
+    JudgementInput,
+    ProceduralResolution,
+    adjudication_view,
+    resolve,
+    submit_judgement,
+)
 from expvid.models.loopback import LoopbackServer
 from expvid.platform import PlatformSettings, create_app, open_database
 from expvid.platform.config import PasswordPolicy
@@ -22,13 +29,6 @@ from expvid.platform.security.passwords import Passwords
 from expvid.platform.services.errors import SYSTEM, Actor, Conflict, InvalidInput
 from expvid.platform.services.exporter import export_verified
 from expvid.platform.services.importer import import_candidates
-from expvid.platform.services.procedural import (
-    JudgementInput,
-    ProceduralResolution,
-    adjudication_view,
-    resolve,
-    submit_judgement,
-)
 from expvid.platform.services.review import DecisionInput, submit_decision
 from expvid.platform.services.users import add_user
 from expvid.platform.testing import LiveServer

@@ -2,26 +2,20 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from pydantic import ValidationError
-from rich.console import Console
 
-from expvid.cli.build_gate import BuiltRelease
 from expvid.cli.endpoints import (
     ApiKeyEnvOption,
     BackendOptionOption,
     BaseUrlOption,
     MaxRetriesOption,
     TimeoutOption,
-    endpoint_options,
 )
-from expvid.cli.errors import friendly_errors, require_spec_urls
+from expvid.construction.recipes.api import BuiltRelease
+from expvid.construction.recipes.defaults import DEFAULT_RECIPE
 from expvid.run.terminal import message_console
 
 console = message_console(stderr=True)
@@ -132,9 +126,9 @@ def build_command(
         str | None,
         typer.Option(
             "--redo",
-            help="Draft again with fresh requests: STAGE or STAGE:EXPERIMENT_ID, comma-separated; stages: "
-            "transcription, curation, level1, level2, level3, blind_audit (scivideobench: transcription, "
-            "generator, evaluator, comparer, refiner, blind).",
+            help="Draft again with fresh requests: STAGE or STAGE:EXPERIMENT_ID, comma-separated; the "
+            "recipe's stages (`expvid recipes show NAME`; the default recipe's: transcription, curation, "
+            "level1, level2, level3, blind_audit).",
         ),
     ] = None,
     redo_failed: Annotated[
@@ -157,21 +151,16 @@ def build_command(
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress messages.")] = False,
     recipe: Annotated[
         str,
-        typer.Option(
-            "--recipe", help="Which paper's construction: expvid (default), scivideobench or promqa."
-        ),
-    ] = "expvid",
+        typer.Option("--recipe", help="The build recipe: whose construction (`expvid recipes list`)."),
+    ] = DEFAULT_RECIPE,
     recipe_option: Annotated[
         list[str] | None,
         typer.Option(
             "-R",
             "--recipe-option",
-            help="KEY=VALUE setting. Speech-to-text for videos without a transcript, expvid and scivideobench "
-            "recipes: stt=faster-whisper:MODEL|openai:MODEL@URL, stt_price (USD/min), stt_language, "
-            "stt_api_key_env, stt_beam_size. --recipe scivideobench also: per_type=conceptual:2,..., exemplars, "
-            "prompts, frames, frame_max_side, paper_chars, noise, generator=frames|video|text, disciplines "
-            "(docs/scivideobench-recipe.md); --recipe promqa: "
-            "template, generator, next, missing, others, count.TYPE, ... (docs/build_promqa.md). Repeatable.",
+            help="KEY=VALUE setting of the recipe (`expvid recipes show NAME` lists them, typed). The default "
+            "recipe's: speech-to-text for videos without a transcript, stt=faster-whisper:MODEL|"
+            "openai:MODEL@URL, stt_price (USD/min), stt_language, stt_api_key_env, stt_beam_size. Repeatable.",
         ),
     ] = None,
     accept_audit: Annotated[
@@ -184,7 +173,10 @@ def build_command(
         ),
     ] = None,
 ) -> None:
-    """Curate experiments and draft Level-1/2/3 candidate items with leakage audits (ExpVid 3.1-3.3, G).
+    """Build a candidate benchmark from sources with a recipe (default: ExpVid's Level-1/2/3 items).
+
+    The default recipe curates experiments and drafts Level-1/2/3 items with leakage audits (ExpVid
+    sections 3.1-3.3 and G); `expvid recipes list` names the others.
 
     Every recipe's release then passes the audit gate (audit.json/md/html beside build_report.json).
     Exits 1 when units failed (listed in build_report.md; the next run asks exactly those again),
@@ -195,244 +187,44 @@ def build_command(
     from expvid.cli.build_gate import finish_build, read_accepted
 
     exceptions = read_accepted(accept_audit)
-    built: BuiltRelease | None
-    if recipe == "scivideobench":
-        from expvid.cli.build_scivideobench import run_scivideobench
-
-        built = run_scivideobench(values)
-    elif recipe == "promqa":
-        from expvid.cli.build_promqa import run_promqa
-
-        built = run_promqa(values)
-    elif recipe == "expvid":
-        built = _build_expvid(**{k: v for k, v in values.items() if k != "accept_audit"})
-    else:
-        raise typer.BadParameter(
-            f"unknown recipe {recipe!r}; recipes: expvid, scivideobench, promqa", param_hint="--recipe"
-        )
+    built = run_recipe(recipe, values)
     finish_build(built, accept_audit=accept_audit, exceptions=exceptions, quiet=quiet)
 
 
-def _build_expvid(
-    *,
-    sources: Path,
-    out: Path,
-    llm: str,
-    vlm: str | None,
-    blind_llm: str | None,
-    blind_samples: int,
-    blind_margin: float,
-    vlm_frames: int,
-    min_alignment: int,
-    no_asr_audit: bool,
-    no_domain_audit: bool,
-    no_ordering_repair: bool,
-    top_k: int,
-    min_duration: float | None,
-    max_duration: float | None,
-    trim_slides: bool,
-    level3_questions: int,
-    targets_per_sentence: int,
-    tolerance: float,
-    max_attempts: int,
-    temperature: float,
-    max_tokens: int,
-    price: list[str] | None,
-    concurrency: int,
-    base_url: list[str] | None,
-    api_key_env: str | None,
-    timeout: float | None,
-    max_retries: int | None,
-    backend_option: list[str] | None,
-    preset: str,
-    levels: str,
-    seed: int,
-    context_tokens: int,
-    jobs: int | None,
-    redo: str | None,
-    redo_failed: bool,
-    review: bool,
-    dry_run: bool,
-    quiet: bool,
-    recipe: str,
-    recipe_option: list[str] | None,
-) -> BuiltRelease | None:
-    """The ExpVid recipe (sections 3.1-3.3, appendix G)."""
-    from expvid.cli.build_speech import STT_KEYS, recipe_options, stt_settings
-    from expvid.construction import (
-        BuildConfig,
-        CurationSettings,
-        build_candidates,
-        estimate_candidates,
-        parse_price,
-    )
-    from expvid.construction.config import RELEASE_SUITE
-    from expvid.construction.retries import redo_problem
+def run_recipe(name: str, values: dict[str, Any]) -> BuiltRelease | None:
+    """Find the recipe `name` in the registry and run its build with this command's parameters; its
+    refusals (`RecipeError`) become one-line usage errors (exit 2)."""
+    from expvid.construction.recipes.api import BuildRequest, RecipeError
+    from expvid.construction.recipes.registry import UnknownRecipeError, get_recipe
 
-    # The expvid recipe's own settings are flags; -R carries only speech-to-text (shared with scivideobench).
-    stt = stt_settings(recipe_options(recipe_option or [], STT_KEYS))
-    prices = {}
-    for text in price or []:
-        try:
-            roles, value = parse_price(text)
-        except ValueError as error:
-            raise typer.BadParameter(str(error), param_hint="--price") from None
-        prices.update(dict.fromkeys(roles, value))
     try:
-        level_numbers = tuple(int(part) for part in levels.split(",") if part.strip())
-    except ValueError:
-        raise typer.BadParameter(
-            f"expected comma-separated level numbers, got {levels!r}", param_hint="--levels"
-        ) from None
-    require_spec_urls("--llm", llm)
-    require_spec_urls("--vlm", vlm)
-    require_spec_urls("--blind-llm", blind_llm)
-    redo_stages = tuple(part.strip() for part in (redo or "").split(",") if part.strip())
-    for entry in redo_stages:
-        problem = redo_problem(entry)
-        if problem is not None:
-            raise typer.BadParameter(problem, param_hint="--redo")
-    backend_options = endpoint_options(base_url, api_key_env, timeout, max_retries, backend_option)
+        the_recipe = get_recipe(name)
+    except UnknownRecipeError as error:
+        raise typer.BadParameter(str(error), param_hint="--recipe") from None
+    request = BuildRequest(
+        sources=Path(values["sources"]),
+        out=Path(values["out"]),
+        llm=str(values["llm"]),
+        options=tuple(values.get("recipe_option") or ()),
+        flags=values,
+        defaults=_defaults(),
+    )
     try:
-        config = BuildConfig(
-            sources=sources,
-            out=out,
-            llm=llm,
-            vlm=vlm,
-            blind_llm=blind_llm,
-            blind_samples=blind_samples,
-            blind_margin=blind_margin,
-            vlm_frames=vlm_frames,
-            min_alignment=min_alignment,
-            asr_audit=not no_asr_audit,
-            domain_audit=not no_domain_audit,
-            repair_ordering=not no_ordering_repair,
-            context_tokens=context_tokens,
-            jobs=jobs,
-            redo=redo_stages,
-            retry_failed=redo_failed,
-            stt=stt,
-            review=review,
-            curation=CurationSettings(top_k=top_k, min_duration=min_duration, max_duration=max_duration),
-            trim_slides=trim_slides,
-            level3_questions=level3_questions,
-            targets_per_sentence=targets_per_sentence,
-            timestamp_tolerance=tolerance,
-            max_attempts=max_attempts,
-            temperature=temperature,
-            max_tokens=max_tokens,
-            prices=prices,
-            concurrency=concurrency,
-            backend_options=backend_options,
-            preset=preset,
-            seed=seed,
-            levels=level_numbers,
-        )
-    except ValidationError as error:
-        raise typer.BadParameter(str(error)) from None
-
-    def log(message: str) -> None:
-        if not quiet:
-            console.print(message, markup=False)
-
-    if dry_run:
-        from expvid.construction.estimate import estimate_markdown
-
-        with friendly_errors():
-            estimate = asyncio.run(estimate_candidates(config))
-        typer.echo(estimate_markdown(estimate), nl=False)
-        return None
-    with friendly_errors(), build_progress(console, enabled=not quiet) as progress:
-        report = asyncio.run(build_candidates(config, log=log, progress=progress))
-    if report.get("stopped_after") == "curation":
-        kept = report["curation"]["kept"]
-        console.print(
-            f"stopped after curation for review: {len(kept)} experiment(s) kept. Edit the 'review' column of "
-            f"{report['review_file']} (keep / exclude), then run the same command without --review.",
-            highlight=False,
-        )
-        return None
-    calls, cost = report["calls"], report["cost"]
-    spent = "unknown" if cost["this_run"] is None else f"${cost['this_run']:.4f}"
-    summary = ", ".join(f"{task} {entry['kept']}" for task, entry in report["items"].items() if entry["kept"])
-    console.print(
-        f"{report['total_items']} candidate item(s) in {out} ({summary}); {report['flagged_items']} flagged; "
-        f"{calls['sent']} model call(s) sent, {calls['cache_hits']} from the cache, {calls['failures']} failed; "
-        f"est. cost {spent}; "
-        f"{len(report['problems'])} problem(s): see {out / 'build_report.md'}",
-        markup=False,
-    )
-    needed = report["curation"].get("videos_needed") or []
-    if needed:
-        console.print(
-            f"kept without a video on disk (add them, run again): {', '.join(needed)}", highlight=False
-        )
-    failed = report.get("failed_units") or []
-    if failed:
-        console.print(
-            f"{len(failed)} unit(s) failed; everything else is written. Run the same command again to retry "
-            "exactly those (see 'Failed units' in build_report.md).",
-            highlight=False,
-        )
-    return BuiltRelease(
-        out=out, suite=RELEASE_SUITE, failed_units=len(failed), released=int(report["total_items"])
-    )
+        built: BuiltRelease | None = the_recipe.build(request)
+    except RecipeError as error:
+        raise typer.BadParameter(str(error), param_hint=error.hint or f"--recipe {name}") from None
+    return built
 
 
-class _RichProgress:
-    """Progress bars per build stage (count, rate, ETA) on stderr; a stage's bar appears with its first unit."""
+def _defaults() -> dict[str, Any]:
+    """Each parameter of `expvid build` -> its value when not given (for `BuildRequest.changed`)."""
+    import inspect
 
-    def __init__(self, progress: Any) -> None:
-        self.progress = progress
-        self.tasks: dict[str, Any] = {}
-
-    def _task(self, phase: str) -> Any:
-        if phase not in self.tasks:
-            self.tasks[phase] = self.progress.add_task(phase, total=0)
-        return self.tasks[phase]
-
-    def add(self, phase: str, total: int) -> None:
-        task = self._task(phase)
-        current = self.progress.tasks[self.tasks[phase]].total or 0
-        self.progress.update(task, total=current + total)
-
-    def advance(self, phase: str, done: int = 1) -> None:
-        self.progress.advance(self._task(phase), done)
-
-
-@contextmanager
-def build_progress(console: Console, *, enabled: bool) -> Iterator[Any]:
-    """Rich progress bars (stage, bar, done/total, units per second, elapsed, ETA), or nothing."""
-    from expvid.construction.progress import NO_PROGRESS
-
-    if not enabled:
-        yield NO_PROGRESS
-        return
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        ProgressColumn,
-        Task,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-    from rich.text import Text
-
-    class RateColumn(ProgressColumn):
-        def render(self, task: Task) -> Text:
-            speed = task.finished_speed or task.speed
-            return Text("-/s" if speed is None else f"{speed:.1f}/s")
-
-    columns = (
-        TextColumn("{task.description:<11}"),
-        BarColumn(bar_width=None),
-        MofNCompleteColumn(),
-        RateColumn(),
-        TimeElapsedColumn(),
-        TextColumn("ETA"),
-        TimeRemainingColumn(),
-    )
-    with Progress(*columns, console=console, refresh_per_second=4) as progress:
-        yield _RichProgress(progress)
+    defaults = {}
+    for parameter in inspect.signature(build_command).parameters.values():
+        default = parameter.default
+        if isinstance(default, typer.models.ParameterInfo):
+            default = default.default
+        if default is not inspect.Parameter.empty:
+            defaults[parameter.name] = default
+    return defaults

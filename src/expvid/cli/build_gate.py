@@ -16,7 +16,6 @@ decides the exit status, the same way for every recipe:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,25 +23,13 @@ import typer
 from rich.markup import escape
 
 from expvid.cli.errors import EXIT_PROBLEMS_FOUND, friendly_errors
+from expvid.construction.recipes.api import BuiltRelease
 from expvid.run.terminal import message_console
 
 if TYPE_CHECKING:
     from expvid.audit.gate import AcceptedFinding
 
 console = message_console(stderr=True)
-
-
-@dataclass(frozen=True)
-class BuiltRelease:
-    """What a recipe's runner hands to the shared end of `expvid build`."""
-
-    out: Path
-    #: The suite that reads the output (`expvid eval --suite SUITE --data OUT`).
-    suite: str
-    #: Units that failed in this run (the next run asks exactly those again).
-    failed_units: int = 0
-    #: Items written (none: nothing was released, so there is nothing to audit).
-    released: int = 0
 
 
 def read_accepted(path: Path | None) -> list[AcceptedFinding]:
@@ -71,7 +58,7 @@ def finish_build(
         if built.failed_units:
             raise typer.Exit(code=EXIT_PROBLEMS_FOUND)
         return
-    from expvid.cli.build import build_progress
+    from expvid.cli.build_progress import build_progress
     from expvid.construction.release_gate import EXIT_GATE_FAILED, gate_release
 
     with friendly_errors(), build_progress(console, enabled=not quiet) as progress:

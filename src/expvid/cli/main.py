@@ -51,11 +51,14 @@ COMMANDS = {
     ),
     "build": LazyCommand(
         "expvid.cli.build:build_command",
-        "Curate experiments and draft Level-1/2/3 candidate items with leakage audits (ExpVid 3.1-3.3, G).",
+        "Build a candidate benchmark from sources with a recipe (default: ExpVid's Level-1/2/3 items).",
     ),
     "sample": LazyCommand("expvid.cli.sample:sample_app", "Generate the bundled sample benchmarks."),
     "suites": LazyCommand(
         "expvid.cli.suites:suites_app", "List the installed benchmark suites and their settings."
+    ),
+    "recipes": LazyCommand(
+        "expvid.cli.recipes:recipes_app", "List the installed build recipes and their settings."
     ),
     "data": LazyCommand("expvid.cli.data:data_app", "Inspect and validate benchmark data."),
     "platform": LazyCommand(

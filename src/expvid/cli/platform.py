@@ -362,8 +362,8 @@ def export_dir(
         str,
         typer.Option(
             "--format",
-            help="expvid (release layout), hf (the same, as a Hub dataset repository) or promqa "
-            "(the procedural QA items in ProMQA's release layout, with the construction tables).",
+            help="expvid (release layout), hf (the same, as a Hub dataset repository) or a recipe's own "
+            "format (its judged items in its release layout; `expvid recipes show NAME` names it).",
         ),
     ] = "expvid",
     license_id: Annotated[
@@ -394,15 +394,14 @@ def export_dir(
         Path | None,
         typer.Option(
             "--answer-types",
-            help="--format promqa: answer_types.csv with the type column filled (direct, suggestion, intervention).",
+            help="A recipe's own format: a labels file it takes (e.g. answer_types.csv with the type column "
+            "filled: direct, suggestion, intervention).",
         ),
     ] = None,
 ) -> None:
     """Write the verified items as an ExpVid-layout benchmark usable by `expvid eval` (--format hf: Hub-ready)."""
-    if export_format not in ("expvid", "hf", "promqa"):
-        raise typer.BadParameter("expected expvid, hf or promqa", param_hint="--format")
-    if export_format == "promqa":
-        _export_promqa(directory, db, internal, with_reviewers, answer_types)
+    if export_format not in ("expvid", "hf"):
+        _export_recipe_format(export_format, directory, db, internal, with_reviewers, answer_types)
         return
     if export_format == "hf" and not public:
         raise typer.BadParameter(
@@ -449,32 +448,34 @@ def export_dir(
             console.print(line, highlight=False, markup=False, soft_wrap=True)
 
 
-def _export_promqa(
-    directory: Path, db: str, internal: Path | None, with_reviewers: bool, answer_types: Path | None
+def _export_recipe_format(
+    export_format: str,
+    directory: Path,
+    db: str,
+    internal: Path | None,
+    with_reviewers: bool,
+    answer_types: Path | None,
 ) -> None:
+    """`--format FORMAT` of a recipe that exports its judged items itself (`ReviewHooks.export`)."""
     from expvid.platform import open_database
     from expvid.platform.services.exporter import ExportError
-    from expvid.platform.services.procedural_export import export_procedural
+    from expvid.platform.services.recipe_hooks import export_formats, exporter_for
 
+    hooks = exporter_for(export_format)
+    if hooks is None:
+        choices = ", ".join(["expvid", "hf", *export_formats()])
+        raise typer.BadParameter(f"expected {choices}", param_hint="--format")
     database = open_database(db)
     try:
-        report = export_procedural(
+        lines = hooks.export(
             database, directory, internal=internal, with_reviewers=with_reviewers, answer_types=answer_types
         )
     except (ExportError, ValueError) as error:
         raise _fail(str(error)) from None
     finally:
         database.dispose()
-    console.print(
-        f"exported {report.total} verified ProMQA example(s) and {report.videos} recording(s) to {report.out}",
-        markup=False,
-        soft_wrap=True,
-    )
-    console.print(
-        f"campaign, answer_types.csv and construction tables (do not publish): {report.internal}",
-        markup=False,
-        soft_wrap=True,
-    )
+    for line in lines:
+        console.print(line, markup=False, soft_wrap=True)
 
 
 @platform_app.command("backup")

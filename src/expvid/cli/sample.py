@@ -39,8 +39,7 @@ def make(
         str | None,
         typer.Option(
             "--recipe",
-            help="Write a build recipe's inputs instead: expvid or scivideobench (narrated videos, papers, no "
-            "transcripts: speech-to-text makes them).",
+            help="Write a build recipe's inputs instead (a recipe with sample inputs; `expvid recipes list`).",
         ),
     ] = None,
 ) -> None:
@@ -87,25 +86,38 @@ def make(
 
 
 def _make_recipe_inputs(recipe: str, directory: Path, seed: int, force: bool) -> None:
-    """Inputs of `expvid build --recipe RECIPE` (expvid or scivideobench, the same for both):
-    sources/<id>/{video.mp4 with narration, paper.md, meta.json} and no transcript, which is what
-    speech-to-text (`-R stt=...`) is for."""
-    if recipe not in ("expvid", "scivideobench"):
-        raise typer.BadParameter(
-            f"unknown recipe {recipe!r}; recipes with sample inputs: expvid, scivideobench",
-            param_hint="--recipe",
-        )
-    from expvid.suites.sample.narration import NarrationError
-    from expvid.suites.sample.speech_sources import SpeechSourcesError, make_speech_sources
+    """Sources `expvid build --recipe RECIPE` reads, as the recipe makes them (`Recipe.make_sample`)."""
+    from expvid.construction.recipes.api import RecipeError
+    from expvid.construction.recipes.registry import UnknownRecipeError, get_recipe, recipe_names
+
+    def with_samples() -> str:
+        names = []
+        for name in recipe_names():
+            try:
+                if get_recipe(name).has_sample():
+                    names.append(name)
+            except UnknownRecipeError:
+                continue
+        return ", ".join(names) or "none"
 
     try:
-        made = make_speech_sources(directory, seed, force=force)
-    except (SpeechSourcesError, NarrationError) as exc:
+        the_recipe = get_recipe(recipe)
+    except UnknownRecipeError as error:
+        raise typer.BadParameter(
+            f"{error}; recipes with sample inputs: {with_samples()}", param_hint="--recipe"
+        ) from None
+    if not the_recipe.has_sample():
+        raise typer.BadParameter(
+            f"the {recipe} recipe has no sample inputs; recipes with sample inputs: {with_samples()}",
+            param_hint="--recipe",
+        )
+    try:
+        made = the_recipe.make_sample(directory, seed, force=force)
+    except RecipeError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(code=1) from None
     message_console().print(
-        f"Inputs for --recipe {recipe} in {made.root / 'sources'}: {len(made.experiments)} narrated videos "
-        f"({made.audio_seconds / 60:.1f} min of speech), papers, no transcripts (build with "
-        f"-R stt=faster-whisper:MODEL or -R stt=openai:MODEL@URL); {made.seconds:.1f} s",
+        f"Inputs for --recipe {recipe} in {made.sources}: {made.what}; {made.seconds:.1f} s",
         highlight=False,
+        markup=False,
     )

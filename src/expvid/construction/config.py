@@ -45,7 +45,8 @@ class BuildConfig(BaseModel):
     blind_llm: str | None = None
     backend_options: dict[str, Any] = Field(default_factory=dict)
     prices: dict[str, Price] = Field(default_factory=dict)
-    #: Speech-to-text for experiments with a video and no transcript (SciVideoBench 2.1's Whisper step;
+    #: Speech-to-text for experiments with a video and no transcript (Whisper over the
+    #: narration, as one recipe's paper does;
     #: `expvid.construction.speech`); None: such experiments are rejected ("no transcript"). Not in
     #: stage fingerprints: the transcript it makes is, by content.
     stt: SpeechSettings | None = None

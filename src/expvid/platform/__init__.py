@@ -1,4 +1,4 @@
-"""The expert verification platform (ExpVid appendix E, ProMQA section 3.3).
+"""The expert verification platform (ExpVid appendix E; the recipes' double-annotation protocols).
 
 A FastAPI web app over SQLAlchemy (SQLite by default, PostgreSQL for teams): accounts and roles,
 double annotation with blind review, adjudication with hidden and shuffled sources, an append-only

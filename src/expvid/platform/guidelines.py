@@ -6,6 +6,7 @@ tasks) and the scoring guidelines visible in figures 11 and 13 (Level-1 and Leve
 
 from __future__ import annotations
 
+from expvid.platform.services.recipe_hooks import hooks_for_level, hooks_for_task, recipe_tasks
 from expvid.platform.services.tasks import task_spec
 
 #: Appendix E, "Criteria": unified across all tasks.
@@ -46,16 +47,6 @@ LEVEL_GUIDELINES = {
         "experimental comparison. Scientific discovery (Introduction/Discussion): the purpose, significance "
         "or scientific background of the design.",
     ),
-    # SciVideoBench section 2.2, "Human Verifier" (candidates from `expvid build --recipe scivideobench`)
-    4: (
-        "Check the timestamps in the question (play them with the time buttons): the question must be "
-        "answerable from what the video shows at those times.",
-        "Read the visual comparer's cues beside the question: every visual cue the reasoning needs must be visible.",
-        "A critical value that is spoken but not visible (a mass, a temperature): add an overlay that burns it "
-        "onto the relevant frames of the released video, over the stretch where it matters.",
-        "The answer must match the video content and the reasoning path; the question must be close to the "
-        "core scientific contribution of the experiment. Correct errors and improve clarity.",
-    ),
 }
 
 TASK_NOTES = {
@@ -72,21 +63,27 @@ TASK_NOTES = {
     "is that step.",
     "experimental_conclusion": "Experimental analysis: blanks hold the conclusions drawn from the results.",
     "scientific_discovery": "Scientific discovery: blanks hold the significance or background of the work.",
-    "conceptual": "Conceptual reasoning (SciVideoBench): mechanisms, protocols and principles behind the operations shown.",
-    "hypothetical": "Hypothetical reasoning (SciVideoBench): hypothesised errors, what-ifs and control logic of a critical operation.",
-    "quantitative": "Quantitative reasoning (SciVideoBench): every number the calculation needs must come from the video.",
 }
 
-PAPER_MINUTES = {0: "not reported (ProMQA)", 1: "6-8", 2: "about 13", 3: "about 18", 4: "not reported"}
+PAPER_MINUTES = {1: "6-8", 2: "about 13", 3: "about 18"}
 
 
 def guidelines_for(task: str) -> dict[str, object]:
+    """The guidance beside an item of `task`: ExpVid's for its tasks, the declaring recipe's
+    (`ReviewHooks.level_rules`, `ReviewTask.note`) for a recipe's own."""
     spec = task_spec(task)
+    hooks = hooks_for_task(task) or hooks_for_level(spec.level)
+    if hooks is not None:
+        note = next((t.note for t in recipe_tasks() if t.name == task), "")
+        rules, minutes = tuple(hooks.level_rules), hooks.paper_minutes
+    else:
+        note = TASK_NOTES.get(task, "")
+        rules, minutes = LEVEL_GUIDELINES.get(spec.level, ()), PAPER_MINUTES.get(spec.level, "not reported")
     return {
         "title": spec.title,
         "level": spec.level,
-        "note": TASK_NOTES.get(task, ""),
-        "level_rules": LEVEL_GUIDELINES[spec.level],
+        "note": note,
+        "level_rules": rules,
         "common": COMMON_CRITERIA,
-        "minutes": PAPER_MINUTES[spec.level],
+        "minutes": minutes,
     }

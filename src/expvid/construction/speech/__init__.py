@@ -1,4 +1,4 @@
-"""Speech-to-text for videos without a transcript (SciVideoBench section 2.1: Whisper over the narration).
+"""Speech-to-text for videos without a transcript (Whisper over the narration, as recipes' papers do).
 
 Two engines behind one call (`transcribe_track`): local faster-whisper (CTranslate2; a model name or a
 converted model folder; word and segment times) and any OpenAI-compatible `/v1/audio/transcriptions`
@@ -9,7 +9,7 @@ re-run, a moved or re-muxed video and a second recipe reuse them; calls, audio m
 are counted and `--dry-run` prices them. A transcript is Whisper-style JSON that `expvid.media.read_transcript`
 reads like any other, with its provenance (engine, model, language) beside the segments.
 `fill_transcripts` (`sources.py`) gives every experiment of a sources folder that has a video but no
-transcript one, for the ExpVid recipe and the SciVideoBench recipe alike.
+transcript one, for every recipe that reads experiment folders (`-R stt=...`).
 """
 
 from expvid.construction.speech.result import SpeechResult

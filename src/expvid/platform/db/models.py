@@ -5,7 +5,7 @@ the migrated schema, which a test checks with Alembic's autogenerate comparison.
 
 Vocabulary:
 - an *item* is one candidate question (one release record) under review;
-- an *assignment* gives an item to one annotator (two per item, ProMQA-style double annotation);
+- an *assignment* gives an item to one annotator (two per item by default: double annotation);
 - a *decision* is one annotator's judgement of one item (approve / edit / reject + justification);
 - an *adjudication* is an adjudicator's final call on an item whose two decisions conflict;
 - an *audit event* records every change, append-only (database triggers refuse UPDATE and DELETE).
@@ -367,7 +367,7 @@ class Release(Base):
     number: Mapped[int] = mapped_column(Integer, unique=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utc_now)
     created_by: Mapped[str] = mapped_column(String(64))
-    #: public | full (--no-public) | hf | promqa
+    #: public | full (--no-public) | hf | a recipe's own export format
     kind: Mapped[str] = mapped_column(String(16))
     item_count: Mapped[int] = mapped_column(Integer)
     manifest: Mapped[dict[str, Any]] = mapped_column(JsonType)

@@ -1,4 +1,5 @@
-"""Adjudication of conflicting judgements, with sources hidden and shuffled (ProMQA appendix B.3).
+"""Adjudication of conflicting judgements, with sources hidden and shuffled (as the
+procedural-QA recipe's paper prescribes, its appendix B.3).
 
 The adjudicator sees the distinct candidate versions of the item (the draft as imported and each
 annotator's edit, deduplicated) in a shuffled order under neutral labels, and the two judgements

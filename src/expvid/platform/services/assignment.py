@@ -1,8 +1,8 @@
 """Routing items to their annotators (two each by default): by discipline and load,
 deterministically, never to the item's creator.
 
-ProMQA (section 3.3, appendix B.3) has every example judged by two annotators; ExpVid (appendix E)
-keeps a pool of annotators per discipline. An item needs `Item.annotators_required` judgements
+Double annotation (every example judged by two annotators, as the procedural-QA recipe's paper
+does); ExpVid (appendix E) keeps a pool of annotators per discipline. An item needs `Item.annotators_required` judgements
 (1-5, fixed when it is imported; `services/campaign_settings.py`), one per slot. Here, each unassigned slot goes to the eligible annotator
 with the fewest open assignments, ties broken by a hash of (item, user name) so that the same
 database always yields the same assignment and pairs spread evenly over annotators.

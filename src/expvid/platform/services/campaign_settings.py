@@ -1,8 +1,8 @@
 """Campaign settings kept in the database (`platform_settings`), so every process and command sees
 the same: how many independent judgements a new item needs.
 
-The usual protocol (two independent judgements, then adjudication) is two annotators per item, the default
-here. A campaign may ask for one (a pilot, a single expert) up to five (a reliability study);
+The papers' protocol (double annotation, as the procedural-QA recipe's paper has it) is two
+annotators per item, the default here. A campaign may ask for one (a pilot, a single expert) up to five (a reliability study);
 agreement is then reported with multi-rater statistics (`services/agreement.py`). The number is
 fixed on each item when it is imported or written (`Item.annotators_required`), so changing the
 setting mid-campaign never changes what an item already under review needs.

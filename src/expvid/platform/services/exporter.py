@@ -46,6 +46,7 @@ from sqlalchemy import select
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session
 
+from expvid.construction.recipes.api import ReviewHooks
 from expvid.platform.db.engine import Database
 from expvid.platform.db.models import (
     Adjudication,
@@ -60,10 +61,9 @@ from expvid.platform.db.models import (
 from expvid.platform.services import audit
 from expvid.platform.services.clean_copy import CleanCopyError, clean_copy
 from expvid.platform.services.errors import SYSTEM, Actor
+from expvid.platform.services.recipe_hooks import hooks_for_task, judged_levels
 from expvid.platform.services.releases import ReleaseDraft, item_entry, record_release, write_manifests
 from expvid.platform.services.reports import agreement_report, progress
-from expvid.platform.services.scivideobench import SVB_LEVEL
-from expvid.platform.services.scivideobench import write_release as write_svb_release
 from expvid.platform.services.tasks import TASKS, annotation_file
 
 #: The release's record fields, in the release's order (candidates_format.md).
@@ -275,10 +275,12 @@ class _Export:
     def run(self, *, public: bool) -> None:
         self.public = public
         db = self.db
-        # Procedural (ProMQA-style, level 0) items have their own layout: `--format promqa`.
+        # Judged items (a recipe's page kind `procedural`) have their recipe's own export format.
         items = list(
             db.scalars(
-                select(Item).where(Item.state == "verified", Item.level != 0).order_by(Item.task, Item.id)
+                select(Item)
+                .where(Item.state == "verified", Item.level.not_in(judged_levels()))
+                .order_by(Item.task, Item.id)
             )
         )
         _refuse_clashes(items)
@@ -296,8 +298,15 @@ class _Export:
         video_ids: set[str] = set()
         settled_via: Counter[str] = Counter()
         edited = 0
-        svb = [item for item in items if item.level == SVB_LEVEL]  # SciVideoBench: its own layout
-        items = [item for item in items if item.level != SVB_LEVEL]
+        # A recipe's own tasks with a release writer of their own (`ReviewHooks.write_release`).
+        own_layout: dict[int, tuple[Any, list[Item]]] = {}
+        for item in items:
+            hooks = hooks_for_task(item.task)
+            if hooks is not None and type(hooks).write_release is not ReviewHooks.write_release:
+                own_layout.setdefault(id(hooks), (hooks, []))[1].append(item)
+        apart = {item.id for _, group in own_layout.values() for item in group}
+        in_release = list(items)
+        items = [item for item in items if item.id not in apart]
         for item in items:
             public_path = self.place(item.batch_id, item.video_path, item.level, item.video_id)
             record = _release_record(item, public_path) if public else _full_record(item, public_path)
@@ -311,27 +320,29 @@ class _Export:
             provenance.append(self._provenance(item, public_path, decisions, adjudications.get(item.id)))
             self._entry(item, public_path, decisions, adjudications.get(item.id))
         for task in TASKS:
-            if task in present_tasks and TASKS[task].level != SVB_LEVEL:
+            if task in present_tasks and hooks_for_task(task) is None:
                 _write_jsonl(annotation_file(self.release, task), records.get(task, []))
-        if svb:
-            counts, overlays = write_svb_release(self.release, svb, self.roots)
+        notes: list[dict[str, Any]] = []
+        for hooks, group in own_layout.values():
+            written = hooks.write_release(self.release, group, self.roots)
+            counts, overlays = written if written is not None else ({}, [])
             self.report.items.update(counts)
-            for item in svb:
+            notes += overlays
+            for item in group:
                 video_ids.add(item.video_id)
                 settled_via[item.settled_via or "unknown"] += 1
                 edited += _edited(item)
-                svb_path = f"videos/jove_{item.video_id}.mp4"
-                provenance.append(self._provenance(item, svb_path, decisions, adjudications.get(item.id)))
-                self._entry(item, svb_path, decisions, adjudications.get(item.id))
-            _write_json(self.sidecars / "overlays.json", overlays)
+                path = hooks.release_path(item)
+                provenance.append(self._provenance(item, path, decisions, adjudications.get(item.id)))
+                self._entry(item, path, decisions, adjudications.get(item.id))
+        if own_layout:
+            _write_json(self.sidecars / "overlays.json", notes)
 
         _write_jsonl(self.sidecars / "provenance.jsonl", provenance)
         self._segments(exported_by_segment)
         self._experiments(video_ids)
         agreement = agreement_report(db, scope="items under review")
-        released = agreement_report(
-            db, item_ids={i.id for i in [*items, *svb]}, scope="items of this release"
-        )
+        released = agreement_report(db, item_ids={i.id for i in in_release}, scope="items of this release")
         self.agreement = {
             "released_items": _pseudonymised_agreement(released.as_dict(), self.reviewer),
             "campaign": _pseudonymised_agreement(agreement.as_dict(), self.reviewer),
@@ -364,7 +375,7 @@ class _Export:
                     "total_items": self.report.total,
                     "videos": self.report.videos,
                     "verification": {
-                        "protocol": _protocol(db, [*items, *svb]),
+                        "protocol": _protocol(db, in_release),
                         "settled_via": dict(sorted(settled_via.items())),
                         "edited_by_experts": edited,
                         "agreement": {

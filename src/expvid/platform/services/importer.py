@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import itertools
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -32,69 +31,17 @@ from expvid.platform.services.identity import (
     uid_problem,
 )
 from expvid.platform.services.import_report import ImportReport
-from expvid.platform.services.scivideobench import SVB_LEVEL, svb_records
+from expvid.platform.services.import_types import (
+    ImportRefused,
+    ParsedDirectory,
+    ParsedItem,
+    ParsedSegment,
+    inside,
+)
+from expvid.platform.services.recipe_hooks import hooks_for_task, importer_for
 from expvid.platform.services.tasks import TASKS, annotation_file
 from expvid.platform.services.text_checks import nul_problems, read_text_file
-from expvid.schema import DataError, RecordProblem, read_jsonl
-
-
-class ImportRefused(DataError):
-    """Nothing was imported; `report` holds every problem (for `--json` and `--report`)."""
-
-    def __init__(self, report: ImportReport, message: str | None = None) -> None:
-        super().__init__(message if message is not None else report.problems)
-        report.refused = message or f"{len(report.problems)} bad line(s); nothing was imported"
-        self.report = report
-
-
-@dataclass
-class ParsedItem:
-    #: The identity key (`Item.key`): the directory's uid, or the directory-namespaced fallback.
-    key: str
-    #: "<task>/<id>" as the directory names it.
-    release_key: str
-    task: str
-    record: dict[str, Any]
-    provenance: dict[str, Any]
-    segment_key: str | None
-    #: SHA-256 of what a reviewer sees: the directory's `content_sha256`, else of record + provenance.
-    content_sha256: str
-    #: SHA-256 of record + provenance (a difference with an unchanged content hash refreshes metadata).
-    fingerprint: str
-    #: The directory gave the identity (`uid` in provenance.jsonl).
-    has_uid: bool = True
-
-    @property
-    def video_id(self) -> str:
-        return str(self.record["video_id"])
-
-
-@dataclass
-class ParsedSegment:
-    key: str
-    video_id: str
-    record: dict[str, Any]
-
-
-@dataclass
-class ParsedDirectory:
-    root: Path
-    namespace: str
-    items: list[ParsedItem]
-    segments: dict[str, ParsedSegment]
-    experiments: dict[str, Any]
-    #: Experiments this directory speaks for (its records, experiments.jsonl, curation_report.json):
-    #: their items on the platform that the directory lacks are removed upstream.
-    covered: set[str] = field(default_factory=set)
-    papers: dict[str, str] = field(default_factory=dict)
-
-
-def _inside(root: Path, relative: str) -> Path | None:
-    """The file `relative` names under `root`, or None if it escapes the root."""
-    if not relative or Path(relative).is_absolute():
-        return None
-    path = (root / relative).resolve()
-    return path if path.is_relative_to(root) else None
+from expvid.schema import RecordProblem, read_jsonl
 
 
 def _read_sidecar(path: Path, problems: list[RecordProblem]) -> list[tuple[int, dict[str, Any]]]:
@@ -199,7 +146,7 @@ def _record_problems(root: Path, task: str, value: dict[str, Any]) -> list[str]:
     if _text(value.get("id")) is None:
         bad.append("missing 'id'")
     video_path = value.get("video_path")
-    if not isinstance(video_path, str) or _inside(root, video_path) is None:
+    if not isinstance(video_path, str) or inside(root, video_path) is None:
         bad.append(f"'video_path' must be a path inside {root}")
     elif not (root / video_path).is_file():
         bad.append(f"video file not found: {video_path}")
@@ -278,7 +225,9 @@ def read_directory(root: Path) -> tuple[ParsedDirectory, ImportReport]:
     keys: dict[str, str] = {}
     for task, path in present.items():
         spec = TASKS[task]
-        for line, raw in svb_records(root, task) if spec.level == SVB_LEVEL else read_jsonl(path):
+        hooks = hooks_for_task(task)
+        declared = hooks.read_records(root, task) if hooks is not None else None
+        for line, raw in read_jsonl(path) if declared is None else declared:
             if isinstance(raw, RecordProblem):
                 problems.append(raw)
                 continue
@@ -375,14 +324,17 @@ def import_candidates(
 
     One write transaction: either every outcome in the report happened, or none did. New items need
     `annotators` independent judgements (1-5; default: the campaign's setting, the paper's 2 unless
-    changed). A ProMQA candidate directory (`expvid build --recipe promqa`) is imported as
-    procedural items (`procedural_import.py`), always with ProMQA's two annotators.
+    changed). A directory a recipe imports itself (`ReviewHooks.claims_directory`, e.g. judged
+    items with the recipe's own annotator rule) goes to that recipe's importer.
     """
-    from expvid.platform.services.procedural_import import import_procedural, is_procedural_dir
     from expvid.platform.services.upstream import apply_directory
 
-    if is_procedural_dir(Path(root)):
-        return import_procedural(database, Path(root), actor=actor, skip_bad=skip_bad, assign=assign)
+    own = importer_for(Path(root))
+    if own is not None:
+        report: ImportReport = own.import_directory(
+            database, Path(root), actor=actor, skip_bad=skip_bad, assign=assign
+        )
+        return report
     parsed, report = read_directory(root)
     if report.problems and not skip_bad:
         raise ImportRefused(report)

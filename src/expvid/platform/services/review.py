@@ -1,8 +1,8 @@
 """Annotator decisions: approve, edit or reject an item, always with a justification.
 
-ExpVid appendix E: "Each annotation requires a brief justification, even for approvals". ProMQA
-section 3.3: two annotators judge each item independently; agreement settles it, a conflict goes to
-an adjudicator. A decision is saved against the item version the annotator saw (optimistic
+ExpVid appendix E: "Each annotation requires a brief justification, even for approvals". As in the
+double-annotation protocols of the build recipes' papers, two annotators judge each item
+independently; agreement settles it, a conflict goes to an adjudicator. A decision is saved against the item version the annotator saw (optimistic
 locking): if the item changed since, or the same annotator saved from another tab, the save is
 refused with `Conflict` instead of silently overwriting.
 """
@@ -31,6 +31,7 @@ from expvid.platform.services.level2 import (
     rebuild_content,
     rows_change_anything,
 )
+from expvid.platform.services.recipe_hooks import judged_levels
 from expvid.platform.services.settlement import (
     OPEN_STATES,
     apply_step_change,
@@ -197,9 +198,9 @@ def submit_decision(
     assignment = assignment_for(db, actor, item.id)
     if assignment is None:
         raise NotFound(f"item {item_id} not found")
-    if item.level == 0:  # procedural (ProMQA-style) items are judged, not approved or edited
+    if item.level in judged_levels():  # a recipe's judged items are judged, not approved or edited
         raise InvalidInput(
-            ["this is a procedural QA item: judge it on its review page (procedural.submit_judgement)"]
+            ["this is a procedural QA item: judge it on its review page (its recipe's judgement form)"]
         )
     problems = []
     if data.verdict not in VERDICTS:

@@ -1,4 +1,5 @@
-"""The ten ExpVid tasks as the release lays them out, and what kind of answer each one has."""
+"""The tasks of the review platform and what kind of answer each one has: ExpVid's ten as its
+release lays them out, and the tasks the installed recipes declare (`services.recipe_hooks`)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-AnswerKind = Literal["mcq", "step_list", "step_number", "blanks"]
+from expvid.platform.services.recipe_hooks import recipe_tasks
+
+AnswerKind = Literal["mcq", "step_list", "step_number", "blanks"] | str
 
 
 @dataclass(frozen=True)
@@ -18,6 +21,8 @@ class TaskSpec:
     title: str
     #: Exact number of options for MCQ tasks, or None when it varies (completeness verification: 3-10).
     n_options: int | None = None
+    #: Where a recipe's own task keeps its records in a candidate directory (None: the ExpVid layout).
+    file: str | None = None
 
 
 TASKS: dict[str, TaskSpec] = {
@@ -33,12 +38,16 @@ TASKS: dict[str, TaskSpec] = {
         TaskSpec("video_verification", 2, "mcq", "Completeness Verification"),
         TaskSpec("experimental_conclusion", 3, "blanks", "Experimental Analysis"),
         TaskSpec("scientific_discovery", 3, "blanks", "Scientific Discovery"),
-        # SciVideoBench candidates (`expvid build --recipe scivideobench`): "level" 4 marks the suite
-        TaskSpec("conceptual", 4, "mcq", "Conceptual Reasoning", 10),
-        TaskSpec("hypothetical", 4, "mcq", "Hypothetical Reasoning", 10),
-        TaskSpec("quantitative", 4, "mcq", "Quantitative Reasoning", 10),
     )
 }
+#: The recipes' own tasks (each recipe's at a level of its own, above ExpVid's 1-3).
+TASKS.update(
+    {
+        task.name: TaskSpec(task.name, task.level, task.kind, task.title, task.n_options, task.file)
+        for task in recipe_tasks()
+        if task.name not in TASKS
+    }
+)
 
 LEVEL3_TASKS = tuple(name for name, spec in TASKS.items() if spec.level == 3)
 
@@ -51,7 +60,8 @@ def task_spec(task: str) -> TaskSpec:
 
 
 def annotation_file(root: Path, task: str) -> Path:
-    """`DIR/annotations/level{n}/{task}.jsonl` (candidates_format.md); SciVideoBench's one question file."""
-    if task_spec(task).level == 4:
-        return root / "scivideobench_1k.jsonl"
+    """`DIR/annotations/level{n}/{task}.jsonl` (candidates_format.md), or the file a recipe declares."""
+    spec = task_spec(task)
+    if spec.file is not None:
+        return root / spec.file
     return root / "annotations" / f"level{task_spec(task).level}" / f"{task}.jsonl"

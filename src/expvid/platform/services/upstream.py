@@ -31,7 +31,7 @@ from expvid.platform.services.campaign_settings import annotators_per_item, chec
 from expvid.platform.services.errors import Actor
 from expvid.platform.services.identity import family, fingerprint
 from expvid.platform.services.import_report import ImportReport, ItemOutcome
-from expvid.platform.services.importer import ParsedDirectory, ParsedItem, ParsedSegment, _inside
+from expvid.platform.services.import_types import ParsedDirectory, ParsedItem, ParsedSegment, inside
 from expvid.platform.services.settlement import OPEN_STATES, bump, item_content, reopen_for_review
 from expvid.platform.services.tasks import TASKS
 
@@ -210,7 +210,7 @@ class _Sync:
         raw = item.provenance.get("source")
         source: dict[str, Any] = raw if isinstance(raw, dict) else {}
         video = source.get("video") if isinstance(source.get("video"), str) else None
-        if video is not None and (_inside(self.root, video) is None or not (self.root / video).is_file()):
+        if video is not None and (inside(self.root, video) is None or not (self.root / video).is_file()):
             self.report.warnings.append(
                 f"{item.release_key}: source video {video} not found; the clip file is shown"
             )

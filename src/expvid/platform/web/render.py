@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 import json
 import re
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ from typing import Any
 from fastapi import Request
 from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
+from jinja2 import BaseLoader, ChoiceLoader, Environment, FileSystemLoader
 from markupsafe import Markup
 
 from expvid.platform.config import InputLimits
@@ -19,7 +21,29 @@ from expvid.platform.config import InputLimits
 TEMPLATES_DIR = Path(__file__).resolve().parent / "templates"
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 
-templates = Jinja2Templates(directory=str(TEMPLATES_DIR))
+
+class _RecipeTemplates(BaseLoader):
+    """The templates the installed recipes ship for their pages (`Recipe.review_templates`), found
+    through the recipe registry on first use; the platform's own come first."""
+
+    def __init__(self) -> None:
+        self._loader: ChoiceLoader | None = None
+
+    def get_source(
+        self, environment: Environment, template: str
+    ) -> tuple[str, str | None, Callable[[], bool] | None]:
+        if self._loader is None:
+            from expvid.platform.services.recipe_hooks import template_dirs
+
+            self._loader = ChoiceLoader([FileSystemLoader(str(folder)) for folder in template_dirs()])
+        return self._loader.get_source(environment, template)
+
+
+templates = Jinja2Templates(
+    env=Environment(
+        loader=ChoiceLoader([FileSystemLoader(str(TEMPLATES_DIR)), _RecipeTemplates()]), autoescape=True
+    )
+)
 
 
 def _when(value: datetime | None) -> str:

@@ -25,8 +25,8 @@ from expvid.platform.services.audit import item_history
 from expvid.platform.services.authoring import can_author
 from expvid.platform.services.errors import Actor
 from expvid.platform.services.level2 import rows_from_steps
+from expvid.platform.services.recipe_hooks import hooks_for_task
 from expvid.platform.services.review import own_decision, uses_step_editor
-from expvid.platform.services.scivideobench import SVB_LEVEL, review_view
 from expvid.platform.services.settlement import segment_steps
 from expvid.platform.services.tasks import LEVEL3_TASKS, TASKS, task_spec
 from expvid.platform.web.media_info import frame_rate
@@ -214,10 +214,22 @@ def review_context(
         "problems": problems or [],
         "all_decisions": all_decisions,
         "can_adjudicate": can_adjudicate(actor, item),
-        "svb": review_view(item, experiment.paper_md if experiment else None)
-        if item.level == SVB_LEVEL
-        else None,
+        # The page kind `timed-mcq`: the panel its recipe declares (`ReviewHooks.review_panel`),
+        # laid out by the template the recipe ships (`panel_template`).
+        "panel": _panel(item, experiment.paper_md if experiment else None),
+        "panel_template": _panel_template(item),
     }
+
+
+def _panel(item: Item, paper: str | None) -> dict[str, Any] | None:
+    hooks = hooks_for_task(item.task)
+    panel: dict[str, Any] | None = hooks.review_panel(item, paper) if hooks is not None else None
+    return panel
+
+
+def _panel_template(item: Item) -> str | None:
+    hooks = hooks_for_task(item.task)
+    return getattr(hooks, "panel_template", None) if hooks is not None else None
 
 
 def visible_history(db: Session, actor: Actor, item: Item) -> list[AuditEvent]:

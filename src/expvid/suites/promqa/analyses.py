@@ -1,6 +1,6 @@
 """ProMQA's analyses across runs (section 5): the self-preference checks of Table 12.
 
-The tables are computed by the ProMQA build recipe's `self_preference` module, which reads the
+The tables are computed by this package's `self_preference` module, which reads the
 generator of each question from the release the recipe wrote; it is imported only when asked for.
 """
 
@@ -14,7 +14,7 @@ from expvid.suites.analyses import RunAnalysis
 
 def self_preference_tables(runs: Sequence[Path]) -> str:
     """Generator-predictor and predictor-evaluator tables (Table 12) with bias checks, as Markdown."""
-    from expvid.construction.recipes.promqa.self_preference import self_preference, self_preference_markdown
+    from expvid.suites.promqa.self_preference import self_preference, self_preference_markdown
 
     return self_preference_markdown(self_preference(list(runs)))
 

@@ -20,11 +20,9 @@ from expvid.platform.guidelines import guidelines_for
 from expvid.platform.services.adjudication import Resolution, adjudication_view, resolve
 from expvid.platform.services.errors import Conflict, InvalidInput, NotFound
 from expvid.platform.services.level2 import StepRow
-from expvid.platform.services.procedural import is_procedural, mark_adjudication_opened
-from expvid.platform.services.procedural import resolve as resolve_procedural
+from expvid.platform.services.recipe_hooks import judged_pages_for
 from expvid.platform.services.review import uses_step_editor
 from expvid.platform.services.tasks import task_spec
-from expvid.platform.web import procedural_views
 from expvid.platform.web.api_models import MAX_INT
 from expvid.platform.web.audit_views import audit_findings
 from expvid.platform.web.deps import Viewer, ViewerDep, WriterDep, database_of, settings_of
@@ -70,13 +68,13 @@ def adjudication_page(
     database = database_of(request)
     with database.read() as db:
         item = db.get(Item, item_id)
-        procedural = item is not None and is_procedural(item)
-    if procedural and current.actor.role == "adjudicator":
+        judged = judged_pages_for(item) if item is not None else None  # a recipe's page kind `procedural`
+    if judged is not None and current.actor.role == "adjudicator":
         with database.write() as db:
-            mark_adjudication_opened(db, current.actor, item_id)
+            judged.mark_adjudication_opened(db, current.actor, item_id)
     with database.read() as db:
-        if procedural:
-            context = procedural_views.adjudication_context(db, current.actor, item_id)
+        if judged is not None:
+            context = judged.adjudication_context(db, current.actor, item_id)
         else:
             context = _context(db, current, item_id)
         kept = load_draft(db, current.session.session_id, f"/adjudicate/{item_id}", draft)
@@ -86,7 +84,9 @@ def adjudication_page(
         if kept is not None:
             context["problems"] = kept.problems
             context["form"] = kept.data
-        return page(request, "adjudicate_procedural.html" if procedural else "adjudicate.html", context)
+        return page(
+            request, judged.adjudication_template if judged is not None else "adjudicate.html", context
+        )
 
 
 def _rows_of_version(db: Session, current: Viewer, item_id: int, label: str) -> list[StepRow] | None:
@@ -110,13 +110,11 @@ async def adjudicate(item_id: ItemId, request: Request, current: WriterDep) -> R
         try:
             with database.read() as db:
                 found = db.get(Item, item_id)
-                procedural = found is not None and is_procedural(found)
-            if procedural:
-                resolution = procedural_views.resolution_from_form(form)
+                judged = judged_pages_for(found) if found is not None else None
+            if judged is not None:
+                resolution = judged.resolution_from_form(form)
                 database.write_retry(
-                    lambda db: resolve_procedural(
-                        db, current.actor, item_id, resolution, bounds=settings.limits
-                    )
+                    lambda db: judged.resolve(db, current.actor, item_id, resolution, bounds=settings.limits)
                 )
                 with database.write() as db:
                     drop_drafts(db, current.session.session_id, f"/adjudicate/{item_id}")

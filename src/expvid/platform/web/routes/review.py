@@ -20,11 +20,9 @@ from expvid.platform.services.access import get_visible_item
 from expvid.platform.services.authoring import create_level3_question
 from expvid.platform.services.errors import Conflict, InvalidInput
 from expvid.platform.services.level2 import rows_from_steps
-from expvid.platform.services.procedural import is_procedural, submit_judgement
+from expvid.platform.services.recipe_hooks import hooks_for_task, judged_pages_for
 from expvid.platform.services.review import mark_opened, submit_decision, uses_step_editor
-from expvid.platform.services.scivideobench import SVB_LEVEL, OverlayError, add_overlay
 from expvid.platform.services.settlement import segment_steps
-from expvid.platform.web import procedural_views
 from expvid.platform.web.api_models import MAX_INT
 from expvid.platform.web.audit_views import audit_findings
 from expvid.platform.web.deps import Viewer, ViewerDep, WriterDep, database_of, settings_of
@@ -70,14 +68,15 @@ def review_page(item_id: ItemId, request: Request, current: ViewerDep, draft: Dr
         kept = load_draft(db, current.session.session_id, f"/items/{item_id}", draft)
         data = dict(kept.data) if kept else {}
         which = data.pop("__form__", "decision")
-        if is_procedural(item):
-            context = procedural_views.review_context(
+        judged = judged_pages_for(item)  # a recipe's page kind `procedural`
+        if judged is not None:
+            context = judged.review_context(
                 db, current.actor, item, form=data, problems=kept.problems if kept else None
             )
             context["conflict"] = bool(kept and kept.conflict)
             context["notice"] = request.query_params.get("notice")
             context["audit_findings"] = audit_findings(db, item)
-            return page(request, "review_procedural.html", context)
+            return page(request, judged.review_template, context)
         context = review_context(
             db,
             current.actor,
@@ -119,12 +118,14 @@ async def save_decision(item_id: ItemId, request: Request, current: WriterDep) -
         try:
             with database.read() as db:
                 visible = get_visible_item(db, current.actor, item_id)
-                procedural = is_procedural(visible)
-                if procedural:
-                    judged = procedural_views.judgement_from_form(visible, form)
-            if procedural:
+                pages = judged_pages_for(visible)
+                if pages is not None:
+                    judged = pages.judgement_from_form(visible, form)
+            if pages is not None:
                 database.write_retry(
-                    lambda db: submit_judgement(db, current.actor, item_id, judged, bounds=settings.limits)
+                    lambda db: pages.submit_judgement(
+                        db, current.actor, item_id, judged, bounds=settings.limits
+                    )
                 )
                 return _saved(request, current, item_id)
             with database.read() as db:
@@ -226,7 +227,8 @@ async def write_question(video_id: str, request: Request, current: WriterDep) ->
 
 @router.post("/items/{item_id}/overlays", response_class=HTMLResponse)
 async def add_overlay_route(item_id: ItemId, request: Request, current: WriterDep) -> Response:
-    """SciVideoBench's verifier overlay: burn a spoken-but-not-visible value onto the released video."""
+    """The overlay tool of a `timed-mcq` page (its recipe's `ReviewHooks.add_overlay`): burn a
+    spoken-but-not-visible value onto the released video."""
     form = await request.form()
     database = database_of(request)
 
@@ -240,9 +242,10 @@ async def add_overlay_route(item_id: ItemId, request: Request, current: WriterDe
         try:
             with database.write() as db:
                 item = get_visible_item(db, current.actor, item_id)
-                if item.level != SVB_LEVEL:
-                    raise OverlayError("overlays are for SciVideoBench items")
-                add_overlay(
+                hooks = hooks_for_task(item.task)
+                if hooks is None:
+                    raise ValueError("overlays are for items whose review page offers them")
+                hooks.add_overlay(
                     db,
                     current.actor,
                     item,
@@ -251,7 +254,7 @@ async def add_overlay_route(item_id: ItemId, request: Request, current: WriterDe
                     end,
                     str(form.get("position", "bottom")),
                 )
-        except OverlayError as error:
+        except ValueError as error:
             return RedirectResponse(
                 f"/items/{item_id}?notice={quote('overlay: ' + str(error))}", status_code=303
             )

@@ -470,7 +470,7 @@ function onKey(event) {
 }
 
 function wireProcedural(form) {
-  // ProMQA's interface: the answers are judged only once the question is judged valid.
+  // Page kind `procedural`: the answers are judged only once the question is judged valid.
   const answers = form.querySelector("[data-answers]");
   const radios = form.querySelectorAll("input[name=question_valid][type=radio]");
   if (!answers || !radios.length) return;
@@ -507,7 +507,7 @@ document.addEventListener("DOMContentLoaded", () => {
   document.addEventListener("keydown", onKey);
 });
 
-// SciVideoBench review: a time button plays the video from that time, to the range's end if any. The
+// Page kind `timed-mcq`: a time button plays the video from that time, to the range's end if any. The
 // end is checked every animation frame, as the clip window is (timeupdate alone overshoots by up to
 // 250 ms); a later click replaces an earlier range.
 document.addEventListener("click", (event) => {

@@ -22,6 +22,7 @@ from sqlalchemy import select
 
 from expvid.construction.recipes.promqa import candidates as files
 from expvid.construction.recipes.promqa.examples import QUESTION_TYPES
+from expvid.construction.recipes.promqa.review.judgements import PROCEDURAL_LEVEL, generated_pair
 from expvid.platform.db.engine import Database
 from expvid.platform.db.models import ImportBatch, Item, utc_now
 from expvid.platform.services import audit
@@ -29,8 +30,7 @@ from expvid.platform.services.assignment import assign_pending
 from expvid.platform.services.errors import SYSTEM, Actor
 from expvid.platform.services.identity import directory_namespace
 from expvid.platform.services.import_report import ImportReport, ItemOutcome
-from expvid.platform.services.importer import ImportRefused, ParsedItem
-from expvid.platform.services.procedural import PROCEDURAL_LEVEL, generated_pair
+from expvid.platform.services.import_types import ImportRefused, ParsedItem
 from expvid.platform.services.text_checks import NUL_REASON, nul_fields
 from expvid.schema import RecordProblem
 from expvid.suites.release_io import json_records, read_release_bytes

@@ -31,6 +31,12 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from expvid.construction.recipes.promqa.review.judgements import (
+    PROCEDURAL_LEVEL,
+    _decisions_by_slot,
+    judgement_of,
+    verification_of,
+)
 from expvid.construction.recipes.promqa.tables import (
     construction_tables,
     read_answer_types,
@@ -51,12 +57,6 @@ from expvid.platform.services.exporter import (
     _reviewer_names,
     _staging,
     default_internal_dir,
-)
-from expvid.platform.services.procedural import (
-    PROCEDURAL_LEVEL,
-    _decisions_by_slot,
-    judgement_of,
-    verification_of,
 )
 
 

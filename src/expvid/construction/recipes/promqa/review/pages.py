@@ -17,16 +17,16 @@ from starlette.datastructures import FormData
 
 from expvid.construction.recipes.promqa.graph import RecipeError, RecipeGraph
 from expvid.construction.recipes.promqa.graph_render import recipe_svg, statuses
-from expvid.platform.db.models import Assignment, Decision, Item, User
-from expvid.platform.services.access import can_adjudicate
-from expvid.platform.services.errors import Actor, InvalidInput
-from expvid.platform.services.procedural import (
+from expvid.construction.recipes.promqa.review.judgements import (
     JudgementInput,
     ProceduralResolution,
     adjudication_view,
     judgement_of,
     machine_answers,
 )
+from expvid.platform.db.models import Assignment, Decision, Item, User
+from expvid.platform.services.access import can_adjudicate
+from expvid.platform.services.errors import Actor, InvalidInput
 from expvid.platform.web.media_info import frame_rate
 from expvid.platform.web.views import media_file, media_for
 

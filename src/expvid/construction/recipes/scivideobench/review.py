@@ -15,19 +15,20 @@ from __future__ import annotations
 
 import json
 from collections import Counter, defaultdict
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy.orm import Session
 
+from expvid.construction.recipes.api import ReviewHooks
+from expvid.construction.recipes.scivideobench.platform_tasks import SVB_FILE
 from expvid.platform.db.models import Item, utc_now
 from expvid.platform.services import audit
 from expvid.platform.services.clean_copy import clean_copy
 from expvid.platform.services.errors import Actor
 from expvid.schema import RecordProblem, read_jsonl
 
-SVB_LEVEL = 4
-SVB_FILE = "scivideobench_1k.jsonl"
 TASK_OF_TYPE = {
     "Conceptual Reasoning": "conceptual",
     "Hypothetical Reasoning": "hypothetical",
@@ -171,3 +172,41 @@ def review_view(item: Item, paper: str | None) -> dict[str, Any]:
         "duration": (item.record.get("svb") or {}).get("video_duration"),
         "paper": paper,
     }
+
+
+class SciVideoBenchReviewHooks(ReviewHooks):
+    """The review platform's view of this recipe: the Human Verifier's rules (section 2.2), the
+    published file, the time-button panel with its overlay tool, and the release."""
+
+    #: Section 2.2, "Human Verifier".
+    level_rules = (
+        "Check the timestamps in the question (play them with the time buttons): the question must be "
+        "answerable from what the video shows at those times.",
+        "Read the visual comparer's cues beside the question: every visual cue the reasoning needs must be visible.",
+        "A critical value that is spoken but not visible (a mass, a temperature): add an overlay that burns it "
+        "onto the relevant frames of the released video, over the stretch where it matters.",
+        "The answer must match the video content and the reasoning path; the question must be close to the "
+        "core scientific contribution of the experiment. Correct errors and improve clarity.",
+    )
+    paper_minutes = "not reported"
+    panel_template = "scivideobench_panel.html"
+
+    def read_records(self, root: Path, task: str) -> list[tuple[int, Any]] | None:
+        return list(svb_records(root, task))
+
+    def review_panel(self, item: Any, paper: str | None) -> dict[str, Any] | None:
+        return review_view(item, paper)
+
+    def write_release(
+        self, release: Path, items: list[Any], roots: dict[int, Path]
+    ) -> tuple[Mapping[str, int], list[dict[str, Any]]] | None:
+        return write_release(release, items, roots)
+
+    def release_path(self, item: Any) -> str:
+        return f"videos/jove_{item.video_id}.mp4"
+
+    def add_overlay(
+        self, db: Any, actor: Any, item: Any, text: str, start: float, end: float, position: str
+    ) -> Any:
+        """The verifier's overlay tool (the page kind `timed-mcq` offers it)."""
+        return add_overlay(db, actor, item, text, start, end, position)
