@@ -533,9 +533,7 @@ def _priced(
     blind_items: int,
     speech: TranscriptionPlan | None = None,
 ) -> dict[str, Any]:
-    from expvid.construction.pipeline import effective_prices
-
-    prices: dict[str, Price] = effective_prices(config)
+    prices: dict[str, Price] = config.effective_prices()
     stages: dict[str, dict[str, Any]] = {}
     total_cost: float | None = 0.0
     calls = sum(p.calls for p in plans.values())

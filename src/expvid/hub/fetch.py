@@ -40,7 +40,7 @@ from expvid.hub.patterns import minimal_patterns
 from expvid.hub.record import FetchRecord, SourceInfo, Verification, read_fetch_record
 from expvid.hub.verify import check_media, media_files
 from expvid.schema import DataError
-from expvid.suites.base import Dataset
+from expvid.schema.dataset import Dataset
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
 #: Above this many allow patterns, files are downloaded one by one instead of through snapshot_download.

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from expvid.schema import DataError, ImagesRef, VideoRef
-from expvid.suites.base import Dataset
+from expvid.schema.dataset import Dataset
 
 #: Archive suffixes a release may pack its media in (lmms-eval unpacks the same kinds).
 ARCHIVES = (".zip", ".tar", ".tar.gz", ".tgz")

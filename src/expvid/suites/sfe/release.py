@@ -13,7 +13,7 @@ from pathlib import Path
 
 from expvid.hub.layouts import Selection
 from expvid.schema import DataError, ImagesRef
-from expvid.suites.base import Dataset
+from expvid.schema.dataset import Dataset
 from expvid.suites.sfe.loader import load_sfe
 from expvid.suites.sfe.spec import LANGUAGES, TASKS
 

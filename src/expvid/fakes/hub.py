@@ -190,18 +190,6 @@ class LoopbackHub:
             repo.refs[branch] = sha
             return sha
 
-    def commit_folder(
-        self, repo_id: str, folder: Path, *, branch: str = "main", skip: tuple[str, ...] = ()
-    ) -> str:
-        """Commit every file under `folder` (paths relative to it), except those under `skip` prefixes."""
-        files: dict[str, bytes | Path] = {}
-        for path in sorted(p for p in folder.rglob("*") if p.is_file()):
-            relative = path.relative_to(folder).as_posix()
-            if skip and relative.startswith(skip):
-                continue
-            files[relative] = path
-        return self.commit(repo_id, files, branch=branch)
-
     def tag(self, repo_id: str, name: str, sha: str) -> None:
         with self._lock:
             self._repos[repo_id].refs[name] = sha
@@ -253,10 +241,6 @@ class LoopbackHub:
         """Content bytes sent for repo file `path` since start or `reset_requests()`."""
         with self._lock:
             return self._bytes_sent.get(path, 0)
-
-    def downloads(self, path: str) -> list[RecordedHubRequest]:
-        """Content GETs (CDN or resolve) that served repo file `path`."""
-        return [r for r in self.requests if r.method == "GET" and r.path.endswith("#" + path)]
 
     @property
     def url(self) -> str:
