@@ -30,7 +30,7 @@ behind the resolve redirect (what `HF_HUB_DISABLE_XET=1` or a client without `hf
 it does not implement the CAS protocol (reconstruction terms, compressed xorb chunks): a client
 that tries it gets 404 from `/cas/...`, the way an unreachable CAS fails. See docs/hub.md.
 
-A tiny GitHub stand-in is included for releases a suite fetches from GitHub (`fetch_release`):
+A tiny GitHub stand-in is included for releases a suite names on GitHub (`github_release`):
 `GET /repos/{owner}/{repo}/commits/{ref}`
 (API, returns `{"sha"}`) and `GET /raw/{owner}/{repo}/{ref}/{path}` (raw content).
 """

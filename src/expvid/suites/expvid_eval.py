@@ -197,7 +197,7 @@ class ExpVidSuite(Suite):
 
     def hub_layout(self) -> Any:
         """The release's task files at their paths; each record's `video_path` is a repo path."""
-        from expvid.hub.layouts import TaskFilesLayout
+        from expvid.suites.release_layout import TaskFilesLayout
 
         return TaskFilesLayout(self)
 

@@ -140,7 +140,7 @@ class VideoQASuite(Suite):
 
     def hub_layout(self) -> Any:
         """The release file and the videos its records name, fetched by their repo paths."""
-        from expvid.hub.layouts import TaskFilesLayout
+        from expvid.suites.release_layout import TaskFilesLayout
 
         return TaskFilesLayout(self) if self.hub_repo else None
 

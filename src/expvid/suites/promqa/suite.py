@@ -34,6 +34,7 @@ from expvid.suites.promqa.spec import (
     FRAME_PRESETS,
     GENERATION,
     LEVELS,
+    PROMQA_RELEASE,
     SAMPLING_FPS,
     SUITE,
     TASKS,
@@ -111,6 +112,8 @@ class ProMQASuite(Suite):
     frame_presets = FRAME_PRESETS
     reference_file = "reference_table10.json"
     Settings = ProMQASettings
+    #: ProMQA's QA files come from the authors' GitHub repository, not the Hub (`expvid data fetch`).
+    github_release = PROMQA_RELEASE
     settings: ProMQASettings
 
     def load(self, root: Path, **options: Unpack[LoadOptions]) -> Dataset:
@@ -220,12 +223,6 @@ class ProMQASuite(Suite):
         from expvid.suites.promqa.analyses import ANALYSES
 
         return dict(ANALYSES)
-
-    def fetch_release(self, request: Any, *, echo: Any) -> Any:
-        """ProMQA's QA files come from the authors' GitHub repository, not the Hub."""
-        from expvid.suites.promqa.github_release import fetch_promqa
-
-        return fetch_promqa(request, echo=echo)
 
     def make_sample(self, directory: Path, seed: int, *, force: bool) -> SampleReport:
         from expvid.suites.promqa.sample import make_promqa_sample

@@ -11,9 +11,9 @@ import posixpath
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from expvid.hub.layouts import ARCHIVES, Selection, link_file, unpack_archive
 from expvid.schema import DataError
 from expvid.schema.dataset import Dataset
+from expvid.suites.release_layout import ARCHIVES, Selection, link_file, unpack_archive
 from expvid.suites.scivideobench.spec import RELEASE_FILES, TASKS, VIDEO_DIRS, VIDEO_SUFFIXES
 
 
