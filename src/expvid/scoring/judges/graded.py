@@ -111,13 +111,12 @@ class GradedLLMJudge:
 
     async def ask(self, *, item_id: str, task: str, user: str) -> Judgment:
         """One judge call with the filled user text (after the system text, when there is one)."""
-        messages = chat_messages(user, system=self.system)
         return await ask_graded_judge(
             self.backend,
             judge=self.name,
             item_id=item_id,
             task=task,
-            messages=messages,
+            messages=chat_messages(user, system=self.system),
             max_tokens=self.budget.max_tokens,
             thinking=self.budget.thinking,
             seed=self.seed,

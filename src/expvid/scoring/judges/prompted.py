@@ -78,13 +78,12 @@ class PromptedJudge:
     ) -> Judgment:
         # one pass: a field's own text (a reply quoting "{answer}") is never substituted again
         user = _SLOT.sub(lambda match: fields.get(match.group(1), match.group(0)), template)
-        messages = chat_messages(user, system=system or None)
         return await ask_graded_judge(
             self.backend,
             judge=self.name,
             item_id=item_id,
             task=task,
-            messages=messages,
+            messages=chat_messages(user, system=system or None),
             max_tokens=self.max_tokens,
             seed=self.seed,
             purpose="judge",
