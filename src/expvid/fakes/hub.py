@@ -41,7 +41,6 @@ import asyncio
 import hashlib
 import json
 import logging
-import socket
 import threading
 import time
 from dataclasses import dataclass, field
@@ -51,8 +50,9 @@ from types import TracebackType
 from typing import Any
 from urllib.parse import parse_qs, quote, unquote
 
-import uvicorn
 from starlette.types import Receive, Scope, Send
+
+from expvid.fakes.serving import ServerThread
 
 #: Files the Hub stores through LFS in a typical dataset repo's `.gitattributes`.
 LFS_SUFFIXES = (".mp4", ".mkv", ".MP4", ".webm", ".zip", ".tar", ".gz", ".parquet", ".png", ".jpg", ".jpeg")
@@ -156,8 +156,7 @@ class LoopbackHub:
         self._lock = threading.Lock()
         self._requests: list[RecordedHubRequest] = []
         self._bytes_sent: dict[str, int] = {}
-        self._server: uvicorn.Server | None = None
-        self._thread: threading.Thread | None = None
+        self._serving: ServerThread | None = None
 
     # -- content -----------------------------------------------------------------------------------
 
@@ -262,43 +261,25 @@ class LoopbackHub:
     # -- lifecycle ---------------------------------------------------------------------------------
 
     def start(self, timeout_s: float = 10.0) -> LoopbackHub:
-        if self._thread is not None:
+        if self._serving is not None:
             raise RuntimeError("loopback hub already started")
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        sock.bind((self.host, 0))
-        self.port = sock.getsockname()[1]
-        config = uvicorn.Config(
+        serving = ServerThread(
             self._app,
-            log_config=None,
+            host=self.host,
+            port=0,
+            name="loopback hub",
             log_level="critical",
-            access_log=False,
-            lifespan="off",
-            http="h11",
             interface="asgi3",
+            force_exit=True,
         )
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(
-            target=self._server.run, kwargs={"sockets": [sock]}, name=f"loopback-hub-{self.port}", daemon=True
-        )
-        self._thread.start()
-        deadline = time.monotonic() + timeout_s
-        while not self._server.started:
-            if not self._thread.is_alive() or time.monotonic() > deadline:
-                self.stop()
-                raise RuntimeError(f"loopback hub on port {self.port} did not start")
-            time.sleep(0.005)
+        self.port = serving.port
+        self._serving = serving.start(timeout_s)
         return self
 
     def stop(self) -> None:
-        if self._server is not None:
-            self._server.should_exit = True
-            self._server.force_exit = True
-        if self._thread is not None:
-            self._thread.join(timeout=10)
-        self._server = None
-        self._thread = None
+        if self._serving is not None:
+            self._serving.stop()
+        self._serving = None
 
     def __enter__(self) -> LoopbackHub:
         return self.start()

@@ -25,14 +25,12 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
-import socket
 import threading
 import time
 from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import Any
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -60,6 +58,7 @@ from expvid.fakes.models.rules import (
     Rule,
 )
 from expvid.fakes.models.usage import provider_prompt_tokens
+from expvid.fakes.serving import ServerThread
 
 __all__ = [
     "AnthropicRules",
@@ -119,8 +118,7 @@ class LoopbackServer:
         self._responder_errors: list[str] = []
         self._in_flight = 0
         self._max_in_flight = 0
-        self._server: uvicorn.Server | None = None
-        self._thread: threading.Thread | None = None
+        self._serving: ServerThread | None = None
         #: The providers' batch endpoints (files, batches, message batches) and how they behave.
         self.batches = BatchEndpoints(self)
 
@@ -198,45 +196,24 @@ class LoopbackServer:
     # -- lifecycle ------------------------------------------------------------------------------
 
     def start(self, timeout_s: float = 10.0) -> LoopbackServer:
-        if self._thread is not None:
+        if self._serving is not None:
             raise RuntimeError("loopback server already started")
-        # proto=IPPROTO_TCP matters: asyncio only sets TCP_NODELAY on accepted sockets whose proto says
-        # TCP, and without it every keep-alive response waits ~40 ms on Nagle + delayed ACK.
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        sock.bind((self.host, self._requested_port))
-        self.port = sock.getsockname()[1]
-        config = uvicorn.Config(
+        serving = ServerThread(
             self._app(),
-            log_config=None,
-            log_level="warning",
-            access_log=False,
-            lifespan="off",
-            http="h11",
+            host=self.host,
+            port=self._requested_port,
+            name="loopback",
             timeout_graceful_shutdown=1,
             backlog=4096,
         )
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(
-            target=self._server.run, kwargs={"sockets": [sock]}, name=f"loopback-{self.port}", daemon=True
-        )
-        self._thread.start()
-        deadline = time.monotonic() + timeout_s
-        while not self._server.started:
-            if not self._thread.is_alive() or time.monotonic() > deadline:
-                self.stop()
-                raise RuntimeError(f"loopback server on port {self.port} did not start")
-            time.sleep(0.005)
+        self.port = serving.port
+        self._serving = serving.start(timeout_s)
         return self
 
     def stop(self) -> None:
-        if self._server is not None:
-            self._server.should_exit = True
-        if self._thread is not None:
-            self._thread.join(timeout=10)
-        self._server = None
-        self._thread = None
+        if self._serving is not None:
+            self._serving.stop()
+        self._serving = None
 
     def __enter__(self) -> LoopbackServer:
         return self.start()
