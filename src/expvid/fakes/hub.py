@@ -46,13 +46,12 @@ import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 from urllib.parse import parse_qs, quote, unquote
 
 from starlette.types import Receive, Scope, Send
 
-from expvid.fakes.serving import ServerThread
+from expvid.fakes.serving import FakeServer, ServerThread
 
 #: Files the Hub stores through LFS in a typical dataset repo's `.gitattributes`.
 LFS_SUFFIXES = (".mp4", ".mkv", ".MP4", ".webm", ".zip", ".tar", ".gz", ".parquet", ".png", ".jpg", ".jpeg")
@@ -140,7 +139,7 @@ class _Fault:
     delay_s: float = 0.0
 
 
-class LoopbackHub:
+class LoopbackHub(FakeServer):
     """A loopback Hub; use as a context manager or call start() / stop()."""
 
     def __init__(self, *, host: str = "127.0.0.1", page_size: int = 1000, xet: bool = False) -> None:
@@ -156,7 +155,6 @@ class LoopbackHub:
         self._lock = threading.Lock()
         self._requests: list[RecordedHubRequest] = []
         self._bytes_sent: dict[str, int] = {}
-        self._serving: ServerThread | None = None
 
     # -- content -----------------------------------------------------------------------------------
 
@@ -260,34 +258,15 @@ class LoopbackHub:
 
     # -- lifecycle ---------------------------------------------------------------------------------
 
-    def start(self, timeout_s: float = 10.0) -> LoopbackHub:
-        if self._serving is not None:
-            raise RuntimeError("loopback hub already started")
-        serving = ServerThread(
+    def _server_thread(self) -> ServerThread:
+        return ServerThread(
             self._app,
             host=self.host,
-            port=0,
             name="loopback hub",
             log_level="critical",
             interface="asgi3",
             force_exit=True,
         )
-        self.port = serving.port
-        self._serving = serving.start(timeout_s)
-        return self
-
-    def stop(self) -> None:
-        if self._serving is not None:
-            self._serving.stop()
-        self._serving = None
-
-    def __enter__(self) -> LoopbackHub:
-        return self.start()
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()
 
     # -- the ASGI app ------------------------------------------------------------------------------
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 import socket
 import threading
 import time
-from typing import Any
+from types import TracebackType
+from typing import Any, Self
 
 import uvicorn
 
@@ -57,3 +58,38 @@ class ServerThread:
         self._server.should_exit = True
         self._server.force_exit = self.force_exit
         self._thread.join(timeout=10)
+
+
+class FakeServer:
+    """Start, stop and the `with` block of a fake server; a subclass says how it is served.
+
+    Subclasses set `host` and `port` (0 until started) and implement `_server_thread()`.
+    """
+
+    host: str
+    port: int
+    _serving: ServerThread | None = None
+
+    def _server_thread(self) -> ServerThread:
+        raise NotImplementedError
+
+    def start(self, timeout_s: float = 10.0) -> Self:
+        if self._serving is not None:
+            raise RuntimeError(f"{type(self).__name__} already started")
+        serving = self._server_thread()
+        self.port = serving.port
+        self._serving = serving.start(timeout_s)
+        return self
+
+    def stop(self) -> None:
+        if self._serving is not None:
+            self._serving.stop()
+        self._serving = None
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()

@@ -28,7 +28,6 @@ import json
 import threading
 import time
 from collections.abc import Callable, Sequence
-from types import TracebackType
 from typing import Any
 
 from starlette.applications import Starlette
@@ -58,7 +57,7 @@ from expvid.fakes.models.rules import (
     Rule,
 )
 from expvid.fakes.models.usage import provider_prompt_tokens
-from expvid.fakes.serving import ServerThread
+from expvid.fakes.serving import FakeServer, ServerThread
 
 __all__ = [
     "AnthropicRules",
@@ -90,7 +89,7 @@ PARSERS: dict[str, Parser] = {
 }
 
 
-class LoopbackServer:
+class LoopbackServer(FakeServer):
     """A loopback API server; use as a context manager or call start() / stop()."""
 
     def __init__(
@@ -118,7 +117,6 @@ class LoopbackServer:
         self._responder_errors: list[str] = []
         self._in_flight = 0
         self._max_in_flight = 0
-        self._serving: ServerThread | None = None
         #: The providers' batch endpoints (files, batches, message batches) and how they behave.
         self.batches = BatchEndpoints(self)
 
@@ -195,10 +193,8 @@ class LoopbackServer:
 
     # -- lifecycle ------------------------------------------------------------------------------
 
-    def start(self, timeout_s: float = 10.0) -> LoopbackServer:
-        if self._serving is not None:
-            raise RuntimeError("loopback server already started")
-        serving = ServerThread(
+    def _server_thread(self) -> ServerThread:
+        return ServerThread(
             self._app(),
             host=self.host,
             port=self._requested_port,
@@ -206,22 +202,6 @@ class LoopbackServer:
             timeout_graceful_shutdown=1,
             backlog=4096,
         )
-        self.port = serving.port
-        self._serving = serving.start(timeout_s)
-        return self
-
-    def stop(self) -> None:
-        if self._serving is not None:
-            self._serving.stop()
-        self._serving = None
-
-    def __enter__(self) -> LoopbackServer:
-        return self.start()
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()
 
     # -- the ASGI app (runs in the server thread) -----------------------------------------------
 
