@@ -40,7 +40,7 @@ def _cli(args: list[str]) -> tuple[int, str]:
 def build_expvid(work: Path) -> tuple[int, Path]:
     from build_responder import ScriptedLab
 
-    from expvid.models.loopback import LoopbackServer
+    from expvid.fakes.models.server import LoopbackServer
     from expvid.suites.sample import make_sample
 
     make_sample(work / "sample", seed=0)
@@ -57,8 +57,8 @@ def build_expvid(work: Path) -> tuple[int, Path]:
 def build_scivideobench(work: Path) -> tuple[int, Path]:
     from svb_lab import SvbLab
 
-    from expvid.construction.speech.loopback import TranscriptionScript, TranscriptionServer
-    from expvid.models.loopback import LoopbackServer
+    from expvid.fakes.models.server import LoopbackServer
+    from expvid.fakes.transcription import TranscriptionScript, TranscriptionServer
     from expvid.suites.sample.speech_sources import make_speech_sources
 
     make_speech_sources(work / "svb", experiments=2)
@@ -75,7 +75,7 @@ def build_scivideobench(work: Path) -> tuple[int, Path]:
 def build_promqa(work: Path) -> tuple[int, Path]:
     from promqa_lab import PromqaLab
 
-    from expvid.models.loopback import LoopbackServer
+    from expvid.fakes.models.server import LoopbackServer
 
     code, _ = _cli(["sample", "make", str(work / "pq"), "--suite", "promqa"])
     assert code == 0

@@ -123,7 +123,7 @@ def main() -> None:
 
     from build_responder import ScriptedLab
 
-    from expvid.models.loopback import LoopbackServer
+    from expvid.fakes.models.server import LoopbackServer
 
     sources = _sample()
     work = CACHE / "runs"

@@ -86,7 +86,7 @@ def main() -> None:
     from build_responder import ScriptedLab
 
     from expvid.construction import build_candidates, estimate_candidates
-    from expvid.models.loopback import LoopbackServer
+    from expvid.fakes.models.server import LoopbackServer
 
     sample = _sample()
     work = CACHE / "run"

@@ -90,7 +90,7 @@ def main() -> None:
 
     from campaign_sources import campaign_scripts, write_experiment
     from expvid.construction import CurationSettings, build_candidates
-    from expvid.models.loopback import LoopbackServer
+    from expvid.fakes.models.server import LoopbackServer
     from expvid.platform.config import PasswordPolicy
     from expvid.platform.db.engine import Database
     from expvid.platform.db.migrate import upgrade_to_head

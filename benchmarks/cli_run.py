@@ -61,7 +61,7 @@ LEVEL1_DIR = "videos/level_1/bench"
 
 SERVER = """
 import sys, time
-from expvid.models.loopback import LoopbackServer, Reply
+from expvid.fakes.models.server import LoopbackServer, Reply
 server = LoopbackServer(Reply.slow("The answer is \\\\boxed{{A}}", {delay})).start()
 print(server.openai_base_url, flush=True)
 while True:  # a model server keeps nothing: forget recorded requests (and their decoded frames)

@@ -88,7 +88,7 @@ def main() -> None:
     parser.add_argument("--models", type=int, default=3)
     parser.add_argument("--parallel", type=int, default=2)
     args = parser.parse_args()
-    from expvid.models.loopback import LoopbackServer
+    from expvid.fakes.models.server import LoopbackServer
 
     sample = _sample()
     servers = [LoopbackServer("\\boxed{A}").start() for _ in range(args.models)]

@@ -29,7 +29,7 @@ from expvid.suites.sample import make_sample
 
 SERVER = """
 import sys, time
-from expvid.models.loopback import LoopbackServer, Reply
+from expvid.fakes.models.server import LoopbackServer, Reply
 server = LoopbackServer(Reply.slow("The answer is \\\\boxed{{A}}", {delay})).start()
 print(server.openai_base_url, flush=True)
 while True:

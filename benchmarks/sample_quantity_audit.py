@@ -1,7 +1,7 @@
 """The validity audit on the sample's quantity items, drafted many times: how far a blind solver gets.
 
 Every quantity of the sample's protocols (`expvid.suites.sample.scripts`) is drafted `--draws` times
-with `expvid.suites.sample.quantities.quantity_distractors` (other draws each time), its letter drawn
+with `expvid.suites.sample.quantity_distractors.quantity_distractors` (other draws each time), its letter drawn
 uniformly, and the text-only solvers of `expvid audit` run on the four-option items; per seed, the
 best solvers with their accuracy (chance 25%) and whether the audit flags them. docs/audit.md quotes it.
 

@@ -50,8 +50,8 @@ def main() -> None:
         estimate_scivideobench,
     )
     from expvid.construction.speech import parse_stt_spec
-    from expvid.construction.speech.loopback import TranscriptionScript, TranscriptionServer
-    from expvid.models.loopback import LoopbackServer
+    from expvid.fakes.models.server import LoopbackServer
+    from expvid.fakes.transcription import TranscriptionScript, TranscriptionServer
     from expvid.suites.sample.speech_sources import make_speech_sources
 
     with tempfile.TemporaryDirectory() as scratch:

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from expvid.audit import audit_release, read_audit
 from expvid.cli.main import app
-from expvid.models.loopback import LoopbackServer, RecordedRequest, Reply
+from expvid.fakes.models.server import LoopbackServer, RecordedRequest, Reply
 from expvid.run.config import EvalConfig
 from expvid.run.evaluate import evaluate
 from expvid.schema import DataError

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from expvid.construction import BuildConfig, CurationSettings, Price, build_candidates
-from expvid.models.loopback import LoopbackServer
+from expvid.fakes.models.server import LoopbackServer
 
 #: The sample's experiments are 126-153 s long; the interquartile range of 8 would drop half of them.
 SAMPLE_BOUNDS = CurationSettings(min_duration=60, max_duration=900)

@@ -24,9 +24,10 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
+from expvid.fakes.models.server import RecordedRequest, Reply
 from expvid.media.synth import FrameCodeError, read_frame_code
-from expvid.models.loopback import RecordedRequest, Reply
-from expvid.suites.sample.quantities import quantity_distractors, quantity_question
+from expvid.suites.sample.quantities import quantity_question
+from expvid.suites.sample.quantity_distractors import quantity_distractors
 from expvid.suites.sample.scripts import BLANK_MARK, ExperimentScript, StepScript, load_scripts
 from expvid.suites.sample.timeline import plan_timeline
 

@@ -16,7 +16,7 @@ import pytest
 from build_helpers import run_build
 from build_responder import ScriptedLab
 
-from expvid.models.loopback import LoopbackServer
+from expvid.fakes.models.server import LoopbackServer
 
 
 @dataclass

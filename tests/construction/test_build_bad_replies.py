@@ -11,7 +11,7 @@ import pytest
 from build_helpers import read_jsonl, run_build, subset
 from build_responder import RETRY_MARK, Faults, ScriptedLab
 
-from expvid.models.loopback import LoopbackServer
+from expvid.fakes.models.server import LoopbackServer
 from expvid.suites.expvid_suite import load_expvid
 
 VIDEO = "61842"

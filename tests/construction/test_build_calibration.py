@@ -21,7 +21,7 @@ from build_helpers import read_jsonl, run_build, subset
 from build_responder import Faults, ScriptedLab
 
 from expvid.construction.audits import ASR_LEAK_MARGIN, asr_leakage_score
-from expvid.models.loopback import LoopbackServer
+from expvid.fakes.models.server import LoopbackServer
 from expvid.suites.expvid_suite import load_expvid
 
 VIDEOS = ["61842", "63090", "65321"]  # biology, chemistry, medicine

@@ -17,7 +17,7 @@ from build_responder import KINDS, Faults, ScriptedLab
 from typer.testing import CliRunner
 
 from expvid.cli.main import app
-from expvid.models.loopback import LoopbackServer
+from expvid.fakes.models.server import LoopbackServer
 
 VIDEO = ["61842"]
 

@@ -29,7 +29,7 @@ from sqlalchemy import func, select
 from typer.testing import CliRunner
 
 from expvid.cli.main import app
-from expvid.models.loopback import LoopbackServer
+from expvid.fakes.models.server import LoopbackServer
 from expvid.platform.config import PasswordPolicy
 from expvid.platform.db.engine import Database
 from expvid.platform.db.migrate import upgrade_to_head

@@ -112,7 +112,7 @@ def test_a_with_asr_run_of_a_built_benchmark_says_how_much_the_narration_gives_a
 
 
 def test_build_spreads_over_several_base_urls_and_survives_a_dead_node(sample_sources, tmp_path, lab_server):
-    from expvid.models.loopback import LoopbackServer, Reply
+    from expvid.fakes.models.server import LoopbackServer, Reply
 
     sources = subset(sample_sources, tmp_path / "sources", ["64455"])
     out = tmp_path / "out"
@@ -131,7 +131,7 @@ def test_build_spreads_over_several_base_urls_and_survives_a_dead_node(sample_so
 
 
 def test_a_context_too_small_for_a_transcript_stops_before_the_first_call(sample_sources, tmp_path):
-    from expvid.models.loopback import LoopbackServer
+    from expvid.fakes.models.server import LoopbackServer
 
     sources = subset(sample_sources, tmp_path / "sources", ["64455"])
     with LoopbackServer(lambda request: "{}") as server:

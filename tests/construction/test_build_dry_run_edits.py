@@ -19,7 +19,7 @@ from build_responder import ScriptedLab
 
 from expvid.construction.llm import phase_of
 from expvid.construction.pipeline import estimate_candidates
-from expvid.models.loopback import LoopbackServer
+from expvid.fakes.models.server import LoopbackServer
 
 STAGES = ("curation", "level1", "level2", "level3", "blind_audit")
 

@@ -21,7 +21,7 @@ from build_helpers import bodies, build_config, read_jsonl, run_build, subset
 from build_responder import ScriptedLab
 
 from expvid.construction import estimate_candidates
-from expvid.models.loopback import LoopbackServer
+from expvid.fakes.models.server import LoopbackServer
 from expvid.suites.expvid_suite import load_expvid
 
 FIRST, SECOND, SORTS_FIRST = "62517", "63090", "61842"

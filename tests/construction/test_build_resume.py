@@ -20,7 +20,7 @@ from pathlib import Path
 from build_helpers import bodies, run_build, subset
 from build_responder import ScriptedLab
 
-from expvid.models.loopback import LoopbackServer, RecordedRequest, Reply
+from expvid.fakes.models.server import LoopbackServer, RecordedRequest, Reply
 
 VIDEOS = ["61842", "66708"]
 ANSWERED_BEFORE_STALL = 120

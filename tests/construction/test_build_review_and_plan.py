@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from expvid.cli.main import app
 from expvid.construction import CurationSettings, build_candidates
-from expvid.models.loopback import LoopbackServer
+from expvid.fakes.models.server import LoopbackServer
 from expvid.schema import DataError
 
 runner = CliRunner()

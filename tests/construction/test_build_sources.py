@@ -11,8 +11,8 @@ from build_responder import ScriptedLab
 from test_build_papers import write_pdf
 
 from expvid.construction.sources import discover_sources
+from expvid.fakes.models.server import LoopbackServer
 from expvid.media.transcripts import read_transcript, write_transcript
-from expvid.models.loopback import LoopbackServer
 from expvid.schema import DataError
 
 

@@ -25,9 +25,9 @@ from build_responder import ScriptedLab
 from typer.testing import CliRunner
 
 from expvid.cli.main import app
-from expvid.construction.speech.loopback import TranscriptionScript, TranscriptionServer, speech_regions
+from expvid.fakes.models.server import LoopbackServer
+from expvid.fakes.transcription import TranscriptionScript, TranscriptionServer, speech_regions
 from expvid.media.audio import extract_audio
-from expvid.models.loopback import LoopbackServer
 
 VIDEO_ID = "61842"
 runner = CliRunner()

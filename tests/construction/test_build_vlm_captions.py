@@ -5,7 +5,7 @@ from __future__ import annotations
 from build_helpers import read_jsonl, run_build, subset
 from build_responder import ScriptedLab
 
-from expvid.models.loopback import LoopbackServer
+from expvid.fakes.models.server import LoopbackServer
 from expvid.suites.sample import read_truth
 
 VIDEO = "65321"

@@ -10,7 +10,7 @@ from typing import Any
 from expvid.construction.accounting import Price
 from expvid.construction.recipes.promqa.config import PromqaBuildConfig, build_config
 from expvid.construction.recipes.promqa.pipeline import build_promqa
-from expvid.models.loopback import LoopbackServer
+from expvid.fakes.models.server import LoopbackServer
 
 PRICE = Price(input_per_m=2.5, output_per_m=10.0)  # gpt-4o-2024-08-06, as the official code priced it
 #: Small targets for the six sample recordings.

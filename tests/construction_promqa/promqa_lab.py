@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from reply_styles import ReplyStyle
 
-from expvid.models.loopback import RecordedRequest, Reply
+from expvid.fakes.models.server import RecordedRequest, Reply
 
 BAD_QUESTIONS = ("What color is the counter?", "Is the kitchen tidy?", "What time of day is it?")
 BAD_ANSWER = "It does not matter for the recipe."

@@ -13,7 +13,7 @@ from promqa_lab import PromqaLab
 from sqlalchemy import select
 
 from chromium import launched_chromium
-from expvid.models.loopback import LoopbackServer
+from expvid.fakes.models.server import LoopbackServer
 from expvid.platform import PlatformSettings, create_app, open_database
 from expvid.platform.config import PasswordPolicy
 from expvid.platform.db.models import Decision, Item

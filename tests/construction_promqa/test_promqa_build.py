@@ -14,8 +14,8 @@ from promqa_lab import PromqaLab, good_pairs
 from reply_styles import ReplyStyle
 
 from expvid.construction.recipes.promqa import candidates as files
+from expvid.fakes.models.server import LoopbackServer
 from expvid.media.synth import read_frame_code
-from expvid.models.loopback import LoopbackServer
 from expvid.suites.promqa import load_promqa
 from expvid.suites.promqa.sample_sources import FPS
 

@@ -23,7 +23,7 @@ from typer.testing import CliRunner
 
 from expvid.cli.main import app
 from expvid.construction.recipes.promqa.verification import settle
-from expvid.models.loopback import LoopbackServer, RecordedRequest, Reply
+from expvid.fakes.models.server import LoopbackServer, RecordedRequest, Reply
 from expvid.platform import PlatformSettings, create_app, open_database
 from expvid.platform.config import PasswordPolicy
 from expvid.platform.db.models import Assignment, Item, User

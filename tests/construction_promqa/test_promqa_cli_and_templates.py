@@ -14,9 +14,9 @@ from promqa_lab import PromqaLab
 from typer.testing import CliRunner
 
 from expvid.cli.main import app
+from expvid.fakes.models.server import LoopbackServer
 from expvid.media.plan import keep_last_pick
 from expvid.media.synth import read_frame_code
-from expvid.models.loopback import LoopbackServer
 from expvid.suites.promqa.sample_sources import FPS
 
 

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from expvid.audit import read_audit
 from expvid.cli.main import app
-from expvid.models.loopback import LoopbackServer
+from expvid.fakes.models.server import LoopbackServer
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "build_promqa.md"
 LLM = "openai:gpt-4o-2024-08-06"

@@ -20,7 +20,7 @@ from expvid.construction.recipes.promqa.review.judgements import (
     resolve,
     submit_judgement,
 )
-from expvid.models.loopback import LoopbackServer
+from expvid.fakes.models.server import LoopbackServer
 from expvid.platform import PlatformSettings, create_app, open_database
 from expvid.platform.config import PasswordPolicy
 from expvid.platform.db.engine import Database

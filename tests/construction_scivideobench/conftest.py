@@ -16,8 +16,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 from svb_helpers import SvbBuild, build_args
 from svb_lab import SvbLab
 
-from expvid.construction.speech.loopback import TranscriptionScript, TranscriptionServer
-from expvid.models.loopback import LoopbackServer
+from expvid.fakes.models.server import LoopbackServer
+from expvid.fakes.transcription import TranscriptionScript, TranscriptionServer
 
 
 def _require_espeak() -> None:

@@ -11,8 +11,8 @@ from typing import Any
 
 from svb_lab import SvbLab
 
-from expvid.construction.speech.loopback import TranscriptionServer
-from expvid.models.loopback import LoopbackServer
+from expvid.fakes.models.server import LoopbackServer
+from expvid.fakes.transcription import TranscriptionServer
 
 
 @dataclass

@@ -25,7 +25,7 @@ import re
 import threading
 from typing import Any
 
-from expvid.models.loopback import RecordedRequest, Reply
+from expvid.fakes.models.server import RecordedRequest, Reply
 
 _LINE = re.compile(r"^(\d\d:\d\d)-(\d\d:\d\d): (.+)$", re.MULTILINE)
 _OPTION = re.compile(r"^([A-J])\. (.+)$", re.MULTILINE)

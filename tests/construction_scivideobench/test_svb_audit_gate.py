@@ -14,8 +14,8 @@ from typer.testing import CliRunner
 from expvid.audit import read_audit
 from expvid.cli.main import app
 from expvid.construction.release_gate import EXIT_GATE_FAILED
-from expvid.construction.speech.loopback import TranscriptionScript, TranscriptionServer
-from expvid.models.loopback import LoopbackServer
+from expvid.fakes.models.server import LoopbackServer
+from expvid.fakes.transcription import TranscriptionScript, TranscriptionServer
 
 #: Enough conceptual questions (3 per experiment) for a text-only solver to beat chance after the
 #: audit's correction when every one of them gives its answer away.

@@ -14,7 +14,7 @@ from svb_lab import SvbLab
 from typer.testing import CliRunner
 
 from expvid.cli.main import app
-from expvid.models.loopback import LoopbackServer, RecordedRequest, Reply
+from expvid.fakes.models.server import LoopbackServer, RecordedRequest, Reply
 from expvid.suites.scivideobench.timestamps import times_to_frames
 
 runner = CliRunner()

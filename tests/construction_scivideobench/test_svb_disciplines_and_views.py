@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from expvid.cli.main import app
 from expvid.construction.recipes.scivideobench.disciplines import DisciplineMap
-from expvid.models.loopback import LoopbackServer
+from expvid.fakes.models.server import LoopbackServer
 from expvid.schema import DataError
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "platform"))

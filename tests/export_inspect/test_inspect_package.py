@@ -20,7 +20,7 @@ import pytest
 from typer.testing import CliRunner
 
 from expvid.cli.main import app
-from expvid.models.loopback import LoopbackServer, RecordedRequest, Reply
+from expvid.fakes.models.server import LoopbackServer, RecordedRequest, Reply
 from expvid.schema import Item
 from expvid.suites.mmvu import make_mmvu_sample
 from expvid.suites.registry import get_suite

@@ -1,6 +1,6 @@
 """Fixtures for the Hub tests: a loopback Hub serving the bundled sample as `OpenGVLab/ExpVid`.
 
-No test reaches the network: every download goes to `expvid.hub.loopback.LoopbackHub` on 127.0.0.1,
+No test reaches the network: every download goes to `expvid.fakes.hub.LoopbackHub` on 127.0.0.1,
 through the real huggingface_hub client. The Hugging Face cache and token are isolated per test.
 """
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from expvid.hub.loopback import LoopbackHub
+from expvid.fakes.hub import LoopbackHub
 
 CARD = b"""---
 license: cc-by-nc-4.0

@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from expvid.cli.main import app
-from expvid.hub.loopback import LoopbackHub
+from expvid.fakes.hub import LoopbackHub
 from expvid.suites.registry import get_suite
 
 

@@ -15,8 +15,8 @@ import pytest
 from typer.testing import CliRunner
 
 from expvid.cli.main import app
+from expvid.fakes.hub import LoopbackHub
 from expvid.hub.fetch import FetchError, FetchRequest, fetch_release
-from expvid.hub.loopback import LoopbackHub
 from expvid.hub.record import read_fetch_record
 from expvid.suites.expvid_suite import load_expvid
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from expvid.cli.main import app
-from expvid.hub.loopback import LoopbackHub
+from expvid.fakes.hub import LoopbackHub
 
 runner = CliRunner()
 REPO = "OpenGVLab/ExpVid"

@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from expvid.fakes.models.server import LoopbackServer
 from expvid.media.synth import read_frame_code, scene_frame
 from expvid.models import GenerateRequest, ImagePart, Message, TextPart
-from expvid.models.loopback import LoopbackServer
 
 MakeRequest = Callable[..., GenerateRequest]
 

@@ -11,9 +11,9 @@ import anthropic
 import openai
 import pytest
 
+from expvid.fakes.models.server import BatchPlan, OpenAIReasoningRules, Reply
 from expvid.models import create_backend
 from expvid.models.batch import BatchLabel, batch_adapter
-from expvid.models.loopback import BatchPlan, OpenAIReasoningRules, Reply
 
 
 def _line(custom_id: str, model: str = "gpt-4o", **body: object) -> str:

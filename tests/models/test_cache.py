@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from expvid.fakes.models.server import Reply
 from expvid.models import AnswerHints, BackendError, GenerateResponse, ThinkingConfig, create_backend
 from expvid.models.cache import ResponseCache, cache_key
-from expvid.models.loopback import Reply
 from expvid.schema import AnswerType, Usage
 
 

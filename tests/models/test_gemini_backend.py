@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from expvid.fakes.models.server import Reply, script
 from expvid.models import BackendError, ThinkingConfig, create_backend
-from expvid.models.loopback import Reply, script
 from expvid.schema import ErrorKind
 
 

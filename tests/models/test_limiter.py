@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 import threading
 
+from expvid.fakes.models.server import Reply
 from expvid.models import create_backend
 from expvid.models.limiter import AdaptiveLimiter
-from expvid.models.loopback import Reply
 
 
 def test_halves_once_per_epoch_and_grows_back_by_one():

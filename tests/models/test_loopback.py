@@ -11,7 +11,7 @@ import httpx2
 import pytest
 from PIL import Image
 
-from expvid.models.loopback import LoopbackServer, Reply, echo, script
+from expvid.fakes.models.server import LoopbackServer, Reply, echo, script
 
 
 def _png() -> bytes:

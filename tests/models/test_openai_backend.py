@@ -6,8 +6,8 @@ import json
 
 import pytest
 
+from expvid.fakes.models.server import Reply, script
 from expvid.models import BackendConfigError, BackendError, ThinkingConfig, create_backend
-from expvid.models.loopback import Reply, script
 from expvid.schema import ErrorKind
 
 

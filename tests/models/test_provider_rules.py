@@ -7,9 +7,9 @@ from __future__ import annotations
 import httpx2
 import pytest
 
+from expvid.fakes.models.server import AnthropicRules, OpenAIChatRules, OpenAIReasoningRules, Reply
 from expvid.models import BackendConfigError, ThinkingConfig, create_backend
 from expvid.models.anthropic_backend import THINKING_TEMPERATURE, messages_payload
-from expvid.models.loopback import AnthropicRules, OpenAIChatRules, OpenAIReasoningRules, Reply
 
 
 def test_claude_temperature_is_sent_where_the_sdk_takes_it_but_never_with_thinking(make_request):

@@ -11,8 +11,8 @@ import asyncio
 
 import pytest
 
+from expvid.fakes.models.server import LoopbackServer, OpenAIReasoningRules, Reply
 from expvid.models import BackendError, ThinkingConfig, create_backend
-from expvid.models.loopback import LoopbackServer, OpenAIReasoningRules, Reply
 from expvid.models.options import BackendOptions
 from expvid.models.param_fallback import adjustment_for, unsupported_from_error
 from expvid.models.param_rules import chat_rules

@@ -7,8 +7,8 @@ import base64
 import openai
 import pytest
 
+from expvid.fakes.models.server import OpenAIResponsesRules, Reply, ResponsesOnlyModels, script
 from expvid.models import ThinkingConfig, create_backend
-from expvid.models.loopback import OpenAIResponsesRules, Reply, ResponsesOnlyModels, script
 from expvid.models.responses_backend import OpenAIResponsesBackend, default_api
 from expvid.schema import ErrorKind
 

@@ -11,8 +11,8 @@ from email.utils import formatdate
 
 import pytest
 
+from expvid.fakes.models.server import Reply, script
 from expvid.models import BackendError, create_backend
-from expvid.models.loopback import Reply, script
 from expvid.models.options import BackendOptions
 from expvid.models.remote import RemoteBackend
 from expvid.models.retry import backoff_delay, failure_for_status, retry_after_seconds

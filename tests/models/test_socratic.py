@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from expvid.fakes.models.server import LoopbackServer, RecordedRequest, Reply
 from expvid.media.synth import read_frame_code, scene_frame
 from expvid.models import BackendConfigError, create_backend
-from expvid.models.loopback import LoopbackServer, RecordedRequest, Reply
 from expvid.models.socratic import SocraticBackend, split_socratic
 from expvid.models.types import BackendError, GenerateRequest, ImagePart, Message, TextPart
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
+from expvid.fakes.models.server import LoopbackServer, RecordedRequest, Reply
 from expvid.models import GenerateRequest, Message, TextPart
-from expvid.models.loopback import LoopbackServer, RecordedRequest, Reply
 
 
 class Node:

@@ -7,7 +7,7 @@ import json
 import threading
 from collections import Counter
 
-from expvid.models.loopback import LoopbackServer, RecordedRequest, Reply
+from expvid.fakes.models.server import LoopbackServer, RecordedRequest, Reply
 from expvid.run.config import EvalConfig
 from expvid.run.evaluate import evaluate
 from expvid.suites.protocol import FrameOptions

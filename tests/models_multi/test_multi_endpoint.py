@@ -7,8 +7,8 @@ import time
 
 import pytest
 
+from expvid.fakes.models.server import Reply
 from expvid.models import BackendConfigError, BackendError, create_backend
-from expvid.models.loopback import Reply
 from expvid.models.multi_endpoint import MultiEndpointBackend
 from expvid.models.openai_compat import OpenAICompatBackend
 

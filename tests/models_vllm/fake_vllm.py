@@ -1,7 +1,7 @@
 """A stand-in for the `vllm` executable: `fake_vllm.py serve MODEL --port P ...` behaves like `vllm serve`.
 
 It parses the arguments vLLM would, then (after FAKE_VLLM_DELAY_S, like a model loading) serves the
-OpenAI API with `expvid.models.loopback.LoopbackServer` plus vLLM's `GET /health`, answering with an
+OpenAI API with `expvid.fakes.models.server.LoopbackServer` plus vLLM's `GET /health`, answering with an
 echo of what it received. Environment switches make it misbehave the ways real servers do:
 
     FAKE_VLLM_MODE=serve      (default) start after the delay
@@ -77,7 +77,7 @@ def main() -> int:
 
     from starlette.responses import Response
 
-    from expvid.models.loopback import LoopbackServer, echo
+    from expvid.fakes.models.server import LoopbackServer, echo
 
     class FakeVLLM(LoopbackServer):
         def _app(self):  # vLLM's readiness route on top of the OpenAI API

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 
-from expvid.models.loopback import LoopbackServer, Reply
+from expvid.fakes.models.server import LoopbackServer, Reply
 from expvid.run.config import EvalConfig
 from expvid.run.evaluate import evaluate
 from expvid.scoring import extract_answer

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from expvid.models.loopback import LoopbackServer, RecordedRequest, Reply
+from expvid.fakes.models.server import LoopbackServer, RecordedRequest, Reply
 
 _STEP_LINE = re.compile(r"^\s*(\d+)\.", re.MULTILINE)
 

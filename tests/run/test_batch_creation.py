@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from expvid.models.loopback import BatchPlan, LoopbackServer, Reply
+from expvid.fakes.models.server import BatchPlan, LoopbackServer, Reply
 from expvid.run.batch_settings import BatchSettings
 from expvid.run.config import EvalConfig
 from expvid.run.evaluate import EvalResult, evaluate

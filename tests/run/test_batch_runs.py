@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from expvid.models.loopback import BatchPlan, LoopbackServer, OpenAIReasoningRules, RecordedRequest, Reply
+from expvid.fakes.models.server import BatchPlan, LoopbackServer, OpenAIReasoningRules, RecordedRequest, Reply
 from expvid.run.batch_settings import BatchSettings
 from expvid.run.config import EvalConfig
 from expvid.run.evaluate import EvalResult, evaluate

@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from expvid.cli.main import app
-from expvid.models.loopback import LoopbackServer, Reply
+from expvid.fakes.models.server import LoopbackServer, Reply
 from expvid.models.pricing import Price
 from expvid.run.bounds import Bound
 from expvid.run.budget import BudgetExhausted, BudgetGate, BudgetStop, Ledger

@@ -8,7 +8,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from expvid.cli.main import app
-from expvid.models.loopback import LoopbackServer, Reply
+from expvid.fakes.models.server import LoopbackServer, Reply
 
 runner = CliRunner()
 

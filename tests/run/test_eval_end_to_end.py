@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from expvid.fakes.models.server import LoopbackServer
 from expvid.media.synth import read_frame_code
-from expvid.models.loopback import LoopbackServer
 from expvid.run.config import EvalConfig
 from expvid.run.evaluate import evaluate
 from expvid.suites.protocol import FrameOptions

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from chromium import launched_chromium
 from expvid.cli.main import app
-from expvid.models.loopback import LoopbackServer, RecordedRequest, Reply
+from expvid.fakes.models.server import LoopbackServer, RecordedRequest, Reply
 
 runner = CliRunner()
 

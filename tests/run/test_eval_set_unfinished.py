@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from expvid.cli.main import app
-from expvid.models.loopback import BatchPlan, LoopbackServer, Reply
+from expvid.fakes.models.server import BatchPlan, LoopbackServer, Reply
 
 runner = CliRunner()
 

@@ -9,7 +9,7 @@ import shutil
 import threading
 from pathlib import Path
 
-from expvid.models.loopback import LoopbackServer, RecordedRequest, Reply
+from expvid.fakes.models.server import LoopbackServer, RecordedRequest, Reply
 from expvid.run.config import EvalConfig
 from expvid.run.evaluate import evaluate
 from expvid.run.rescore import JudgeChoice, rescore_run

@@ -16,8 +16,8 @@ from PIL import Image
 from typer.testing import CliRunner
 
 from expvid.cli.main import app
+from expvid.fakes.models.server import LoopbackServer
 from expvid.media.synth import read_frame_code
-from expvid.models.loopback import LoopbackServer
 from expvid.run.config import EvalConfig
 from expvid.run.evaluate import EvalResult, evaluate
 from expvid.run.report.table import build_table, load_runs

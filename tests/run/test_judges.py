@@ -18,8 +18,8 @@ import pytest
 from typer.testing import CliRunner
 
 from expvid.cli.main import app
+from expvid.fakes.models.server import LoopbackServer, OpenAIReasoningRules, RecordedRequest, Reply
 from expvid.models import BackendConfigError, create_backend
-from expvid.models.loopback import LoopbackServer, OpenAIReasoningRules, RecordedRequest, Reply
 from expvid.models.spec import spec_problem
 
 runner = CliRunner()

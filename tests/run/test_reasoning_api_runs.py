@@ -13,7 +13,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from expvid.cli.main import app
-from expvid.models.loopback import AnthropicRules, LoopbackServer, OpenAIReasoningRules, Reply
+from expvid.fakes.models.server import AnthropicRules, LoopbackServer, OpenAIReasoningRules, Reply
 
 runner = CliRunner()
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from expvid.fakes.models.server import LoopbackServer, Reply
 from expvid.media.cache import FrameCache
 from expvid.models.factory import create_backend
-from expvid.models.loopback import LoopbackServer, Reply
 from expvid.models.types import GenerateRequest, GenerateResponse
 from expvid.run.bounds import Bound
 from expvid.run.budget import BudgetGate, Ledger

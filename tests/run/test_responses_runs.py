@@ -7,7 +7,7 @@ import json
 from typer.testing import CliRunner
 
 from expvid.cli.main import app
-from expvid.models.loopback import LoopbackServer, OpenAIResponsesRules, Reply, ResponsesOnlyModels
+from expvid.fakes.models.server import LoopbackServer, OpenAIResponsesRules, Reply, ResponsesOnlyModels
 
 runner = CliRunner()
 

@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from expvid.models.loopback import LoopbackServer, Reply
+from expvid.fakes.models.server import LoopbackServer, Reply
 
 
 def _command(sample_dir: Path, server: LoopbackServer, out: Path, cache: Path) -> list[str]:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from expvid.cli.main import app
-from expvid.models.loopback import LoopbackServer
+from expvid.fakes.models.server import LoopbackServer
 
 runner = CliRunner()
 

@@ -16,7 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from expvid.cli.main import app
-from expvid.models.loopback import (
+from expvid.fakes.models.server import (
     GeminiThinkingRules,
     LoopbackServer,
     OpenAIReasoningRules,

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from expvid.models.loopback import LoopbackServer, RecordedRequest, Reply
+from expvid.fakes.models.server import LoopbackServer, RecordedRequest, Reply
 from expvid.suites.promqa import make_promqa_sample
 from expvid.suites.scivideobench import make_scivideobench_sample
 from expvid.suites.sfe import make_sfe_sample

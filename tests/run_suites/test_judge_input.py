@@ -13,7 +13,7 @@ import re
 from typer.testing import CliRunner
 
 from expvid.cli.main import app
-from expvid.models.loopback import LoopbackServer, RecordedRequest, Reply
+from expvid.fakes.models.server import LoopbackServer, RecordedRequest, Reply
 from expvid.scoring.bertscore import BertScorer
 from expvid.suites.registry import get_suite
 

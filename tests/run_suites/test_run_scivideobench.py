@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from expvid.models.loopback import LoopbackServer, RecordedRequest, Reply
+from expvid.fakes.models.server import LoopbackServer, RecordedRequest, Reply
 from expvid.run.config import EvalConfig
 from expvid.run.evaluate import EvalResult, evaluate
 from expvid.run.generate import item_seed

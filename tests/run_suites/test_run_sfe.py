@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from expvid.models.loopback import LoopbackServer, Reply
+from expvid.fakes.models.server import LoopbackServer, Reply
 from expvid.run.config import EvalConfig
 from expvid.run.evaluate import EvalResult, evaluate
 from expvid.run.report import build_table, load_runs, to_markdown

@@ -9,10 +9,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from judge_calibration import choose_threshold, evaluate, read_pairs, sweep
 
 from expvid.schema import Item
 from expvid.scoring.judges import DEFAULT_THRESHOLD, BlankJudge, OfflineBlankJudge
-from expvid.scoring.judges.calibration import choose_threshold, evaluate, read_pairs, sweep
 from expvid.scoring.judges.embeddings import _load, default_model_path
 
 DATA = Path(__file__).parent / "data"

@@ -22,8 +22,8 @@ from speech_helpers import NarratedVideo
 
 from expvid.construction.sources import discover_sources
 from expvid.construction.speech import SpeechStage, parse_stt_spec
-from expvid.construction.speech.loopback import TranscriptionScript, TranscriptionServer
 from expvid.construction.speech.sources import fill_transcripts, plan_transcripts
+from expvid.fakes.transcription import TranscriptionScript, TranscriptionServer
 from expvid.media.audio import extract_audio
 from expvid.media.synth import scene_frame, write_video
 from expvid.media.transcripts import read_transcript

@@ -17,7 +17,7 @@ from speech_helpers import NarratedVideo
 
 from expvid.construction.speech import SpeechResult, SpeechStage, parse_stt_spec
 from expvid.construction.speech.local import SpeechEngineError
-from expvid.construction.speech.loopback import TranscriptionScript, TranscriptionServer
+from expvid.fakes.transcription import TranscriptionScript, TranscriptionServer
 from expvid.media.audio import extract_audio, wav_bytes
 from expvid.media.transcripts import read_transcript
 

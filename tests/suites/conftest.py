@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from expvid.suites.base import Dataset
+from expvid.schema.dataset import Dataset
 from expvid.suites.expvid_suite import EXPVID_TASKS, TASKS, load_expvid
 from expvid.suites.sample import read_truth
 

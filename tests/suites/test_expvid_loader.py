@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from expvid.schema import AnswerType, Item
-from expvid.suites.base import Dataset
+from expvid.schema.dataset import Dataset
 from expvid.suites.expvid_suite import EXPVID_TASKS, SUITE, TASKS, load_expvid, task_spec
 
 

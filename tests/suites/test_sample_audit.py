@@ -12,7 +12,8 @@ from expvid.audit import AuditOptions, audit_items
 from expvid.audit.ordering import option_orders, shortcuts
 from expvid.schema import AnswerType, Item
 from expvid.suites.expvid_suite import load_expvid
-from expvid.suites.sample.quantities import parse_quantity, quantity_distractors
+from expvid.suites.sample.quantities import parse_quantity
+from expvid.suites.sample.quantity_distractors import quantity_distractors
 from expvid.suites.sample.scripts import load_scripts
 
 

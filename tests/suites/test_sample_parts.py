@@ -11,7 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from expvid.media.synth import read_frame_code
-from expvid.suites.sample.quantities import parse_quantity, quantity_distractors, quantity_question
+from expvid.suites.sample.quantities import parse_quantity, quantity_question
+from expvid.suites.sample.quantity_distractors import quantity_distractors
 from expvid.suites.sample.render import FrameRenderer
 from expvid.suites.sample.scripts import ScriptError, load_scripts, parse_script
 from expvid.suites.sample.timeline import plan_timeline

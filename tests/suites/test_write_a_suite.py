@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import write_a_suite_docs
-from expvid.models.loopback import LoopbackServer, Reply
+from expvid.fakes.models.server import LoopbackServer, Reply
 
 DOCS = write_a_suite_docs.DOCS
 

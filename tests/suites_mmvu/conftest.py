@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from expvid.suites.base import Dataset
+from expvid.schema.dataset import Dataset
 from expvid.suites.mmvu import MMVUSuite, make_mmvu_sample
 
 

@@ -10,8 +10,8 @@ import pytest
 from typer.testing import CliRunner
 
 from expvid.cli.main import app
+from expvid.fakes.hub import LoopbackHub
 from expvid.hub.fetch import FetchRequest, fetch_release
-from expvid.hub.loopback import LoopbackHub
 from expvid.hub.sources import parse_hub_spec
 
 runner = CliRunner()

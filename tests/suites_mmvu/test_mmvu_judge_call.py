@@ -14,8 +14,8 @@ from pydantic import BaseModel
 from typer.testing import CliRunner
 
 from expvid.cli.main import app
-from expvid.models.loopback import LoopbackServer, RecordedRequest, Reply
-from expvid.models.loopback_rules import Rejection, openai_error
+from expvid.fakes.models.rules import Rejection, openai_error
+from expvid.fakes.models.server import LoopbackServer, RecordedRequest, Reply
 from expvid.suites.api import JudgeReplyError
 from expvid.suites.mmvu import MMVUSuite
 

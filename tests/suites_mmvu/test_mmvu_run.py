@@ -13,7 +13,7 @@ from typing import Any
 from typer.testing import CliRunner
 
 from expvid.cli.main import app
-from expvid.models.loopback import LoopbackServer, RecordedRequest, Reply
+from expvid.fakes.models.server import LoopbackServer, RecordedRequest, Reply
 from expvid.run.config import EvalConfig
 from expvid.run.evaluate import evaluate
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from expvid.suites.base import Dataset
+from expvid.schema.dataset import Dataset
 from expvid.suites.promqa import load_promqa, make_promqa_sample
 
 #: The published ProMQA files (examples.json, graphs.json); CI has them under ../shared.

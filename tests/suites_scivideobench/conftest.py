@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from expvid.suites.base import Dataset
+from expvid.schema.dataset import Dataset
 from expvid.suites.scivideobench import load_scivideobench, make_scivideobench_sample
 
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from expvid.schema.dataset import Dataset
 from expvid.scoring.bertscore import BertScorer
-from expvid.suites.base import Dataset
 from expvid.suites.sfe import load_sfe, make_sfe_sample
 
 

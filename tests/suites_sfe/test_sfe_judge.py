@@ -6,8 +6,8 @@ import asyncio
 
 import pytest
 
+from expvid.fakes.models.server import LoopbackServer, Reply
 from expvid.models.factory import create_backend
-from expvid.models.loopback import LoopbackServer, Reply
 from expvid.suites.sfe.judge import (
     GradedJudge,
     GradedParseError,

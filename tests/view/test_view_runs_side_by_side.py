@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from view_support import LiveViewer, SampleRuns, expvid, new_page
 
-from expvid.models.loopback import LoopbackServer, RecordedRequest, Reply
+from expvid.fakes.models.server import LoopbackServer, RecordedRequest, Reply
 from expvid.view import ViewSession
 
 LEVEL3 = "experimental_conclusion/0"

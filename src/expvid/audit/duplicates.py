@@ -32,7 +32,7 @@ from __future__ import annotations
 import itertools
 import unicodedata
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -258,15 +258,3 @@ def embedding_texts(options: Mapping[str, str]) -> list[str]:
         if parts[0]:
             wanted += [" ".join(parts[0]), " ".join(parts[1])]
     return list(dict.fromkeys(wanted))
-
-
-def pair_similarities(option_sets: Sequence[Mapping[str, str]], table: EmbeddingTable) -> list[float]:
-    """Cosine similarity of every pair of distinct options in `option_sets` (for calibration)."""
-    values = []
-    for options in option_sets:
-        texts = [t.strip() for t in options.values() if t.strip()]
-        table.add(texts)
-        for a, b in itertools.combinations(texts, 2):
-            if option_key(a) != option_key(b):
-                values.append(float(np.dot(table.vectors[a], table.vectors[b])))
-    return values

@@ -19,7 +19,7 @@ from expvid.audit.engine import AuditOptions, Progress, audit_items
 from expvid.audit.result import AuditReport
 from expvid.audit.setting import transcript_shown
 from expvid.schema import DataError
-from expvid.suites.base import Dataset
+from expvid.schema.dataset import Dataset
 from expvid.suites.defaults import DEFAULT_SUITE
 from expvid.suites.registry import get_suite
 

@@ -77,13 +77,3 @@ def holm(p_values: Sequence[float], alpha: float = ALPHA) -> tuple[list[float], 
         adjusted[index] = running
         levels[index] = alpha / (m - rank)
     return adjusted, levels
-
-
-def wilson(hits: float, n: int, z: float = 1.959963984540054) -> Interval:
-    """Wilson score interval (used for rates that are not a solver's test, e.g. shares of models)."""
-    if n <= 0:
-        return Interval(0.0, 1.0)
-    p = hits / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * ((p * (1 - p) / n + z * z / (4 * n * n)) ** 0.5) / (1 + z * z / n)
-    return Interval(max(0.0, centre - half), min(1.0, centre + half))

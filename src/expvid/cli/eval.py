@@ -217,9 +217,3 @@ def eval_command(
 
 
 eval_command.command_class = SuiteCommand  # type: ignore[attr-defined]
-
-
-def default_cache_root() -> Path:
-    from expvid.media.cache import default_cache_dir
-
-    return default_cache_dir()

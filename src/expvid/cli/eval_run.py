@@ -23,7 +23,7 @@ console = message_console(stderr=True)
 
 def run_eval(given: dict[str, Any]) -> None:
     """Run `expvid eval` with the command's parameters (`given`, by parameter name)."""
-    from expvid.cli.eval import default_cache_root
+    from expvid.media.cache import default_cache_dir
     from expvid.run.eval_options import EvalOptions, OptionError
     from expvid.run.evaluate import evaluate, make_suite_named
     from expvid.run.report import build_table, load_runs, to_markdown
@@ -39,7 +39,7 @@ def run_eval(given: dict[str, Any]) -> None:
     echo = lambda line: console.print(line, highlight=False, markup=False)  # noqa: E731
     try:
         with friendly_errors():
-            config = options.to_config(default_cache=default_cache_root(), echo=echo)
+            config = options.to_config(default_cache=default_cache_dir(), echo=echo)
     except OptionError as error:
         raise typer.BadParameter(str(error), param_hint=error.flag) from None
     if dry_run:

@@ -57,9 +57,18 @@ def eval_set_command(
     later); else 4 when some cell stopped at its budget; else 3 when some cell failed or finished
     with failed items; 2 for errors in the file; 130 when interrupted.
     """
-    from expvid.run.eval_set import prepare_cells, read_state, run_eval_set
+    from expvid.run.eval_set import SetState, prepare_cells, read_state, run_eval_set
     from expvid.run.eval_set_config import load_eval_set
-    from expvid.run.eval_set_report import write_set_report
+    from expvid.run.eval_set_report import SetReport, write_set_report
+    from expvid.view.export import export_cell_views
+
+    def report_on(state: SetState) -> SetReport:
+        report = write_set_report(config, cells, state)
+        if config.view_exports:
+            export_cell_views(
+                cells, config.out, frames=config.view_frames, cache_dir=config.cache_dir, console=console
+            )
+        return report
 
     with friendly_errors():
         config = load_eval_set(config_file)
@@ -72,7 +81,7 @@ def eval_set_command(
             typer.echo(_dry_run(cells))
             return
         if report_only:
-            report = write_set_report(config, cells, read_state(config.out), console)
+            report = report_on(read_state(config.out))
             typer.echo(report.markdown)
             return
         try:
@@ -83,7 +92,7 @@ def eval_set_command(
                 "re-run the same command to continue"
             )
             raise typer.Exit(code=EXIT_INTERRUPTED) from None
-        report = write_set_report(config, cells, outcome.state, console)
+        report = report_on(outcome.state)
     typer.echo(report.markdown)
     statuses = {cell.cell.id: outcome.state.cells[cell.cell.id].status for cell in cells}
     unfinished = [cell_id for cell_id, status in statuses.items() if status != "done"]

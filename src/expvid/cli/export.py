@@ -64,12 +64,12 @@ def lmms_eval(
     with friendly_errors():
         root = Path(data)
         if data.startswith("hf:"):
-            from expvid.cli.eval import default_cache_root
             from expvid.hub.dataspec import resolve_data
             from expvid.hub.record import read_fetch_record
+            from expvid.media.cache import default_cache_dir
 
             root, suite = resolve_data(
-                data, suite=suite, tasks=names, settings=settings, cache_root=cache_dir or default_cache_root(),
+                data, suite=suite, tasks=names, settings=settings, cache_root=cache_dir or default_cache_dir(),
                 echo=lambda line: typer.echo(line, err=True),
             )  # fmt: skip
             record = read_fetch_record(root)

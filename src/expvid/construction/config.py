@@ -115,6 +115,13 @@ class BuildConfig(BaseModel):
             raise ValueError("min_duration must be below max_duration")
         return self
 
+    def effective_prices(self) -> dict[str, Price]:
+        """The price table with the blind role priced like the drafting model when it IS that model."""
+        prices = dict(self.prices)
+        if "blind" not in prices and "llm" in prices and (self.blind_llm in (None, self.llm)):
+            prices["blind"] = prices["llm"]
+        return prices
+
     def fingerprint(self, *parts: Any) -> str:
         """Hash of the settings that change what a stage produces, plus `parts` (prompt hashes, files,
         model names). Model specs are left out: their server URL does not change an answer."""

@@ -19,8 +19,11 @@ transcript ends relative to the video, so a reviewer can check a low continuity 
 
 from __future__ import annotations
 
+import csv
+import io
 import itertools
 from collections import defaultdict
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -31,8 +34,9 @@ from expvid.construction.context import BuildContext, LoadedExperiment
 from expvid.construction.drafts import StageOutput
 from expvid.construction.llm import DraftFailure, json_parser
 from expvid.construction.prompts import load_prompt
-from expvid.construction.review import Review
+from expvid.construction.review import COLUMNS, CRITERIA, Review
 from expvid.construction.schemas import TranscriptScores
+from expvid.construction.state import write_atomic
 from expvid.construction.timeline import format_time, timestamped_lines
 
 STAGE = "curation"
@@ -275,3 +279,37 @@ def curation_markdown(report: CurationReport) -> str:
             facts = ", ".join(f"{k} {v:g}" for k, v in e.measured.items())
             lines.append(f"- {e.video_id}: {facts}" + (f"; LLM comment: {e.comment}" if e.comment else ""))
     return "\n".join(lines) + "\n"
+
+
+def write_review_csv(path: Path, report: CurationReport, reviews: dict[str, Review]) -> None:
+    """Rewrite curation.csv from `report`, keeping every row's `review` and `note` (also for
+    experiments no longer in the sources, so nothing a person wrote is lost)."""
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    seen: set[str] = set()
+    for entry in report.entries:
+        seen.add(entry.video_id)
+        scores = entry.scores or {}
+        review = reviews.get(entry.video_id, Review(""))
+        writer.writerow(
+            {
+                "video_id": entry.video_id,
+                "title": entry.title,
+                "discipline": entry.discipline,
+                "duration_s": "" if entry.duration is None else f"{entry.duration:.1f}",
+                **{name: (f"{scores[name]:g}" if name in scores else "") for name in CRITERIA},
+                "mean": "" if entry.mean is None else f"{entry.mean:.2f}",
+                "rank": entry.rank or "",
+                "decision": "keep" if entry.kept or entry.needs_video else "reject",
+                "reasons": "; ".join(entry.reasons),
+                "longest_gap_s": entry.measured.get("longest_gap_s", ""),
+                "tail_without_narration_s": entry.measured.get("tail_without_narration_s", ""),
+                "review": review.decision,
+                "note": review.note,
+            }
+        )
+    for video_id, review in sorted(reviews.items()):
+        if video_id not in seen and (review.decision or review.note):
+            writer.writerow({"video_id": video_id, "review": review.decision, "note": review.note})
+    write_atomic(path, buffer.getvalue())

@@ -331,21 +331,17 @@ async def _plan_experiment(planner: _Planner, experiment: LoadedExperiment) -> N
     if any(state.has(video_id, stage) for stage in ("level1", "level2", "level3")):
         await asyncio.to_thread(experiment.load_digests, planner.digests)  # the fingerprints name the video
 
-    def reused(stage: str, fingerprint: Callable[[], str]) -> StageOutput | None:
-        return planner.finished(experiment, stage, fingerprint()) if state.has(video_id, stage) else None
+    def reused(stage: str, fingerprint: Callable[[], str]) -> bool:
+        """Count the stage's saved drafts when they are still current; False: it must be planned."""
+        saved = planner.finished(experiment, stage, fingerprint()) if state.has(video_id, stage) else None
+        if saved is not None:
+            planner.drafted.extend(saved.items)
+        return saved is not None
 
-    if 1 in levels:
-        saved = reused("level1", lambda: level1.fingerprint(config, experiment))
-        if saved is not None:
-            planner.drafted.extend(saved.items)
-        else:
-            await _plan_level1(planner, experiment, state.saved_output(video_id, "level1"))
-    if 2 in levels:
-        saved = reused("level2", lambda: level2.fingerprint(config, experiment))
-        if saved is not None:
-            planner.drafted.extend(saved.items)
-        else:
-            await _plan_level2(planner, experiment, state.saved_output(video_id, "level2"))
+    if 1 in levels and not reused("level1", lambda: level1.fingerprint(config, experiment)):
+        await _plan_level1(planner, experiment, state.saved_output(video_id, "level1"))
+    if 2 in levels and not reused("level2", lambda: level2.fingerprint(config, experiment)):
+        await _plan_level2(planner, experiment, state.saved_output(video_id, "level2"))
     if 3 in levels and experiment.source.paper is not None:
 
         def level3_key() -> str:
@@ -357,10 +353,7 @@ async def _plan_experiment(planner: _Planner, experiment: LoadedExperiment) -> N
             )
             return level3.fingerprint(config, experiment, key2)
 
-        saved = reused("level3", level3_key)
-        if saved is not None:
-            planner.drafted.extend(saved.items)
-        else:
+        if not reused("level3", level3_key):
             await _plan_level3(planner, experiment)
 
 
@@ -533,9 +526,7 @@ def _priced(
     blind_items: int,
     speech: TranscriptionPlan | None = None,
 ) -> dict[str, Any]:
-    from expvid.construction.pipeline import effective_prices
-
-    prices: dict[str, Price] = effective_prices(config)
+    prices: dict[str, Price] = config.effective_prices()
     stages: dict[str, dict[str, Any]] = {}
     total_cost: float | None = 0.0
     calls = sum(p.calls for p in plans.values())

@@ -41,6 +41,7 @@ from expvid.models.types import (
     Message,
     ModelBackend,
     TextPart,
+    chat_messages,
 )
 from expvid.schema import describe_validation_error
 
@@ -312,11 +313,7 @@ def prompt_messages(
     """The messages of template `prompt_id` filled with `values` (images before the text): what
     `LLMClient.ask_prompt` sends, and what the dry run looks up in the response cache."""
     system, user = load_prompt(prompt_id).fill(**values)
-    messages: list[Message] = []
-    if system is not None:
-        messages.append(Message(role="system", content=[TextPart(text=system)]))
-    messages.append(Message(role="user", content=[*images, TextPart(text=user)]))
-    return messages
+    return chat_messages(user, system=system, images=images)
 
 
 def make_request(

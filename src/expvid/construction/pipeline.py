@@ -37,7 +37,13 @@ from expvid.construction.audits import (
 )
 from expvid.construction.config import BuildConfig
 from expvid.construction.context import BuildContext, LoadedExperiment, link_or_copy
-from expvid.construction.curation import CurationReport, curation_markdown, decide, score_transcript
+from expvid.construction.curation import (
+    CurationReport,
+    curation_markdown,
+    decide,
+    score_transcript,
+    write_review_csv,
+)
 from expvid.construction.digests import DigestCache
 from expvid.construction.domain import DomainVocabulary
 from expvid.construction.drafts import ClipSpec, Problem, StageOutput
@@ -57,7 +63,7 @@ from expvid.construction.report import (
     speech_section,
 )
 from expvid.construction.retries import CURRENT_EXPERIMENT, RetryBook
-from expvid.construction.review import CSV_NAME, read_reviews, write_review_csv
+from expvid.construction.review import CSV_NAME, read_reviews
 from expvid.construction.sources import SourceExperiment, discover_sources, missing_transcript
 from expvid.construction.speech.sources import FilledSources, fill_transcripts, open_stage
 from expvid.construction.state import STATE_DIR, BuildState, write_atomic
@@ -132,14 +138,6 @@ async def estimate_candidates(config: BuildConfig) -> dict[str, Any]:
     return await estimate_build(config, experiments, speech, retries)
 
 
-def effective_prices(config: BuildConfig) -> dict[str, Any]:
-    """The price table with the blind role priced like the drafting model when it IS that model."""
-    prices = dict(config.prices)
-    if "blind" not in prices and "llm" in prices and (config.blind_llm in (None, config.llm)):
-        prices["blind"] = prices["llm"]
-    return prices
-
-
 def _backends(config: BuildConfig, state: BuildState) -> dict[str, ModelBackend]:
     options = {"concurrency": config.concurrency, **config.backend_options, "cache_dir": state.cache_dir}
     backends = {"llm": create_backend(config.llm, **options)}
@@ -168,7 +166,7 @@ async def build_candidates(
     retries = RetryBook(state.root, retry_failed=config.retry_failed)
     retries.redo(list(config.redo))
     state.epochs = retries.epochs
-    ledger = Ledger(prices=effective_prices(config))
+    ledger = Ledger(prices=config.effective_prices())
     digests = DigestCache(state.root)
     speech = open_stage(config.stt, state.root, concurrency=config.concurrency)
     backends = _backends(config, state)

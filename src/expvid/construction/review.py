@@ -23,13 +23,8 @@ import csv
 import io
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from expvid.construction.state import write_atomic
 from expvid.schema import DataError
-
-if TYPE_CHECKING:
-    from expvid.construction.curation import CurationReport
 
 CSV_NAME = "curation.csv"
 DECISIONS = ("keep", "exclude")
@@ -75,37 +70,3 @@ def read_reviews(path: Path) -> dict[str, Review]:
             raise DataError(f"{path}:{line}: {video_id} is listed twice")
         reviews[video_id] = Review(decision, (row.get("note") or "").strip())
     return reviews
-
-
-def write_review_csv(path: Path, report: CurationReport, reviews: dict[str, Review]) -> None:
-    """Rewrite curation.csv from `report`, keeping every row's `review` and `note` (also for
-    experiments no longer in the sources, so nothing a person wrote is lost)."""
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=COLUMNS, lineterminator="\n")
-    writer.writeheader()
-    seen: set[str] = set()
-    for entry in report.entries:
-        seen.add(entry.video_id)
-        scores = entry.scores or {}
-        review = reviews.get(entry.video_id, Review(""))
-        writer.writerow(
-            {
-                "video_id": entry.video_id,
-                "title": entry.title,
-                "discipline": entry.discipline,
-                "duration_s": "" if entry.duration is None else f"{entry.duration:.1f}",
-                **{name: (f"{scores[name]:g}" if name in scores else "") for name in CRITERIA},
-                "mean": "" if entry.mean is None else f"{entry.mean:.2f}",
-                "rank": entry.rank or "",
-                "decision": "keep" if entry.kept or entry.needs_video else "reject",
-                "reasons": "; ".join(entry.reasons),
-                "longest_gap_s": entry.measured.get("longest_gap_s", ""),
-                "tail_without_narration_s": entry.measured.get("tail_without_narration_s", ""),
-                "review": review.decision,
-                "note": review.note,
-            }
-        )
-    for video_id, review in sorted(reviews.items()):
-        if video_id not in seen and (review.decision or review.note):
-            writer.writerow({"video_id": video_id, "review": review.decision, "note": review.note})
-    write_atomic(path, buffer.getvalue())

@@ -66,11 +66,6 @@ def with_own_letters(draft: DraftItem, seed: int) -> DraftItem:
     return draft.with_letters(position, order)
 
 
-def assign_letters(drafts: list[DraftItem], seed: int) -> list[DraftItem]:
-    """Letters for each draft on its own (`with_own_letters`); kept for callers of the old name."""
-    return [with_own_letters(draft, seed) for draft in drafts]
-
-
 def content_sha256(record: dict[str, Any], clip_key: str) -> str:
     """sha256 of what a reviewer sees: question, options, answer and the clip's content address."""
     payload = {

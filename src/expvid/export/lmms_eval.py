@@ -34,8 +34,8 @@ from typing import Any
 
 import yaml
 
+from expvid.schema.dataset import TaskSpec
 from expvid.scoring.levels import LevelRule
-from expvid.suites.base import TaskSpec
 from expvid.suites.defaults import DEFAULT_SUITE
 
 METRIC = "expvid_score"

@@ -188,26 +188,6 @@ def _as_percent(value: float, per_item_mean: float | None) -> float:
     return value * 100 if abs(value * 100 - per_item_mean) <= abs(value - per_item_mean) else value
 
 
-async def compare_logs(
-    logdir: Path,
-    *,
-    suite: str,
-    data: Path,
-    out: Path,
-    judge: Any,
-    show_progress: bool = True,
-) -> Comparison:
-    comparisons = await compare_models(
-        logdir, suite=suite, data=data, out=out, judge=judge, show_progress=show_progress
-    )
-    if len(comparisons) > 1:
-        listed = ", ".join(str(c.model) for c in comparisons)
-        raise DataError(
-            f"{logdir} holds the samples of {len(comparisons)} models ({listed}): use compare_models"
-        )
-    return comparisons[0]
-
-
 async def compare_models(
     logdir: Path,
     *,

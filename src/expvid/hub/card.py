@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 
 from expvid.hub.export_summary import ExportSummary
-from expvid.suites.base import TaskSpec
+from expvid.schema.dataset import TaskSpec
 
 FIELDS = (
     ("id", "record id, unique within its task file (items are `<task>/<id>`)"),

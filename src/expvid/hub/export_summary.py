@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from expvid.suites.base import Dataset
+from expvid.schema.dataset import Dataset
 
 
 @dataclass

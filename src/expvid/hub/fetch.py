@@ -26,63 +26,24 @@ commit sha, so a branch that moves during the fetch cannot mix two revisions.
 
 from __future__ import annotations
 
-import hashlib
 import os
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, Literal
 
-from expvid.hub.layouts import Selection
+from expvid.hub.fetch_types import Echo, FetchError, FetchOutcome, FetchRequest, versions
 from expvid.hub.patterns import minimal_patterns
 from expvid.hub.record import FetchRecord, SourceInfo, Verification, read_fetch_record
 from expvid.hub.verify import check_media, media_files
+from expvid.media.cache import hash_file
 from expvid.schema import DataError
-from expvid.suites.base import Dataset
+from expvid.schema.dataset import Dataset
+from expvid.suites.release_layout import Selection
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
 #: Above this many allow patterns, files are downloaded one by one instead of through snapshot_download.
 MAX_PATTERNS = 64
 _SHOWN_PROBLEMS = 50
-
-Echo = Callable[[str], None]
-
-
-class FetchError(RuntimeError):
-    """The fetch could not go on; the message says why and what to do (files already here are kept)."""
-
-
-@dataclass(frozen=True)
-class FetchRequest:
-    suite: str
-    out: Path
-    repo_id: str | None = None
-    revision: str = "main"
-    tasks: Sequence[str] | None = None
-    levels: Sequence[int] | None = None
-    languages: Sequence[str] | None = None
-    #: The suite's settings (`-S KEY=VALUE`), for what a layout selects by them (e.g. a language).
-    settings: Mapping[str, Any] | None = None
-    #: Hub endpoint; None reads HF_ENDPOINT now (huggingface_hub reads it once, at import).
-    endpoint: str | None = None
-    token: str | bool | None = None
-    probe: bool = True
-    max_workers: int = 8
-    progress: bool = True
-
-
-@dataclass
-class FetchOutcome:
-    record: FetchRecord
-    root: Path
-    problems: list[str] = field(default_factory=list)
-    downloaded_files: int = 0
-
-    @property
-    def complete(self) -> bool:
-        return self.record.verification.complete
 
 
 def resolve_endpoint(endpoint: str | None) -> str:
@@ -97,10 +58,11 @@ def fetch_release(request: FetchRequest, *, echo: Echo = lambda _: None) -> Fetc
         suite: Any = get_suite(request.suite, request.settings)
     except ValueError as error:
         raise DataError(str(error)) from None
-    own_fetch = getattr(suite, "fetch_release", None)
-    if callable(own_fetch):  # a release that is not on the Hub (e.g. QA files on GitHub)
-        outcome: FetchOutcome = own_fetch(request, echo=echo)
-        return outcome
+    github = getattr(suite, "github_release", None)
+    if github is not None:  # question files that are not on the Hub but on GitHub
+        from expvid.hub.github_release import fetch_github_release
+
+        return fetch_github_release(request, suite, github, echo=echo)
     hook = getattr(suite, "hub_layout", None)
     layout = hook() if callable(hook) else None
     repo = request.repo_id or getattr(suite, "hub_repo", None)
@@ -176,10 +138,10 @@ def fetch_release(request: FetchRequest, *, echo: Echo = lambda _: None) -> Fetc
         languages=list(selection.languages) if selection.languages else None,
         files=len(annotation_paths) + len(needed),
         bytes=sum(listing.get(p, 0) for p in [*annotation_paths, *needed]),
-        annotations={p: _sha256(root / p) for p in annotation_paths if (root / p).is_file()},
+        annotations={p: hash_file(root / p) for p in annotation_paths if (root / p).is_file()},
         fingerprint=verified.fingerprint(),
         license=_card_license(root / "README.md"),
-        versions=_versions(),
+        versions=versions(),
         resolved_from="cache" if offline else "hub",
         resolved_at=resolved_at if offline else None,
         verification=Verification(
@@ -457,14 +419,6 @@ def _first_line(error: BaseException) -> str:
     return text.splitlines()[0] if text else type(error).__name__
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def _card_license(readme: Path) -> str | None:
     """The `license:` of a dataset card's YAML header, if there is one."""
     if not readme.is_file():
@@ -481,13 +435,3 @@ def _card_license(readme: Path) -> str | None:
         return None
     value = meta.get("license") if isinstance(meta, dict) else None
     return str(value) if value else None
-
-
-def _versions() -> dict[str, str]:
-    versions = {}
-    for package in ("expvid", "huggingface_hub"):
-        try:
-            versions[package] = version(package)
-        except PackageNotFoundError:
-            versions[package] = "unknown"
-    return versions

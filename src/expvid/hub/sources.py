@@ -34,7 +34,3 @@ def parse_hub_spec(text: str) -> HubSpec | None:
     if match is None:
         raise ValueError(f"{text!r}: expected hf:ORG/NAME or hf:ORG/NAME@REVISION")
     return HubSpec(match["repo"], match["rev"] or "main")
-
-
-def suite_of_repo(repo_id: str) -> str | None:
-    return HubSpec(repo_id, "main").suite

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from expvid.schema import ImagesRef, VideoRef
-from expvid.suites.base import Dataset
+from expvid.schema.dataset import Dataset
 
 _MEMO = Path(".cache") / "expvid" / "verified.json"
 

@@ -90,26 +90,17 @@ class FrameCache:
     def content_hash(self, path: str | os.PathLike[str]) -> str:
         """The file's SHA-256, remembered under its identity (in memory, then on disk)."""
         identity = file_identity(path)
-        with _hash_lock:
-            known = _hash_memo.get(identity)
+        known = self._remembered_hash(identity)
         if known:
             return known
-        memo_file = self.hashes_dir / f"{_digest(list(identity))}.json"
-        try:
-            stored = json.loads(memo_file.read_text(encoding="utf-8"))
-            if stored.get("identity") == list(identity) and isinstance(stored.get("sha256"), str):
-                known = stored["sha256"]
-        except (OSError, ValueError, AttributeError):
-            known = None
-        if not known:
-            looked_at = time.time_ns()
-            known = hash_file(identity.realpath)
-            # Remember it only if the file was not rewritten while we read it and cannot still be
-            # rewritten within the same ctime tick (see `fileid.settled`).
-            if file_identity(path) != identity or not settled(identity, looked_at):
-                return known
-            record = {"identity": list(identity), "sha256": known}
-            self._write_atomic(memo_file, json.dumps(record).encode())
+        looked_at = time.time_ns()
+        known = hash_file(identity.realpath)
+        # Remember it only if the file was not rewritten while we read it and cannot still be
+        # rewritten within the same ctime tick (see `fileid.settled`).
+        if file_identity(path) != identity or not settled(identity, looked_at):
+            return known
+        record = {"identity": list(identity), "sha256": known}
+        self._write_atomic(self._hash_file(identity), json.dumps(record).encode())
         with _hash_lock:
             _hash_memo[identity] = known
         return known
@@ -117,14 +108,19 @@ class FrameCache:
     def known_content_hash(self, path: str | os.PathLike[str]) -> str | None:
         """The file's SHA-256 if it is already remembered (in memory or on disk), else None: a
         lookup that never reads the file (for callers that must not block, such as an event loop)."""
-        identity = file_identity(path)
+        return self._remembered_hash(file_identity(path))
+
+    def _hash_file(self, identity: FileIdentity) -> Path:
+        return self.hashes_dir / f"{_digest(list(identity))}.json"
+
+    def _remembered_hash(self, identity: FileIdentity) -> str | None:
+        """The SHA-256 remembered for `identity`: in memory, else on disk (then kept in memory too)."""
         with _hash_lock:
             known = _hash_memo.get(identity)
         if known:
             return known
-        memo_file = self.hashes_dir / f"{_digest(list(identity))}.json"
         try:
-            stored = json.loads(memo_file.read_text(encoding="utf-8"))
+            stored = json.loads(self._hash_file(identity).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
         if (

@@ -1,8 +1,7 @@
 """expvid.models: model backends behind one async protocol, `await backend.generate(request)`.
 
-`create_backend(spec, **options)` builds one from a spec string; `LoopbackServer` (in
-`expvid.models.loopback`, not imported here so importing expvid.models never starts a web stack)
-serves scripted OpenAI/Anthropic/Gemini answers for tests and benchmarks.
+`create_backend(spec, **options)` builds one from a spec string. The loopback server that speaks
+the providers' APIs for tests and benchmarks lives in `expvid.fakes.models`, not here.
 """
 
 from expvid.models.factory import create_backend

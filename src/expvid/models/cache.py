@@ -39,6 +39,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from expvid.models.stats import BackendStats
 from expvid.models.types import GenerateRequest, GenerateResponse, ImagePart, TextPart
 
 CACHE_FILE_NAME = "responses.sqlite3"
@@ -172,3 +173,15 @@ class ResponseCache:
         for connection in connections:
             connection.close()
         self._local = threading.local()
+
+
+async def cached_response(
+    cache: ResponseCache | None, key: str, stats: BackendStats
+) -> GenerateResponse | None:
+    """The stored answer to the request `key` names (counted in `stats` as a cache hit), or None."""
+    if cache is None:
+        return None
+    hit = await cache.aget(key)
+    if hit is not None:
+        stats.cache_hits += 1
+    return hit

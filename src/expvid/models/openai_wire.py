@@ -210,13 +210,7 @@ def compose_body(
 
     effort = _thinking(request, rules, adjustments, body, sent, not_sent)
 
-    temperature_reason = _temperature_blocked(rules, adjustments, effort)
-    if temperature_reason is None:
-        body["temperature"] = request.temperature
-        sent["temperature"] = request.temperature
-    else:
-        sent["temperature"] = None
-        not_sent["temperature"] = temperature_reason
+    set_temperature(request, rules, adjustments, effort, body, sent, not_sent)
 
     if request.seed is not None:
         if "seed" in adjustments:
@@ -243,6 +237,25 @@ def compose_body(
             sent["video"] = video["video"]
 
     return with_extra_body(body, sent, not_sent, extra_body, ("temperature", "reasoning_effort", "seed"))
+
+
+def set_temperature(
+    request: GenerateRequest,
+    rules: ChatRules,
+    adjustments: Mapping[str, Adjustment],
+    effort: str | None,
+    body: dict[str, Any],
+    sent: dict[str, Any],
+    not_sent: dict[str, str],
+) -> None:
+    """Send the request's temperature unless the model refuses one (at this effort): then say why."""
+    reason = _temperature_blocked(rules, adjustments, effort)
+    if reason is None:
+        body["temperature"] = request.temperature
+        sent["temperature"] = request.temperature
+    else:
+        sent["temperature"] = None
+        not_sent["temperature"] = reason
 
 
 def response_format(schema: ResponseSchema) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any
 
-from expvid.models.cache import ResponseCache, cache_key
+from expvid.models.cache import ResponseCache, cache_key, cached_response
 from expvid.models.limiter import AdaptiveLimiter
 from expvid.models.options import BackendOptions
 from expvid.models.retry import AttemptFailure, backoff_delay
@@ -152,11 +152,9 @@ class RemoteBackend(ABC):
     async def generate(self, request: GenerateRequest) -> GenerateResponse:
         check_image_cap(request, self.max_images, self.name)
         key = self.request_hash(request)
-        if self.cache is not None:
-            hit = await self.cache.aget(key)
-            if hit is not None:
-                self._counters.cache_hits += 1
-                return hit
+        hit = await cached_response(self.cache, key, self._counters)
+        if hit is not None:
+            return hit
         response = await self._send_with_retries(request)
         response = response.model_copy(update={"request_hash": key})
         if self.cache is not None:

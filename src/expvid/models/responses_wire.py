@@ -24,7 +24,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from expvid.models.openai_wire import _temperature_blocked, data_url, usage_from, with_extra_body
+from expvid.models.openai_wire import data_url, set_temperature, usage_from, with_extra_body
 from expvid.models.param_fallback import Adjustment
 from expvid.models.param_rules import ChatRules, effort_for
 from expvid.models.retry import AttemptFailure
@@ -73,13 +73,7 @@ def compose_responses_body(
     sent.update(token_limit_field="max_output_tokens", max_tokens=request.max_tokens)
 
     effort = _reasoning(request, rules, adjustments, body, sent, not_sent)
-    temperature_reason = _temperature_blocked(rules, adjustments, effort)
-    if temperature_reason is None:
-        body["temperature"] = request.temperature
-        sent["temperature"] = request.temperature
-    else:
-        sent["temperature"] = None
-        not_sent["temperature"] = temperature_reason
+    set_temperature(request, rules, adjustments, effort, body, sent, not_sent)
     sent["seed"] = None
     if request.seed is not None:
         not_sent["seed"] = NO_SEED

@@ -96,21 +96,13 @@ def failure_for_status(status: int, headers: Mapping[str, str], detail: str) -> 
     """Classify an HTTP error status; `detail` is a short excerpt of the body for the message."""
     detail = " ".join(detail.split())[:300]
     message = f"HTTP {status}: {detail}" if detail else f"HTTP {status}"
-    if status == 429:
+    if status == 429 or status >= 500:
         return AttemptFailure(
             message,
             retryable=True,
             status=status,
             retry_after_s=retry_after_seconds(headers),
-            category="rate_limited",
-        )
-    if status >= 500:
-        return AttemptFailure(
-            message,
-            retryable=True,
-            status=status,
-            retry_after_s=retry_after_seconds(headers),
-            category="server_error",
+            category="rate_limited" if status == 429 else "server_error",
         )
     return AttemptFailure(message, retryable=status in RETRYABLE_4XX, status=status)
 

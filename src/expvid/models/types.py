@@ -9,6 +9,7 @@ about images; it never contains the gold answer and is never sent to a remote AP
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from typing import Annotated, Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -48,6 +49,14 @@ class Message(BaseModel):
     @property
     def n_images(self) -> int:
         return sum(isinstance(part, ImagePart) for part in self.content)
+
+
+def chat_messages(user: str, *, system: str | None = None, images: Sequence[ImagePart] = ()) -> list[Message]:
+    """One user turn (its images before the text), after the system text when there is one."""
+    turn = Message(role="user", content=[*images, TextPart(text=user)])
+    if system is None:
+        return [turn]
+    return [Message(role="system", content=[TextPart(text=system)]), turn]
 
 
 class AnswerHints(BaseModel):

@@ -10,21 +10,38 @@ until `max_rounds`) or online. Every per-request error is kept in the chunk's re
 from __future__ import annotations
 
 import contextlib
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from expvid.models.batch import BatchAPIError, RequestError
+from expvid.models.batch import BatchAdapter, BatchAPIError, RequestError
 from expvid.models.retry import AttemptFailure
-from expvid.run.batch_state import ChunkRecord, RequestErrorRecord
-from expvid.schema import ErrorKind
+from expvid.run.batch_settings import BatchSettings
+from expvid.run.batch_state import BatchOutcome, BatchStore, ChunkRecord, RequestErrorRecord
+from expvid.run.rundir import RunDir
+from expvid.schema import ErrorKind, Prediction
 from expvid.schema.records import utc_now
-
-if TYPE_CHECKING:
-    from expvid.run.batch_phase import BatchPhase
 
 Key = tuple[str, int]
 
 
-async def merge_chunk(phase: BatchPhase, chunk: ChunkRecord) -> list[tuple[Key, str]]:
+class MergingPhase(Protocol):
+    """What merging needs of the batch phase (`batch_phase.BatchPhase`, which calls `merge_chunk`)."""
+
+    adapter: BatchAdapter
+    rundir: RunDir
+    store: BatchStore
+    settings: BatchSettings
+    outcome: BatchOutcome
+
+    def record(self, prediction: Prediction) -> None: ...
+
+    def say(self, text: str) -> None: ...
+
+    async def settle_usage(self, cid: str, usage: object) -> None: ...
+
+    async def release(self, cid: str) -> None: ...
+
+
+async def merge_chunk(phase: MergingPhase, chunk: ChunkRecord) -> list[tuple[Key, str]]:
     """Record an ended chunk's results; returns the requests to ask again with "batch" or "online".
 
     `BatchAPIError` when its results cannot be read yet (the next poll tries again)."""
@@ -101,7 +118,7 @@ async def merge_chunk(phase: BatchPhase, chunk: ChunkRecord) -> list[tuple[Key, 
     return retry
 
 
-def _action(phase: BatchPhase, error: RequestError, round_: int) -> str:
+def _action(phase: MergingPhase, error: RequestError, round_: int) -> str:
     if not error.retryable:
         return "recorded"
     if phase.settings.retry == "batch" and round_ < phase.settings.max_rounds:

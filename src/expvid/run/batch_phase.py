@@ -31,7 +31,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from rich.console import Console
 from rich.markup import escape
@@ -44,6 +44,7 @@ from expvid.run.batch_merge import merge_chunk
 from expvid.run.batch_settings import BatchSettings
 from expvid.run.batch_state import (
     BatchedRequest,
+    BatchOutcome,
     BatchStore,
     ChunkRecord,
     ChunkWriter,
@@ -58,25 +59,6 @@ from expvid.schema import ErrorKind, Item, Prediction
 from expvid.schema.records import utc_now
 
 Key = tuple[str, int]
-
-
-@dataclass
-class BatchOutcome:
-    submitted: int = 0
-    merged: int = 0
-    #: Requests still waiting in provider batches when the phase returned (wait off), or for room
-    #: in the provider's queue or budget to be submitted by a later run.
-    pending: int = 0
-    retried_online: int = 0
-    retried_in_batch: int = 0
-    recorded_failures: int = 0
-    from_cache: int = 0
-    not_sent: int = 0
-    #: Requests that could not be submitted (the batch API refused the chunk); asked on a re-run.
-    unsubmitted: int = 0
-    #: Chunks the provider refused for its queue limit (nothing ran; their requests went on waiting).
-    queue_refusals: int = 0
-    notes: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -199,3 +200,22 @@ class ChunkWriter:
     def close(self) -> None:
         self._lines.close()
         self._drafts.close()
+
+
+@dataclass
+class BatchOutcome:
+    submitted: int = 0
+    merged: int = 0
+    #: Requests still waiting in provider batches when the phase returned (wait off), or for room
+    #: in the provider's queue or budget to be submitted by a later run.
+    pending: int = 0
+    retried_online: int = 0
+    retried_in_batch: int = 0
+    recorded_failures: int = 0
+    from_cache: int = 0
+    not_sent: int = 0
+    #: Requests that could not be submitted (the batch API refused the chunk); asked on a re-run.
+    unsubmitted: int = 0
+    #: Chunks the provider refused for its queue limit (nothing ran; their requests went on waiting).
+    queue_refusals: int = 0
+    notes: list[str] = field(default_factory=list)

@@ -12,9 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
-
-from rich.console import Console
 
 from expvid.run.eval_set import PreparedCell, SetState
 from expvid.run.eval_set_config import EvalSetConfig
@@ -114,10 +111,8 @@ def build_set_report(config: EvalSetConfig, cells: Sequence[PreparedCell], state
     return SetReport("\n".join(markdown) + "\n", sections, None if unpriced else total, n_scored, len(cells))
 
 
-def write_set_report(
-    config: EvalSetConfig, cells: Sequence[PreparedCell], state: SetState, console: Console | None = None
-) -> SetReport:
-    """Write report.md, leaderboard.html and (when asked) each scored cell's viewer page."""
+def write_set_report(config: EvalSetConfig, cells: Sequence[PreparedCell], state: SetState) -> SetReport:
+    """Write report.md and leaderboard.html (the cells' viewer pages: `expvid.view.export.export_cell_views`)."""
     report = build_set_report(config, cells, state)
     out = config.out
     out.mkdir(parents=True, exist_ok=True)
@@ -125,25 +120,4 @@ def write_set_report(
     write_atomic(
         out / "leaderboard.html", leaderboard_html(report.sections, title=f"Leaderboard: {out.name}")
     )
-    if config.view_exports:
-        for prepared in cells:
-            _export_view(prepared, out, config.view_frames, config.cache_dir, console)
     return report
-
-
-def _export_view(
-    prepared: PreparedCell, out: Path, frames: bool, cache_dir: Path | None, console: Console | None
-) -> None:
-    run_dir = prepared.config.out
-    if not (run_dir / "scores.json").is_file():
-        return
-    from expvid.view import ViewSession, export_html
-
-    target = prepared.cell.view_file(out)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        session = ViewSession([run_dir], cache_dir=cache_dir)
-        export_html(session, target, frames=frames)
-    except (DataError, OSError) as error:
-        if console is not None:
-            console.print(f"[yellow]view[/]: {prepared.cell.id}: not exported ({error})", highlight=False)

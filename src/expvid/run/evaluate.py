@@ -49,12 +49,12 @@ from expvid.run.selection import Selection, select_items, select_records, suite_
 from expvid.run.spending import RunPricing, batch_adapter_for, record_spending
 from expvid.run.terminal import message_console
 from expvid.schema import DataError, Item, SamplerSettings
-from expvid.suites.base import Dataset
+from expvid.schema.dataset import Dataset
 from expvid.suites.protocol import EvalSuite, FrameOptions, GenerationDefaults, judge_needed
 from expvid.suites.registry import get_suite
 
 if TYPE_CHECKING:  # the batch machinery is imported only by runs that use --batch (start-up time)
-    from expvid.run.batch_phase import BatchOutcome
+    from expvid.run.batch_state import BatchOutcome
 
 __all__ = ["EvalResult", "evaluate", "judge_spec", "make_suite", "make_suite_named", "select_items"]
 

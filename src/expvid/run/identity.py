@@ -40,7 +40,7 @@ from expvid.models.options import BackendOptions, parse_options
 from expvid.models.param_rules import PHRASING_OPTIONS, resolved_phrasing
 from expvid.run.config import EvalConfig
 from expvid.schema import RunManifest
-from expvid.suites.base import Dataset
+from expvid.schema.dataset import Dataset
 from expvid.suites.protocol import EvalSuite
 from expvid.suites.registry import get_suite, settings_model
 

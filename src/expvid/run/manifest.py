@@ -13,7 +13,7 @@ from expvid.hub.record import data_source
 from expvid.run.config import EvalConfig
 from expvid.run.identity import backend_identity, identity_diff, same_tasks
 from expvid.schema import DataError, JudgeSettings, RunManifest, SamplerSettings
-from expvid.suites.base import annotations_digest, fingerprint_of
+from expvid.schema.dataset import annotations_digest, fingerprint_of
 
 #: Libraries whose versions can change frames, requests or scores.
 _TRACKED = (

@@ -22,7 +22,7 @@ from expvid.run.scoring_phase import DatasetPrint, RunScores, ScoringInputs, jud
 from expvid.run.selection import select_records, suite_task_names
 from expvid.run.terminal import message_console
 from expvid.schema import DataError, Item, JudgeSettings, Prediction, RecordProblem, read_jsonl
-from expvid.suites.base import Dataset
+from expvid.schema.dataset import Dataset
 from expvid.suites.protocol import EvalSuite, RunJudge, judge_needed
 
 

@@ -45,9 +45,9 @@ from expvid.run.score_extras import (
     summarise_metrics,
 )
 from expvid.schema import ErrorKind, ExtractionStatus, Item, ItemScore, JudgeSettings, Judgment, Prediction
+from expvid.schema.dataset import InvalidRecord
 from expvid.scoring import Extraction, ScoreReport, build_report
 from expvid.scoring.metrics import possible_units, video_id_of
-from expvid.suites.base import InvalidRecord
 from expvid.suites.protocol import EvalSuite, RunJudge
 
 SAMPLE_SCORES = "sample_scores.jsonl"

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from expvid.schema import DataError, Item
-from expvid.suites.base import Dataset, InvalidRecord
+from expvid.schema.dataset import Dataset, InvalidRecord
 
 
 @dataclass

@@ -26,7 +26,7 @@ from expvid.schema import DataError, Usage
 
 if TYPE_CHECKING:  # imported by --batch runs only (start-up time of every other run)
     from expvid.models.batch import BatchAdapter
-    from expvid.run.batch_phase import BatchOutcome
+    from expvid.run.batch_state import BatchOutcome
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,7 @@
-"""The data model shared by every stage (pydantic v2). Imports nothing else from `expvid`."""
+"""The data model shared by every stage (pydantic v2). Imports nothing else from `expvid`.
+
+`dataset` (what every suite loader returns, every record accounted for) is imported from its module.
+"""
 
 from expvid.schema.items import (
     BLANK_PATTERN,

@@ -24,7 +24,6 @@ its `missing_tasks` says so; such a number is not comparable to the paper's.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -83,7 +82,3 @@ def combine(
     summed = np.where(present, values, 0.0) * weights
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.asarray(np.where(total > 0, summed.sum(axis=-1) / total, np.nan), dtype=np.float64)
-
-
-def level_of_task(levels: Sequence[LevelSpec]) -> dict[str, str]:
-    return {task: spec.name for spec in levels for task in spec.tasks}

@@ -39,12 +39,12 @@ from expvid.schema import (
     VideoRef,
     describe_validation_error,
 )
+from expvid.schema.dataset import Dataset, TaskSpec
 from expvid.scoring import Extraction, extract_answer, score_item
 from expvid.scoring.judges.graded import GradedLLMJudge, GradedParseError, parse_scale_score
 from expvid.scoring.judges.prompted import JudgeReplyError, OfflineMatchJudge, PromptedJudge
 from expvid.scoring.levels import LevelRule, LevelSpec
 from expvid.suites.analyses import RunAnalysis
-from expvid.suites.base import Dataset, TaskSpec
 from expvid.suites.defaults import ENTRY_POINT_GROUP
 from expvid.suites.judge_adapter import JudgeAdapter, JudgeInput, judge_input_setting
 from expvid.suites.protocol import EvalSuite, FrameOptions, GenerationDefaults, RunJudge

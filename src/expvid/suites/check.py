@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Literal
 
 from expvid.schema import VideoRef
-from expvid.suites.base import Dataset, FileProblem, InvalidRecord, MediaFile, media_paths
+from expvid.schema.dataset import Dataset, FileProblem, InvalidRecord, MediaFile, media_paths
 
 MediaCheck = Literal["none", "exists", "read", "decode"]
 

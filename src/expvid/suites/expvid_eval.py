@@ -14,13 +14,13 @@ Defaults, each from the paper (review version 000, appendix F):
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Unpack
 
 from expvid.models.factory import create_backend
 from expvid.models.types import AnswerHints
 from expvid.schema import AnswerType, Item, Judgment
+from expvid.schema.dataset import Dataset
 from expvid.scoring import (
     EXPVID_LEVELS,
     BlankJudge,
@@ -30,11 +30,10 @@ from expvid.scoring import (
     expvid_table2,
 )
 from expvid.scoring.judges.llm_blank import JudgeProtocol
-from expvid.suites.base import Dataset
 from expvid.suites.expvid_prompts import build_prompt
 from expvid.suites.expvid_suite import EXPVID_TASKS, load_expvid, record_to_item, task_spec
 from expvid.suites.judge_adapter import JudgeAdapter
-from expvid.suites.protocol import FrameOptions, GenerationDefaults
+from expvid.suites.protocol import FrameOptions, GenerationDefaults, LoadOptions
 from expvid.suites.records import RecordError
 from expvid.suites.sample_report import SampleReport
 from expvid.suites.settings import SuiteSettings, frame_preset_setting, setting
@@ -156,17 +155,8 @@ class ExpVidSuite(Suite):
     #: One file per task: a run loads only the chosen tasks' files (the fingerprint still covers all).
     loads_chosen_tasks = True
 
-    def load(
-        self,
-        root: Path,
-        *,
-        tasks: Sequence[str] | None = None,
-        strict: bool = False,
-        check_media: bool = True,
-    ) -> Dataset:
-        return load_expvid(
-            root, tasks=tasks, strict=strict, check_media=check_media, fingerprint_all_files=True
-        )
+    def load(self, root: Path, **options: Unpack[LoadOptions]) -> Dataset:
+        return load_expvid(root, **options, fingerprint_all_files=True)
 
     def prompt_text(self, item: Item) -> str:
         return build_prompt(item, with_asr=self.settings.with_asr)
@@ -207,7 +197,7 @@ class ExpVidSuite(Suite):
 
     def hub_layout(self) -> Any:
         """The release's task files at their paths; each record's `video_path` is a repo path."""
-        from expvid.hub.layouts import TaskFilesLayout
+        from expvid.suites.release_layout import TaskFilesLayout
 
         return TaskFilesLayout(self)
 

@@ -30,7 +30,7 @@ from expvid.schema import (
     count_blanks,
     describe_validation_error,
 )
-from expvid.suites.base import Dataset, FileProblem, TaskSpec
+from expvid.schema.dataset import Dataset, FileProblem, TaskSpec
 from expvid.suites.records import RecordError, RecordReader, text_id
 from expvid.suites.release_io import jsonl_records, read_release_bytes
 

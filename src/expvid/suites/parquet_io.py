@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from expvid.schema import DataError, RecordProblem
-from expvid.suites.base import FileProblem
+from expvid.schema.dataset import FileProblem
 
 PARQUET_SUFFIX = ".parquet"
 BATCH_ROWS = 32

@@ -10,16 +10,28 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from expvid.models.types import AnswerHints, ImagePart, Message
 from expvid.schema import AnswerType, Item, JudgeSettings, Judgment, SamplerSettings
+from expvid.schema.dataset import Dataset, TaskSpec
 from expvid.scoring import Extraction
 from expvid.scoring.levels import LevelSpec
-from expvid.suites.base import Dataset, TaskSpec
 from expvid.suites.settings import SuiteSettings
+
+
+class LoadOptions(TypedDict, total=False):
+    """`Suite.load`'s keyword options, for the suites that pass them on to their loader unchanged.
+
+    `tasks`: the tasks to load (None: all); `strict`: the first invalid record is an error instead of
+    being counted; `check_media`: look for each item's media on disk (a missing file is counted).
+    """
+
+    tasks: Sequence[str] | None
+    strict: bool
+    check_media: bool
 
 
 class FrameOptions(BaseModel):
@@ -162,7 +174,3 @@ class RunJudge(Protocol):
     def describe(self) -> dict[str, Any]: ...
 
     def manifest_settings(self) -> JudgeSettings: ...
-
-
-class JudgeFactory(Protocol):
-    def __call__(self, spec: str | None, backend_options: dict[str, Any]) -> RunJudge | None: ...

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from expvid.schema import Item, RecordProblem
-from expvid.suites.base import Dataset, FileProblem
+from expvid.schema.dataset import Dataset, FileProblem
 from expvid.suites.release_io import json_records, read_release_bytes
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from expvid.schema import DataError, RecordProblem
-from expvid.suites.base import FileProblem
+from expvid.schema.dataset import FileProblem
 
 SAMPLE_MARKER = ".expvid_sample.json"
 

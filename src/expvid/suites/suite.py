@@ -27,19 +27,20 @@ import sys
 from collections.abc import Mapping, Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Unpack
 
 from expvid.models.types import AnswerHints, ImagePart, Message, TextPart
 from expvid.schema import AnswerType, Item, ItemScore, Judgment, SamplerSettings, VideoRef
+from expvid.schema.dataset import Dataset, TaskSpec
 from expvid.scoring import Extraction, extract_answer, needs_judge, score_item
 from expvid.scoring.levels import LevelSpec
 from expvid.suites.analyses import RunAnalysis
-from expvid.suites.base import Dataset, TaskSpec
 from expvid.suites.chance import ChancePools
 from expvid.suites.protocol import (
     JUDGED_ANSWER_TYPES,
     FrameOptions,
     GenerationDefaults,
+    LoadOptions,
     RunJudge,
     apply_preset,
     resolution_given,
@@ -90,14 +91,7 @@ class Suite:
 
     # -- data ---------------------------------------------------------------------------------------
 
-    def load(
-        self,
-        root: Path,
-        *,
-        tasks: Sequence[str] | None = None,
-        strict: bool = False,
-        check_media: bool = True,
-    ) -> Dataset:
+    def load(self, root: Path, **options: Unpack[LoadOptions]) -> Dataset:
         raise NotImplementedError(f"{type(self).__name__} must implement load()")
 
     def remember_chance_answers(self, dataset: Dataset, group: str = "task") -> None:

@@ -23,10 +23,10 @@ from typing import Any, ClassVar
 from expvid.models.factory import create_backend
 from expvid.models.types import ResponseSchema
 from expvid.schema import AnswerType, DataError, Item, ItemScore, Judgment, RecordProblem
+from expvid.schema.dataset import Dataset
 from expvid.scoring import Extraction, extract_answer, score_item
 from expvid.scoring.extraction import extract_reply_text
 from expvid.scoring.judges.prompted import OfflineMatchJudge, PromptedJudge
-from expvid.suites.base import Dataset
 from expvid.suites.judge_adapter import JudgeAdapter
 from expvid.suites.parquet_io import PARQUET_SUFFIX
 from expvid.suites.records import RecordReader, read_json_release, read_parquet_release, text_id
@@ -140,7 +140,7 @@ class VideoQASuite(Suite):
 
     def hub_layout(self) -> Any:
         """The release file and the videos its records name, fetched by their repo paths."""
-        from expvid.hub.layouts import TaskFilesLayout
+        from expvid.suites.release_layout import TaskFilesLayout
 
         return TaskFilesLayout(self) if self.hub_repo else None
 

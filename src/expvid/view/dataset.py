@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from expvid.schema import DataError, Item, SamplerSettings
-from expvid.suites.base import TaskSpec
+from expvid.schema.dataset import TaskSpec
 from expvid.suites.protocol import EvalSuite, FrameOptions
 from expvid.suites.registry import get_suite
 

@@ -12,11 +12,14 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from rich.console import Console
+
+from expvid.run.eval_set import PreparedCell
 from expvid.schema import DataError
 from expvid.view.detail import item_detail
 from expvid.view.frames import FrameSet, thumbnail
@@ -137,3 +140,23 @@ def export_html(
     temp.write_text(page, encoding="utf-8")
     temp.replace(out)
     return out.stat().st_size
+
+
+def export_cell_views(
+    cells: Sequence[PreparedCell], out: Path, *, frames: bool, cache_dir: Path | None, console: Console | None
+) -> None:
+    """An eval set's viewer page per scored cell (`PreparedCell.view_file`), linked from its leaderboard.
+
+    A cell whose page cannot be written is named on `console` and skipped: the report stands without it.
+    """
+    for prepared in cells:
+        run_dir = prepared.config.out
+        if not (run_dir / "scores.json").is_file():
+            continue
+        target = prepared.cell.view_file(out)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            export_html(ViewSession([run_dir], cache_dir=cache_dir), target, frames=frames)
+        except (DataError, OSError) as error:
+            if console is not None:
+                console.print(f"[yellow]view[/]: {prepared.cell.id}: not exported ({error})", highlight=False)

@@ -25,7 +25,7 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from expvid.models.cache import ResponseCache, cache_key
+from expvid.models.cache import ResponseCache, cache_key, cached_response
 from expvid.models.hf.batcher import MicroBatcher
 from expvid.models.hf.checkpoint import Checkpoint, checkpoint_generation_config, read_checkpoint
 from expvid.models.hf.inputs import Visuals, build_visuals, frame_rate, frames_as_video
@@ -117,11 +117,9 @@ class HFBackend:
                 kind=ErrorKind.OTHER,
             )
         key = self.request_hash(request)
-        if self.cache is not None:
-            hit = await self.cache.aget(key)
-            if hit is not None:
-                self._counters.cache_hits += 1
-                return hit
+        hit = await cached_response(self.cache, key, self._counters)
+        if hit is not None:
+            return hit
         response = (await self._batcher.submit(request)).model_copy(update={"request_hash": key})
         if self.cache is not None:
             await self.cache.aput(key, response)

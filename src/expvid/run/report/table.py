@@ -226,10 +226,6 @@ def run_rows(run: LoadedRun, groups: Sequence[ColumnGroup]) -> list[Row]:
     return rows
 
 
-def run_row(run: LoadedRun, groups: Sequence[ColumnGroup]) -> Row:
-    return run_rows(run, groups)[0]
-
-
 def reference_rows(suite: EvalSuite, which: Sequence[str] | None) -> list[Row]:
     """Published rows of the suite's paper table (all when `which` is None; none when empty)."""
     if which is not None and not which:

@@ -34,13 +34,8 @@ def extract_answer(response: str | None, item: Item) -> Extraction:
     back but holds no valid answer - including a reply that is only reasoning. Reasoning blocks
     are removed first, so a tentative answer inside `<think>` never counts.
     """
-    if response is None:
-        return Extraction.failed()
-    answer, reasoning = split_reasoning(response)
-    if not answer:
-        why = "the reply holds only reasoning (no text after the think block)" if reasoning else "empty reply"
-        return Extraction.unparseable(why)
-    return _EXTRACTORS[item.answer_type](answer, item)
+    reply = extract_reply_text(response)
+    return _EXTRACTORS[item.answer_type](reply.value, item) if reply.ok else reply
 
 
 def extract_reply_text(response: str | None) -> Extraction:

@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping
 from functools import cache
 from typing import Any
 
-from expvid.models.types import Message, ModelBackend, TextPart
+from expvid.models.types import ModelBackend, chat_messages
 from expvid.schema import JudgeSettings, Judgment
 from expvid.scoring.extraction.reasoning import split_reasoning
 from expvid.scoring.judges.base import ask_graded_judge, llm_judge_settings
@@ -111,15 +111,12 @@ class GradedLLMJudge:
 
     async def ask(self, *, item_id: str, task: str, user: str) -> Judgment:
         """One judge call with the filled user text (after the system text, when there is one)."""
-        messages = [Message(role="user", content=[TextPart(text=user)])]
-        if self.system is not None:
-            messages.insert(0, Message(role="system", content=[TextPart(text=self.system)]))
         return await ask_graded_judge(
             self.backend,
             judge=self.name,
             item_id=item_id,
             task=task,
-            messages=messages,
+            messages=chat_messages(user, system=self.system),
             max_tokens=self.budget.max_tokens,
             thinking=self.budget.thinking,
             seed=self.seed,

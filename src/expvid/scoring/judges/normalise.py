@@ -25,7 +25,8 @@ _GREEK = {
     "τ": "tau",
     "ω": "omega",
 }
-_NUMBER_WORDS = {
+#: Number words as numerals, the same for every judge that reads numbers in text.
+NUMBER_WORDS = {
     "one": "1",
     "two": "2",
     "three": "3",
@@ -36,15 +37,12 @@ _NUMBER_WORDS = {
     "eight": "8",
     "nine": "9",
     "ten": "10",
-    "eleven": "11",
-    "twelve": "12",
     "once": "1 time",
     "twice": "2 times",
     "thrice": "3 times",
-    "single": "1",
-    "double": "2",
-    "triple": "3",
 }
+#: What a blank's answer may also say a number with ("eleven", "a single wash").
+_NUMBER_WORDS = {**NUMBER_WORDS, "eleven": "11", "twelve": "12", "single": "1", "double": "2", "triple": "3"}
 _ARTICLES = {"a", "an", "the"}
 _DASHES = re.compile(r"[-‐‑‒–—―−/]")
 _PUNCTUATION = re.compile(r"[^\w\s.%°+]")

@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from expvid.models.types import Message, ModelBackend, ResponseSchema, TextPart
+from expvid.models.types import ModelBackend, ResponseSchema, chat_messages
 from expvid.schema import AnswerType, Item, JudgeSettings, Judgment
 from expvid.scoring.extraction.choice import extract_choice
 from expvid.scoring.judges.base import ask_graded_judge, llm_judge_settings
@@ -78,15 +78,12 @@ class PromptedJudge:
     ) -> Judgment:
         # one pass: a field's own text (a reply quoting "{answer}") is never substituted again
         user = _SLOT.sub(lambda match: fields.get(match.group(1), match.group(0)), template)
-        messages = [Message(role="user", content=[TextPart(text=user)])]
-        if system:
-            messages.insert(0, Message(role="system", content=[TextPart(text=system)]))
         return await ask_graded_judge(
             self.backend,
             judge=self.name,
             item_id=item_id,
             task=task,
-            messages=messages,
+            messages=chat_messages(user, system=system or None),
             max_tokens=self.max_tokens,
             seed=self.seed,
             purpose="judge",

@@ -14,6 +14,8 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from expvid.scoring.judges.normalise import NUMBER_WORDS
+
 #: alias -> (dimension, factor to the base unit). Aliases are matched after `unicode_fold`.
 _UNITS: dict[str, tuple[str, float]] = {}
 
@@ -86,21 +88,6 @@ _NUMBER = (
 _UNIT = "|".join(re.escape(alias) for alias in _ALIASES)
 _QUANTITY = re.compile(rf"(?:(ph)\s*)?{_NUMBER}(?:\s*({_UNIT})(?![a-z]))?", re.IGNORECASE)
 _SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻−", "0123456789--")
-_WORD_NUMBERS = {
-    "one": "1",
-    "two": "2",
-    "three": "3",
-    "four": "4",
-    "five": "5",
-    "six": "6",
-    "seven": "7",
-    "eight": "8",
-    "nine": "9",
-    "ten": "10",
-    "twice": "2 times",
-    "thrice": "3 times",
-    "once": "1 time",
-}
 
 
 @dataclass(frozen=True)
@@ -116,7 +103,7 @@ def _fold(text: str) -> str:
     text = text.replace("µ", "μ")
     text = unicodedata.normalize("NFKC", text)  # keeps case: "mM" is not "mm"
     text = re.sub(r"(?<=\d)\s*°\s*[cC]\b", " °C", text)
-    words = [_WORD_NUMBERS.get(word.casefold(), word) for word in re.split(r"(\s+)", text)]
+    words = [NUMBER_WORDS.get(word.casefold(), word) for word in re.split(r"(\s+)", text)]
     return "".join(words)
 
 

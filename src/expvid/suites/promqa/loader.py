@@ -25,7 +25,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from expvid.schema import AnswerType, DataError, Item, RecordProblem, VideoRef, describe_validation_error
-from expvid.suites.base import Dataset, FileProblem
+from expvid.schema.dataset import Dataset, FileProblem
 from expvid.suites.promqa.recipe_dot import RecipeGraphError, recipe_dot
 from expvid.suites.promqa.spec import (
     EXAMPLES_FILE,

@@ -25,13 +25,29 @@
 from __future__ import annotations
 
 from expvid.schema import AnswerType
+from expvid.schema.dataset import TaskSpec
 from expvid.scoring.levels import LevelRule, LevelSpec
-from expvid.suites.base import TaskSpec
 from expvid.suites.protocol import FrameOptions, GenerationDefaults
+from expvid.suites.release_layout import GitHubRelease
 
 SUITE = "promqa"
 EXAMPLES_FILE = "examples.json"
 GRAPHS_FILE = "graphs.json"
+#: The QA files in the authors' repository (`expvid data fetch promqa`); the recordings are not there.
+PROMQA_RELEASE = GitHubRelease(
+    repo="kimihiroh/promqa",
+    files=(f"data/{EXAMPLES_FILE}", f"data/{GRAPHS_FILE}"),
+    license="Apache-2.0 (CaptainCook4D annotations, human verification); QA pairs generated with GPT-4o",
+    external_media=(
+        "ProMQA's recordings are CaptainCook4D's and are not redistributed with the QA files. Download them with "
+        "https://github.com/CaptainCook4D/downloader (the ProMQA authors use: python download_gopro_data.py "
+        "--data2d --resolution4K; see https://captaincook4d.github.io/captain-cook/ for the licence), then put "
+        "each recording at {root}/videos/<recording_id>.mp4 (or <recording_id>_4K.mp4, or resolution_4k/). "
+        "{n} recording(s) are referenced by the fetched questions."
+    ),
+    label="ProMQA",
+    task_noun="question type",
+)
 
 #: Question types in Table 10 / 15 column order, with their column labels.
 QUESTION_TYPES: tuple[tuple[str, str], ...] = (

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 from expvid.models.factory import create_backend
 from expvid.models.types import ImagePart, Message, TextPart
 from expvid.schema import Item, Judgment, SamplerSettings, VideoRef
+from expvid.schema.dataset import Dataset
 from expvid.scoring import Extraction
 from expvid.suites.analyses import RunAnalysis
-from expvid.suites.base import Dataset
 from expvid.suites.judge_adapter import JudgeAdapter, JudgeInput, judge_input_setting
 from expvid.suites.promqa.judge import PerformedStep, TernaryJudge
 from expvid.suites.promqa.loader import load_promqa
@@ -34,12 +34,13 @@ from expvid.suites.promqa.spec import (
     FRAME_PRESETS,
     GENERATION,
     LEVELS,
+    PROMQA_RELEASE,
     SAMPLING_FPS,
     SUITE,
     TASKS,
     answer_type_group,
 )
-from expvid.suites.protocol import FrameOptions
+from expvid.suites.protocol import FrameOptions, LoadOptions
 from expvid.suites.sample_report import SampleReport
 from expvid.suites.settings import SuiteSettings, frame_preset_setting, setting
 from expvid.suites.suite import Suite
@@ -111,17 +112,12 @@ class ProMQASuite(Suite):
     frame_presets = FRAME_PRESETS
     reference_file = "reference_table10.json"
     Settings = ProMQASettings
+    #: ProMQA's QA files come from the authors' GitHub repository, not the Hub (`expvid data fetch`).
+    github_release = PROMQA_RELEASE
     settings: ProMQASettings
 
-    def load(
-        self,
-        root: Path,
-        *,
-        tasks: Sequence[str] | None = None,
-        strict: bool = False,
-        check_media: bool = True,
-    ) -> Dataset:
-        dataset = load_promqa(root, tasks=tasks, strict=strict, check_media=check_media)
+    def load(self, root: Path, **options: Unpack[LoadOptions]) -> Dataset:
+        dataset = load_promqa(root, **options)
         self.remember_chance_answers(dataset)
         return dataset
 
@@ -227,12 +223,6 @@ class ProMQASuite(Suite):
         from expvid.suites.promqa.analyses import ANALYSES
 
         return dict(ANALYSES)
-
-    def fetch_release(self, request: Any, *, echo: Any) -> Any:
-        """ProMQA's QA files come from the authors' GitHub repository, not the Hub."""
-        from expvid.suites.promqa.github_release import fetch_promqa
-
-        return fetch_promqa(request, echo=echo)
 
     def make_sample(self, directory: Path, seed: int, *, force: bool) -> SampleReport:
         from expvid.suites.promqa.sample import make_promqa_sample

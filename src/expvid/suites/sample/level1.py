@@ -11,7 +11,8 @@ import random
 
 from expvid.suites.sample.layout import level1_clip
 from expvid.suites.sample.plan import ClipSpec, Draft, PlannedExperiment
-from expvid.suites.sample.quantities import quantity_distractors, quantity_question
+from expvid.suites.sample.quantities import quantity_question
+from expvid.suites.sample.quantity_distractors import quantity_distractors
 from expvid.suites.sample.scripts import StepScript
 
 LEVEL1_TASKS = ("tools", "materials", "quantity", "operation")

@@ -8,20 +8,23 @@ archives, and are placed where the loader looks (`videos/`).
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from expvid.hub.layouts import ARCHIVES, Selection, link_file, unpack_archive
 from expvid.schema import DataError
-from expvid.suites.base import Dataset
+from expvid.schema.dataset import Dataset
+from expvid.suites.release_layout import ARCHIVES, Selection, link_file, unpack_archive
 from expvid.suites.scivideobench.spec import RELEASE_FILES, TASKS, VIDEO_DIRS, VIDEO_SUFFIXES
-from expvid.suites.scivideobench.suite import load_scivideobench
 
 
 class SciVideoBenchLayout:
     """One question file at the repo root; videos `jove_<video_id>.mp4` (or .MP4 / .mkv), maybe in archives."""
 
     suite = "scivideobench"
+
+    def __init__(self, load: Callable[..., Dataset]) -> None:
+        #: The suite's loader (`SciVideoBenchSuite.load`), which hands the layout to `expvid data fetch`.
+        self._load = load
 
     def select(
         self, tasks: Sequence[str] | None, levels: Sequence[int] | None, languages: Sequence[str] | None
@@ -51,7 +54,7 @@ class SciVideoBenchLayout:
         return []
 
     def load(self, root: Path, selection: Selection, check_media: bool) -> Dataset:
-        return load_scivideobench(root, tasks=selection.tasks, check_media=check_media)
+        return self._load(root, tasks=selection.tasks, check_media=check_media)
 
     def media(self, dataset: Dataset, root: Path, listing: dict[str, int]) -> tuple[set[str], list[str]]:
         by_name: dict[str, list[str]] = {}

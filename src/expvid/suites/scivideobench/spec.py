@@ -19,8 +19,8 @@ Every default is written once, here, with where it comes from:
 from __future__ import annotations
 
 from expvid.schema import AnswerType
+from expvid.schema.dataset import TaskSpec
 from expvid.scoring.levels import LevelRule, LevelSpec
-from expvid.suites.base import TaskSpec
 from expvid.suites.protocol import FrameOptions, GenerationDefaults
 
 SUITE = "scivideobench"

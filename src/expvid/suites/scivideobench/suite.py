@@ -15,8 +15,8 @@ from typing import Any, ClassVar, Literal
 from pydantic import field_validator, model_validator
 
 from expvid.schema import Item
+from expvid.schema.dataset import Dataset
 from expvid.scoring import Extraction
-from expvid.suites.base import Dataset
 from expvid.suites.protocol import GenerationDefaults
 from expvid.suites.sample_report import SampleReport
 from expvid.suites.scivideobench.loader import record_to_item
@@ -177,7 +177,7 @@ class SciVideoBenchSuite(VideoQASuite):
     def hub_layout(self) -> Any:
         from expvid.suites.scivideobench.release import SciVideoBenchLayout
 
-        return SciVideoBenchLayout()
+        return SciVideoBenchLayout(self.load)
 
     def make_sample(self, directory: Path, seed: int, *, force: bool) -> SampleReport:
         from expvid.suites.scivideobench.sample import make_scivideobench_sample

@@ -34,7 +34,7 @@ from expvid.schema import (
     RecordProblem,
     describe_validation_error,
 )
-from expvid.suites.base import Dataset, FileProblem
+from expvid.schema.dataset import Dataset, FileProblem
 from expvid.suites.records import RecordError, RecordReader, read_json_release
 from expvid.suites.release_io import release_root, wanted_tasks
 from expvid.suites.sfe.official_boxes import parse_official_boxes

@@ -11,9 +11,9 @@ import posixpath
 from collections.abc import Sequence
 from pathlib import Path
 
-from expvid.hub.layouts import Selection
 from expvid.schema import DataError, ImagesRef
-from expvid.suites.base import Dataset
+from expvid.schema.dataset import Dataset
+from expvid.suites.release_layout import Selection
 from expvid.suites.sfe.loader import load_sfe
 from expvid.suites.sfe.spec import LANGUAGES, TASKS
 

@@ -17,8 +17,8 @@
 from __future__ import annotations
 
 from expvid.schema import AnswerType
+from expvid.schema.dataset import TaskSpec
 from expvid.scoring.levels import LevelRule, LevelSpec
-from expvid.suites.base import TaskSpec
 from expvid.suites.protocol import GenerationDefaults
 
 SUITE = "sfe"

@@ -19,21 +19,21 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, Unpack
 
 from pydantic import field_validator
 
 from expvid.models.factory import create_backend
 from expvid.models.types import AnswerHints
 from expvid.schema import AnswerType, ExtractionStatus, Item, ItemScore, Judgment, SamplerSettings
+from expvid.schema.dataset import Dataset
 from expvid.scoring import Extraction, extract_answer, score_item
 from expvid.scoring.bertscore import BertScorer
 from expvid.scoring.extraction import extract_boxes, split_reasoning
 from expvid.scoring.metrics import greedy_box_iou, video_id_of
-from expvid.suites.base import Dataset
 from expvid.suites.chance import ChancePools
 from expvid.suites.judge_adapter import JudgeAdapter, JudgeInput, judge_input_setting, judged_text
-from expvid.suites.protocol import FrameOptions, resolution_given
+from expvid.suites.protocol import FrameOptions, LoadOptions, resolution_given
 from expvid.suites.sample_report import SampleReport
 from expvid.suites.settings import SuiteSettings, setting
 from expvid.suites.sfe.judge import GradedJudge, official_score_parse
@@ -162,23 +162,14 @@ class SFESuite(Suite):
     def judge_input(self) -> str:
         return self.settings.judge_input
 
-    def load(
-        self,
-        root: Path,
-        *,
-        tasks: Sequence[str] | None = None,
-        strict: bool = False,
-        check_media: bool = True,
-    ) -> Dataset:
+    def load(self, root: Path, **options: Unpack[LoadOptions]) -> Dataset:
         level_file = self.settings.levels
         levels = read_level_map(level_file) if level_file else None
         dataset = load_sfe(
             root,
             languages=self.settings.languages,
-            tasks=tasks,
-            strict=strict,
-            check_media=check_media,
             levels=levels,
+            **options,
         )
         self._chance = ChancePools.of(
             (_chance_group(item, by_task=by_task), item.id, [str(item.meta["answer_raw"])])

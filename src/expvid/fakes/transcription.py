@@ -34,7 +34,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from expvid.models.loopback import LoopbackServer
+from expvid.fakes.models.server import LoopbackServer
 
 SUPPORTED_EXTENSIONS = ("flac", "m4a", "mp3", "mp4", "mpeg", "mpga", "oga", "ogg", "wav", "webm")
 RESPONSE_FORMATS = ("json", "text", "srt", "verbose_json", "vtt")

@@ -29,7 +29,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any
 
-from expvid.models.loopback_requests import RecordedRequest
+from expvid.fakes.models.request_shapes import RecordedRequest
 
 
 @dataclass(frozen=True)

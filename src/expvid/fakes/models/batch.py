@@ -27,7 +27,7 @@ Anthropic (`/v1/messages/batches`):
 Lists page as the APIs do: OpenAI `GET /v1/batches?limit=1..100&after=ID` (a limit outside
 1-100 is a 400), newest first, `has_more`, `first_id`, `last_id`; Anthropic
 `GET /v1/messages/batches?limit=1..1000&after_id=ID|before_id=ID`, newest first, `has_more`.
-Gemini's batch mode is served by `loopback_gemini_batch`.
+Gemini's batch mode is served by `gemini_batch`.
 
 Every line is answered through `LoopbackServer.answer_now`: the same shape checks, provider rules
 and responder as an online request, so a batched answer is exactly the online answer. How a batch
@@ -51,23 +51,22 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from expvid.models.loopback_render import error_body
-from expvid.models.loopback_requests import (
+from expvid.fakes.models.batch_plan import AnsweringServer, BatchPlan
+from expvid.fakes.models.gemini_batch import GeminiBatchEndpoints
+from expvid.fakes.models.render import DroppedResponse, error_body
+from expvid.fakes.models.request_shapes import (
     RecordedRequest,
     RequestShapeError,
     parse_openai,
     parse_responses,
 )
-from expvid.models.loopback_usage import provider_prompt_tokens
-
-if TYPE_CHECKING:
-    from expvid.models.loopback import LoopbackServer
+from expvid.fakes.models.usage import provider_prompt_tokens
 
 #: Creation order of every batch (ties of `created_at`, a second's resolution, listed newest first).
 _ORDER: Iterator[int] = itertools.count()
@@ -75,39 +74,6 @@ OPENAI_ENDPOINTS = {"/v1/chat/completions": "openai", "/v1/responses": "openai-r
 ANTHROPIC_CUSTOM_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 EXPIRED_MESSAGE = "This request could not be executed before the completion window expired."
 CANCELLED_MESSAGE = "This request was not executed because the batch was cancelled."
-
-
-@dataclass
-class BatchPlan:
-    """How the loopback's batches proceed (set `server.batches.plan`).
-
-    `polls_per_status`: retrieve calls a batch stays in each status before it moves on.
-    `outcome`: "complete"; "expire" (after running the first `run_before_expiry` requests, or
-    those `expires` does not pick: a predicate on the request's body); "fail" (validation
-    fails); "stall" (stays in progress until cancelled).
-    """
-
-    polls_per_status: int = 1
-    outcome: str = "complete"
-    run_before_expiry: int = 0
-    expires: Callable[[dict[str, Any]], bool] | None = None
-    max_requests: int = 50_000
-    max_file_bytes: int = 200 * 1024 * 1024
-    #: OpenAI's enqueued-token limit per model: a batch whose prompt tokens (as the provider counts
-    #: them, `loopback_usage`) would pass it, with the model's unfinished batches, fails validation
-    #: with `token_limit_exceeded`.
-    queue_limit_tokens: int | None = None
-    #: Result lines left out of the output (the first N custom ids): partial results.
-    missing_results: int = 0
-    #: Results in shuffled order (the APIs promise no order).
-    shuffle: bool = True
-    #: Called with the new batch's id after it is stored, before its create call is answered.
-    on_create: Callable[[str], None] | None = None
-    #: Store the batch, then drop the connection instead of answering the create call.
-    drop_create_answer: bool = False
-    #: The next N create calls of Anthropic and Gemini are refused with 429 (their queue is full;
-    #: nothing is created), in each API's error shape.
-    refuse_creates: int = 0
 
 
 @dataclass
@@ -244,7 +210,7 @@ def _anthropic_error(status: int, message: str) -> Response:
 class BatchEndpoints:
     """In-memory files and batches, answered in the providers' shapes (thread-safe)."""
 
-    def __init__(self, server: LoopbackServer) -> None:
+    def __init__(self, server: AnsweringServer) -> None:
         self.server = server
         self.plan = BatchPlan()
         self._lock = threading.Lock()
@@ -253,8 +219,6 @@ class BatchEndpoints:
         self.anthropic: dict[str, MessageBatch] = {}
         #: Every batch endpoint call as (method, path), for tests to check what a client did.
         self.calls: list[tuple[str, str]] = []
-        from expvid.models.loopback_gemini_batch import GeminiBatchEndpoints
-
         self.gemini = GeminiBatchEndpoints(self)
 
     def clear(self) -> None:
@@ -281,7 +245,7 @@ class BatchEndpoints:
             *self.gemini.routes(),
         ]
 
-    def _note(self, request: Request) -> None:
+    def note(self, request: Request) -> None:
         with self._lock:
             self.calls.append((request.method, request.url.path))
 
@@ -300,7 +264,7 @@ class BatchEndpoints:
     # -- OpenAI files ---------------------------------------------------------------------------
 
     async def _upload(self, request: Request) -> Response:
-        self._note(request)
+        self.note(request)
         if not self._authorised(request):
             return _openai_error(401, "Incorrect API key provided.", code="invalid_api_key")
         form = await request.form()
@@ -333,7 +297,7 @@ class BatchEndpoints:
         return JSONResponse(stored.obj())
 
     async def _file(self, request: Request) -> Response:
-        self._note(request)
+        self.note(request)
         file_id = request.path_params["file_id"]
         with self._lock:
             stored = self.files.get(file_id)
@@ -345,7 +309,7 @@ class BatchEndpoints:
         return JSONResponse(stored.obj())
 
     async def _file_content(self, request: Request) -> Response:
-        self._note(request)
+        self.note(request)
         file_id = request.path_params["file_id"]
         with self._lock:
             stored = self.files.get(file_id)
@@ -358,7 +322,7 @@ class BatchEndpoints:
     async def _openai_batches(self, request: Request) -> Response:
         if _gemini_client(request):  # Gemini's `GET /v1/batches` on the same loopback port
             return await self.gemini.list(request)
-        self._note(request)
+        self.note(request)
         if not self._authorised(request):
             return _openai_error(401, "Incorrect API key provided.", code="invalid_api_key")
         if request.method == "GET":
@@ -393,7 +357,7 @@ class BatchEndpoints:
         )
         with self._lock:
             self.openai[batch.id] = batch
-        return self._created(batch.id, JSONResponse(batch.obj()))
+        return self.created(batch.id, JSONResponse(batch.obj()))
 
     def take_refusal(self) -> bool:
         """Whether this create call is one the plan refuses for the queue (counts it down)."""
@@ -403,13 +367,11 @@ class BatchEndpoints:
             self.plan.refuse_creates -= 1
             return True
 
-    def _created(self, batch_id: str, answer: Response) -> Response:
+    def created(self, batch_id: str, answer: Response) -> Response:
         """The create call's answer, after the plan's kill points."""
         if self.plan.on_create is not None:
             self.plan.on_create(batch_id)
         if self.plan.drop_create_answer:
-            from expvid.models.loopback import DroppedResponse
-
             return DroppedResponse()
         return answer
 
@@ -471,7 +433,7 @@ class BatchEndpoints:
     async def _openai_retrieve(self, request: Request) -> Response:
         if _gemini_client(request):
             return await self.gemini.one(request, request.path_params["batch_id"])
-        self._note(request)
+        self.note(request)
         batch_id = request.path_params["batch_id"]
         with self._lock:
             batch = self.openai.get(batch_id)
@@ -482,7 +444,7 @@ class BatchEndpoints:
             return JSONResponse(batch.obj())
 
     async def _openai_cancel(self, request: Request) -> Response:
-        self._note(request)
+        self.note(request)
         batch_id = request.path_params["batch_id"]
         with self._lock:
             batch = self.openai.get(batch_id)
@@ -735,7 +697,7 @@ class BatchEndpoints:
     # -- Anthropic message batches -------------------------------------------------------------
 
     async def _anthropic_batches(self, request: Request) -> Response:
-        self._note(request)
+        self.note(request)
         if not self._authorised(request):
             return JSONResponse(error_body("anthropic", 401, "invalid x-api-key"), status_code=401)
         if request.method == "GET":
@@ -766,7 +728,7 @@ class BatchEndpoints:
         batch = MessageBatch(f"msgbatch_{uuid.uuid4().hex[:24]}", requests, datetime.now(UTC))
         with self._lock:
             self.anthropic[batch.id] = batch
-        return self._created(batch.id, JSONResponse(batch.obj(self.server.url)))
+        return self.created(batch.id, JSONResponse(batch.obj(self.server.url)))
 
     def _anthropic_list(self, request: Request) -> Response:
         raw = request.query_params.get("limit", "20")
@@ -819,7 +781,7 @@ class BatchEndpoints:
         return made
 
     async def _anthropic_retrieve(self, request: Request) -> Response:
-        self._note(request)
+        self.note(request)
         batch = self._message_batch(request)
         if batch is None:
             return _anthropic_error(404, f"message batch {request.path_params['batch_id']} not found")
@@ -828,7 +790,7 @@ class BatchEndpoints:
             return JSONResponse(batch.obj(self.server.url))
 
     async def _anthropic_cancel(self, request: Request) -> Response:
-        self._note(request)
+        self.note(request)
         batch = self._message_batch(request)
         if batch is None:
             return _anthropic_error(404, f"message batch {request.path_params['batch_id']} not found")
@@ -840,7 +802,7 @@ class BatchEndpoints:
             return JSONResponse(batch.obj(self.server.url))
 
     async def _anthropic_results(self, request: Request) -> Response:
-        self._note(request)
+        self.note(request)
         batch = self._message_batch(request)
         if batch is None:
             return _anthropic_error(404, f"message batch {request.path_params['batch_id']} not found")

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from expvid.models.loopback_requests import RecordedRequest
+from expvid.fakes.models.request_shapes import RecordedRequest
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,7 @@ class Reply:
     #: The model declines: OpenAI `message.refusal` (content null), Claude `stop_reason: refusal`,
     #: Gemini a SAFETY stop.
     refusal: str | None = None
-    #: Report the prompt tokens the provider would count for the request (`loopback_usage`)
+    #: Report the prompt tokens the provider would count for the request (`usage`)
     #: instead of `prompt_tokens`.
     count_usage: bool = False
 

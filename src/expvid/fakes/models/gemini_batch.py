@@ -23,16 +23,14 @@ import threading
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from expvid.models.loopback_render import error_body
-
-if TYPE_CHECKING:
-    from expvid.models.loopback_batch import BatchEndpoints
+from expvid.fakes.models.batch_plan import BatchHost
+from expvid.fakes.models.render import error_body
 
 BATCH_TYPE = "type.googleapis.com/google.ai.generativelanguage.v1main.GenerateContentBatch"
 OUTPUT_TYPE = "type.googleapis.com/google.ai.generativelanguage.v1main.GenerateContentBatchOutput"
@@ -93,7 +91,7 @@ def _error(status: int, message: str) -> Response:
 
 
 class GeminiBatchEndpoints:
-    def __init__(self, endpoints: BatchEndpoints) -> None:
+    def __init__(self, endpoints: BatchHost) -> None:
         self.endpoints = endpoints
         self.batches: dict[str, GeminiBatch] = {}
         self._lock = threading.Lock()
@@ -114,7 +112,7 @@ class GeminiBatchEndpoints:
 
     async def create(self, request: Request, model: str) -> Response:
         """`POST .../models/{model}:batchGenerateContent` (dispatched by the loopback's model route)."""
-        self.endpoints._note(request)
+        self.endpoints.note(request)
         if not self._authorised(request):
             return _error(401, "API key not valid. Please pass a valid API key.")
         try:
@@ -140,10 +138,10 @@ class GeminiBatchEndpoints:
         )
         with self._lock:
             self.batches[stored.id] = stored
-        return self.endpoints._created(f"batches/{stored.id}", JSONResponse(stored.operation()))
+        return self.endpoints.created(f"batches/{stored.id}", JSONResponse(stored.operation()))
 
     async def list(self, request: Request) -> Response:
-        self.endpoints._note(request)
+        self.endpoints.note(request)
         if not self._authorised(request):
             return _error(401, "API key not valid. Please pass a valid API key.")
         size = int(request.query_params.get("pageSize", "50") or 50)
@@ -161,7 +159,7 @@ class GeminiBatchEndpoints:
 
     async def one(self, request: Request, batch_action: str) -> Response:
         """`GET` / `DELETE .../batches/{ID}`, `POST .../batches/{ID}:cancel`."""
-        self.endpoints._note(request)
+        self.endpoints.note(request)
         if not self._authorised(request):
             return _error(401, "API key not valid. Please pass a valid API key.")
         batch_id, _, action = batch_action.partition(":")

@@ -14,8 +14,8 @@ import math
 
 from PIL import Image
 
+from expvid.fakes.models.request_shapes import RecordedRequest
 from expvid.models.image_tokens import image_tokens
-from expvid.models.loopback_requests import RecordedRequest
 from expvid.models.pricing import ModelRef
 
 PROVIDERS = {"openai": "openai", "openai-responses": "openai", "anthropic": "anthropic", "gemini": "gemini"}

@@ -9,6 +9,9 @@ which repo file each item's media is. Each suite gives its layout (`suite.hub_la
 `TaskFilesLayout` serves every release whose tasks' annotation files are at their `TaskSpec.path`
 and whose items name their media by repo path (ExpVid's release, and any suite that lays its
 release out the same way).
+
+A release that is not on the Hub is described instead (`GitHubRelease`: question files pinned to a
+commit of a GitHub repository), and `expvid.hub.github_release` fetches it.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from expvid.schema import DataError, ImagesRef, VideoRef
-from expvid.suites.base import Dataset
+from expvid.schema.dataset import Dataset
 
 #: Archive suffixes a release may pack its media in (lmms-eval unpacks the same kinds).
 ARCHIVES = (".zip", ".tar", ".tar.gz", ".tgz")
@@ -180,3 +183,20 @@ def unpack_archive(archive: Path, into: Path) -> list[str]:
     except (OSError, zipfile.BadZipFile, tarfile.TarError) as error:
         return [f"{archive}: cannot unpack ({error})"]
     return []
+
+
+@dataclass(frozen=True)
+class GitHubRelease:
+    """Question files in a GitHub repository (a suite's `github_release`), fetched pinned to a commit.
+
+    The media are not fetched: `external_media` tells the user where to get them (`{root}`: the
+    fetched folder, `{n}`: how many media files the questions reference).
+    """
+
+    repo: str
+    files: tuple[str, ...]
+    license: str
+    external_media: str
+    #: How errors name the release and its tasks ("unknown LABEL TASK_NOUN(s) ...").
+    label: str
+    task_noun: str = "task"

@@ -30,7 +30,7 @@ behind the resolve redirect (what `HF_HUB_DISABLE_XET=1` or a client without `hf
 it does not implement the CAS protocol (reconstruction terms, compressed xorb chunks): a client
 that tries it gets 404 from `/cas/...`, the way an unreachable CAS fails. See docs/hub.md.
 
-A tiny GitHub stand-in is included for releases a suite fetches from GitHub (`fetch_release`):
+A tiny GitHub stand-in is included for releases a suite names on GitHub (`github_release`):
 `GET /repos/{owner}/{repo}/commits/{ref}`
 (API, returns `{"sha"}`) and `GET /raw/{owner}/{repo}/{ref}/{path}` (raw content).
 """
@@ -41,18 +41,17 @@ import asyncio
 import hashlib
 import json
 import logging
-import socket
 import threading
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 from urllib.parse import parse_qs, quote, unquote
 
-import uvicorn
 from starlette.types import Receive, Scope, Send
+
+from expvid.fakes.serving import FakeServer, ServerThread
 
 #: Files the Hub stores through LFS in a typical dataset repo's `.gitattributes`.
 LFS_SUFFIXES = (".mp4", ".mkv", ".MP4", ".webm", ".zip", ".tar", ".gz", ".parquet", ".png", ".jpg", ".jpeg")
@@ -140,7 +139,7 @@ class _Fault:
     delay_s: float = 0.0
 
 
-class LoopbackHub:
+class LoopbackHub(FakeServer):
     """A loopback Hub; use as a context manager or call start() / stop()."""
 
     def __init__(self, *, host: str = "127.0.0.1", page_size: int = 1000, xet: bool = False) -> None:
@@ -156,8 +155,6 @@ class LoopbackHub:
         self._lock = threading.Lock()
         self._requests: list[RecordedHubRequest] = []
         self._bytes_sent: dict[str, int] = {}
-        self._server: uvicorn.Server | None = None
-        self._thread: threading.Thread | None = None
 
     # -- content -----------------------------------------------------------------------------------
 
@@ -189,18 +186,6 @@ class LoopbackHub:
             repo.commits[sha] = tree
             repo.refs[branch] = sha
             return sha
-
-    def commit_folder(
-        self, repo_id: str, folder: Path, *, branch: str = "main", skip: tuple[str, ...] = ()
-    ) -> str:
-        """Commit every file under `folder` (paths relative to it), except those under `skip` prefixes."""
-        files: dict[str, bytes | Path] = {}
-        for path in sorted(p for p in folder.rglob("*") if p.is_file()):
-            relative = path.relative_to(folder).as_posix()
-            if skip and relative.startswith(skip):
-                continue
-            files[relative] = path
-        return self.commit(repo_id, files, branch=branch)
 
     def tag(self, repo_id: str, name: str, sha: str) -> None:
         with self._lock:
@@ -254,10 +239,6 @@ class LoopbackHub:
         with self._lock:
             return self._bytes_sent.get(path, 0)
 
-    def downloads(self, path: str) -> list[RecordedHubRequest]:
-        """Content GETs (CDN or resolve) that served repo file `path`."""
-        return [r for r in self.requests if r.method == "GET" and r.path.endswith("#" + path)]
-
     @property
     def url(self) -> str:
         return f"http://{self.host}:{self.port}"
@@ -277,52 +258,15 @@ class LoopbackHub:
 
     # -- lifecycle ---------------------------------------------------------------------------------
 
-    def start(self, timeout_s: float = 10.0) -> LoopbackHub:
-        if self._thread is not None:
-            raise RuntimeError("loopback hub already started")
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        sock.bind((self.host, 0))
-        self.port = sock.getsockname()[1]
-        config = uvicorn.Config(
+    def _server_thread(self) -> ServerThread:
+        return ServerThread(
             self._app,
-            log_config=None,
+            host=self.host,
+            name="loopback hub",
             log_level="critical",
-            access_log=False,
-            lifespan="off",
-            http="h11",
             interface="asgi3",
+            force_exit=True,
         )
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(
-            target=self._server.run, kwargs={"sockets": [sock]}, name=f"loopback-hub-{self.port}", daemon=True
-        )
-        self._thread.start()
-        deadline = time.monotonic() + timeout_s
-        while not self._server.started:
-            if not self._thread.is_alive() or time.monotonic() > deadline:
-                self.stop()
-                raise RuntimeError(f"loopback hub on port {self.port} did not start")
-            time.sleep(0.005)
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.should_exit = True
-            self._server.force_exit = True
-        if self._thread is not None:
-            self._thread.join(timeout=10)
-        self._server = None
-        self._thread = None
-
-    def __enter__(self) -> LoopbackHub:
-        return self.start()
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()
 
     # -- the ASGI app ------------------------------------------------------------------------------
 

@@ -3,18 +3,18 @@
 Backends are tested against it exactly as they run in production (real sockets, real SDKs, real
 status codes and headers), and the build pipeline, suites and throughput benchmark use it to serve
 scripted replies without a model. It validates each request (images decoded and verified), records it,
-counts requests in flight, and answers through a programmable responder (see `loopback_replies`):
+counts requests in flight, and answers through a programmable responder (see `replies`):
 
     with LoopbackServer(script(Reply.rate_limited(1), "The answer is B")) as server:
         backend = create_backend(f"openai:test@{server.openai_base_url}")
 
-Provider rules (`loopback_rules`: OpenAI reasoning models, OpenAI chat, Anthropic) make it answer
+Provider rules (`rules`: OpenAI reasoning models, OpenAI chat, Anthropic) make it answer
 parameters the way those APIs do, with their 400 bodies; without rules it accepts what vLLM accepts
 (frames as `image_url` parts or one `video_url` frame sequence).
 
 Routes: POST /v1/chat/completions, POST /v1/responses, GET /v1/models (OpenAI); POST /v1/messages
 (Anthropic); POST /{version}/models/{model}:generateContent (Gemini); and the providers' batch
-endpoints (`loopback_batch`: OpenAI Files + Batches, Anthropic Message Batches; `loopback_gemini_batch`:
+endpoints (`batch`: OpenAI Files + Batches, Anthropic Message Batches; `gemini_batch`:
 Gemini's batch mode), whose requests are
 answered by the same validation, rules and responder as online ones. uvicorn + Starlette run in a daemon thread
 on port 0 (the OS picks a free port), so parallel test runs never collide.
@@ -25,25 +25,20 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
-import logging
-import socket
 import threading
 import time
 from collections.abc import Callable, Sequence
-from types import TracebackType
 from typing import Any
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
-from starlette.types import Receive, Scope, Send
 
-from expvid.models.loopback_batch import BatchEndpoints, BatchPlan
-from expvid.models.loopback_render import error_body, success_body
-from expvid.models.loopback_replies import Reply, Responder, Script, as_reply, echo, fixed, script
-from expvid.models.loopback_requests import (
+from expvid.fakes.models.batch import BatchEndpoints, BatchPlan
+from expvid.fakes.models.render import DroppedResponse, error_body, success_body
+from expvid.fakes.models.replies import Reply, Responder, Script, as_reply, echo, fixed, script
+from expvid.fakes.models.request_shapes import (
     RecordedRequest,
     RequestShapeError,
     parse_anthropic,
@@ -51,7 +46,7 @@ from expvid.models.loopback_requests import (
     parse_openai,
     parse_responses,
 )
-from expvid.models.loopback_rules import (
+from expvid.fakes.models.rules import (
     AnthropicRules,
     GeminiThinkingRules,
     OpenAIChatRules,
@@ -61,7 +56,8 @@ from expvid.models.loopback_rules import (
     ResponsesOnlyModels,
     Rule,
 )
-from expvid.models.loopback_usage import provider_prompt_tokens
+from expvid.fakes.models.usage import provider_prompt_tokens
+from expvid.fakes.serving import FakeServer, ServerThread
 
 __all__ = [
     "AnthropicRules",
@@ -93,32 +89,7 @@ PARSERS: dict[str, Parser] = {
 }
 
 
-class DeliberateDrop(Exception):
-    """Raised after the response has started, so uvicorn closes the connection mid-answer."""
-
-
-class _DropFilter(logging.Filter):
-    """Keeps uvicorn from logging our deliberate drops as application crashes."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        exc = record.exc_info[1] if record.exc_info else None
-        return not isinstance(exc, DeliberateDrop)
-
-
-_drop_filter = _DropFilter()
-logging.getLogger("uvicorn.error").addFilter(_drop_filter)
-
-
-class DroppedResponse(Response):
-    """Announces a body, then hangs up before sending it: what a crashing proxy looks like."""
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        headers = [(b"content-type", b"application/json"), (b"content-length", b"1024")]
-        await send({"type": "http.response.start", "status": 200, "headers": headers})
-        raise DeliberateDrop("loopback dropped the connection on purpose")
-
-
-class LoopbackServer:
+class LoopbackServer(FakeServer):
     """A loopback API server; use as a context manager or call start() / stop()."""
 
     def __init__(
@@ -132,7 +103,7 @@ class LoopbackServer:
         rules: Sequence[Rule] = (),
     ) -> None:
         self.responder = responder
-        #: Provider parameter rules (`loopback_rules`), applied in order to every valid request.
+        #: Provider parameter rules (`rules`), applied in order to every valid request.
         self.rules: list[Rule] = list(rules)
         self.api_key = api_key
         self.models = models
@@ -146,8 +117,6 @@ class LoopbackServer:
         self._responder_errors: list[str] = []
         self._in_flight = 0
         self._max_in_flight = 0
-        self._server: uvicorn.Server | None = None
-        self._thread: threading.Thread | None = None
         #: The providers' batch endpoints (files, batches, message batches) and how they behave.
         self.batches = BatchEndpoints(self)
 
@@ -224,54 +193,15 @@ class LoopbackServer:
 
     # -- lifecycle ------------------------------------------------------------------------------
 
-    def start(self, timeout_s: float = 10.0) -> LoopbackServer:
-        if self._thread is not None:
-            raise RuntimeError("loopback server already started")
-        # proto=IPPROTO_TCP matters: asyncio only sets TCP_NODELAY on accepted sockets whose proto says
-        # TCP, and without it every keep-alive response waits ~40 ms on Nagle + delayed ACK.
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        sock.bind((self.host, self._requested_port))
-        self.port = sock.getsockname()[1]
-        config = uvicorn.Config(
+    def _server_thread(self) -> ServerThread:
+        return ServerThread(
             self._app(),
-            log_config=None,
-            log_level="warning",
-            access_log=False,
-            lifespan="off",
-            http="h11",
+            host=self.host,
+            port=self._requested_port,
+            name="loopback",
             timeout_graceful_shutdown=1,
             backlog=4096,
         )
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(
-            target=self._server.run, kwargs={"sockets": [sock]}, name=f"loopback-{self.port}", daemon=True
-        )
-        self._thread.start()
-        deadline = time.monotonic() + timeout_s
-        while not self._server.started:
-            if not self._thread.is_alive() or time.monotonic() > deadline:
-                self.stop()
-                raise RuntimeError(f"loopback server on port {self.port} did not start")
-            time.sleep(0.005)
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.should_exit = True
-        if self._thread is not None:
-            self._thread.join(timeout=10)
-        self._server = None
-        self._thread = None
-
-    def __enter__(self) -> LoopbackServer:
-        return self.start()
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()
 
     # -- the ASGI app (runs in the server thread) -----------------------------------------------
 

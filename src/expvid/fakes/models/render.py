@@ -1,12 +1,16 @@
-"""Render a protocol-neutral `Reply` as each API's JSON: success bodies and error bodies."""
+"""Render a protocol-neutral `Reply` as each API's JSON (success and error bodies), or as a dropped connection."""
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
 from typing import Any
 
-from expvid.models.loopback_replies import Reply, usage_for
+from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
+
+from expvid.fakes.models.replies import Reply, usage_for
 
 ANTHROPIC_STOP = {"stop": "end_turn", "length": "max_tokens"}
 GEMINI_FINISH = {"stop": "STOP", "length": "MAX_TOKENS"}
@@ -178,3 +182,28 @@ def success_body(protocol: str, reply: Reply, model: str) -> dict[str, Any]:
     if protocol == "openai-responses":
         return openai_response(reply, model)
     return openai_completion(reply, model)
+
+
+class DeliberateDrop(Exception):
+    """Raised after the response has started, so uvicorn closes the connection mid-answer."""
+
+
+class _DropFilter(logging.Filter):
+    """Keeps uvicorn from logging our deliberate drops as application crashes."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return not isinstance(exc, DeliberateDrop)
+
+
+_drop_filter = _DropFilter()
+logging.getLogger("uvicorn.error").addFilter(_drop_filter)
+
+
+class DroppedResponse(Response):
+    """Announces a body, then hangs up before sending it: what a crashing proxy looks like."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        headers = [(b"content-type", b"application/json"), (b"content-length", b"1024")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        raise DeliberateDrop("loopback dropped the connection on purpose")
