@@ -195,4 +195,4 @@ def _command(block: Block, line: int, words: list[str]) -> CommandLine:
         word = word.strip("[]")  # `[--dry-run]`: an optional part, checked like the rest
         if word:
             args.append(word)
-    return CommandLine(block=block, line=line, source=" ".join(words), args=args, elided=elided)
+    return CommandLine(block=block, line=line, source=shlex.join(words), args=args, elided=elided)

@@ -51,7 +51,11 @@ def problem(args: list[str], elided: bool) -> str | None:
         return f"{' '.join(path)}: unexpected extra argument(s) {' '.join(extra)}"
     if not elided:
         for param in command.params:
-            if param.param_type_name == "argument" and param.required and values.get(param.name) in (None, ()):
+            if (
+                param.param_type_name == "argument"
+                and param.required
+                and values.get(param.name) in (None, ())
+            ):
                 return f"{' '.join(path)}: missing argument {param.human_readable_name}"
     return None
 
@@ -108,7 +112,9 @@ def test_lines_are_read_as_a_shell_reads_them(tmp_path: Path) -> None:
         (3, "network", False),
         (15, None, True),
     ]
-    lines = [(line.line, line.args, line.elided) for block in blocks for line in doc_blocks.command_lines(block)]
+    lines = [
+        (line.line, line.args, line.elided) for block in blocks for line in doc_blocks.command_lines(block)
+    ]
     assert lines == [
         (5, ["eval", "--data", "d", "--model", "random", "--out", "r"], False),
         (7, ["platform", "import", "c/"], False),
