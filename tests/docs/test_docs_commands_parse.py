@@ -16,6 +16,9 @@ from typer.core import TyperGroup
 
 import doc_blocks
 from expvid.cli.main import app
+from expvid.suites.defaults import DEFAULT_SUITE
+from expvid.suites.registry import UnknownSuiteError, settings_model
+from expvid.suites.settings import SettingsError, parse_pairs
 
 ELIDED = "..."
 LINES = [line for block in doc_blocks.all_blocks() for line in doc_blocks.command_lines(block)]
@@ -49,6 +52,11 @@ def problem(args: list[str], elided: bool) -> str | None:
     extra = [word for word in extra if word != ELIDED]  # `expvid eval ... --batch`: "the rest as above"
     if extra and not context.allow_extra_args:
         return f"{' '.join(path)}: unexpected extra argument(s) {' '.join(extra)}"
+    settings = next((param.name for param in command.params if "-S" in param.opts), None)
+    if settings and values.get(settings):
+        found = _settings_problem(str(values.get("suite") or DEFAULT_SUITE), values[settings])
+        if found:
+            return f"{' '.join(path)}: {found}"
     if not elided:
         for param in command.params:
             if (
@@ -57,6 +65,19 @@ def problem(args: list[str], elided: bool) -> str | None:
                 and values.get(param.name) in (None, ())
             ):
                 return f"{' '.join(path)}: missing argument {param.human_readable_name}"
+    return None
+
+
+def _settings_problem(suite: str, pairs: list[str]) -> str | None:
+    """Why `-S KEY=VALUE ...` is refused by the suite's settings model; None for a suite not installed."""
+    try:
+        model = settings_model(suite)
+    except UnknownSuiteError:  # an outside suite the page installs first (docs/write-a-suite.md)
+        return None
+    try:
+        model.parse(parse_pairs(pairs), suite=suite)
+    except SettingsError as error:
+        return f"-S: {error}"
     return None
 
 
@@ -86,6 +107,9 @@ def test_every_expvid_command_in_the_docs_parses(line: doc_blocks.CommandLine) -
         (["eval", "--suite", "promqa", "--help"], None),
         (["eval", "...", "--model", "...", "--batch"], None),
         (["eval", "...", "--batchh"], "No such option: --batchh"),
+        (["eval", "...", "-S", "with_asr=true", "-S", "frame_preset=claude-sonnet-4"], None),
+        (["eval", "...", "-S", "with_asr=maybe"], "with_asr"),
+        (["data", "check", "d", "--suite", "sfe", "-S", "langauge=both"], "langauge"),
     ],
 )
 def test_the_check_refuses_what_the_cli_refuses(args: list[str], expected: str | None) -> None:
