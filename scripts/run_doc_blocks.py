@@ -70,7 +70,7 @@ def run_block(block: doc_blocks.Block, directory: Path, timeout: float) -> tuple
     started = time.perf_counter()
     try:
         done = subprocess.run(
-            ["bash", "-e", "-o", "pipefail", "-c", block.text],
+            ["bash", "-e", "-o", "pipefail", "-c", block.script],
             cwd=directory,
             env=environment(directory),
             stdin=subprocess.DEVNULL,

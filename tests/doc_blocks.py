@@ -52,6 +52,19 @@ class Block:
     def where(self) -> str:
         return f"{_shown(self.path)}:{self.line}"
 
+    @property
+    def script(self) -> str:
+        """What a shell runs: a console block's `$ ` lines (and their continuations), else the text."""
+        if self.language != "console":
+            return self.text
+        kept: list[str] = []
+        continuing = False
+        for line in self.text.splitlines():
+            if line.startswith("$ ") or continuing:
+                kept.append(line[2:] if line.startswith("$ ") and not continuing else line)
+                continuing = line.endswith("\\")
+        return "\n".join(kept) + "\n"
+
 
 @dataclass(frozen=True)
 class CommandLine:
@@ -134,10 +147,12 @@ def _strip_prompt(line: str) -> str:
 
 
 def _logical_lines(block: Block) -> Iterator[tuple[int, str]]:
-    """(file line, text) of each command, backslash continuations joined."""
+    """(file line, text) of each command, backslash continuations joined; a console block's output skipped."""
     pending = ""
     pending_line = 0
     for offset, raw in enumerate(block.text.splitlines()):
+        if block.language == "console" and not pending and not raw.startswith("$ "):
+            continue  # output printed by the command above
         line = _strip_prompt(raw) if not pending else raw.strip()
         if not pending:
             pending_line = block.line + 1 + offset

@@ -128,14 +128,17 @@ def test_lines_are_read_as_a_shell_reads_them(tmp_path: Path) -> None:
         "printf x | expvid platform import c/ && expvid platform serve 2>/dev/null\n"
         "while [ $? -eq 5 ]; do expvid eval ... --batch; done\n```\n\n"
         "```text\nexpvid not a command\n```\n\n"
-        "```\n# synopsis\nexpvid view RUN [RUN ...] [--port 8765]\n```\n",
+        "```\n# synopsis\nexpvid view RUN [RUN ...] [--port 8765]\n```\n\n"
+        "```console\n$ expvid suites list\nexpvid  ExpVid (the paper)\n```\n",
         encoding="utf-8",
     )
     blocks = doc_blocks.shell_blocks(page)
     assert [(block.line, block.needs, block.synopsis) for block in blocks] == [
         (3, "network", False),
         (15, None, True),
+        (20, None, False),
     ]
+    assert blocks[-1].script == "expvid suites list\n"  # the console block's output is not run
     lines = [
         (line.line, line.args, line.elided) for block in blocks for line in doc_blocks.command_lines(block)
     ]
@@ -145,4 +148,5 @@ def test_lines_are_read_as_a_shell_reads_them(tmp_path: Path) -> None:
         (7, ["platform", "serve"], False),
         (8, ["eval", "...", "--batch"], True),
         (17, ["view", "RUN", "RUN", "...", "--port", "8765"], True),
+        (21, ["suites", "list"], False),
     ]
