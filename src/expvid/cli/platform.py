@@ -13,18 +13,54 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.markup import escape
 from rich.table import Column, Table
+from typer.core import TyperGroup
 
 from expvid.platform.config import DATABASE_ENV, default_database_url
 from expvid.run.terminal import message_console, print_table
 
 if TYPE_CHECKING:
+    from typer._click import Context
+
     from expvid.platform.security.hashing import HashPool
     from expvid.platform.services.import_report import ImportReport
     from expvid.platform.services.reports import AgreementReport
     from expvid.platform.services.users import Reassignment
 
+
+class _DatabaseErrorsGroup(TyperGroup):
+    """A database that cannot be reached (host, port, credentials) is the user's to fix: one line, exit 2.
+
+    Every platform command opens the database first; without this, an unreachable PostgreSQL server
+    printed SQLAlchemy's and psycopg's whole traceback.
+    """
+
+    def invoke(self, ctx: Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except Exception as error:
+            problem = _unreachable_database(error)
+            if problem is None:
+                raise
+            console.print(f"[red]error:[/red] {escape(problem)}")
+            raise typer.Exit(code=2) from None
+
+
+def _unreachable_database(error: Exception) -> str | None:
+    """The one-line message for a failed database connection, or None for any other error."""
+    if "sqlalchemy" not in sys.modules:  # nothing opened a database: not a connection failure
+        return None
+    from sqlalchemy.exc import OperationalError
+
+    if not isinstance(error, OperationalError):
+        return None
+    reason = " ".join(str(error.orig or error).split())
+    return f"cannot use the database (--db or ${DATABASE_ENV}): {reason}"
+
+
 platform_app = typer.Typer(
-    no_args_is_help=True, help="Expert verification platform (web review of candidates)."
+    cls=_DatabaseErrorsGroup,
+    no_args_is_help=True,
+    help="Expert verification platform (web review of candidates).",
 )
 user_app = typer.Typer(no_args_is_help=True, help="Manage platform accounts.")
 platform_app.add_typer(user_app, name="user")
