@@ -116,10 +116,11 @@ def check_needs(files: list[Path]) -> int:
                             f"SLOW {command.where}  {command.source}  (still running after {NEEDS_TIMEOUT} s)"
                         )
                         continue
-                lines = [line for line in done.stderr.splitlines() if line.strip()]
-                one_line = done.returncode != 0 and "Traceback" not in done.stderr and bool(lines)
-                last = lines[-1] if lines else done.stdout.strip().splitlines()[-1:]
-                verdict = "OK  " if one_line else ("RAN " if done.returncode == 0 else "BAD ")
+                output = done.stdout + done.stderr
+                lines = [line for line in output.splitlines() if line.strip()]
+                last = lines[-1] if lines else "(no output)"
+                one_line = last.lower().startswith("error") and "Traceback" not in output
+                verdict = "RAN " if done.returncode == 0 else ("OK  " if one_line else "BAD ")
                 print(f"{verdict} {command.where}  {command.source}\n     -> {last}", flush=True)
                 if verdict == "BAD ":
                     bad.append(command.where)
