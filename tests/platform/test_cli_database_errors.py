@@ -41,6 +41,13 @@ def test_a_sqlite_file_in_a_missing_folder_is_one_line(tmp_path: Path) -> None:
     assert "unable to open database file" in lines[0]
 
 
+def test_a_database_url_that_does_not_parse_is_one_line(tmp_path: Path) -> None:
+    result = CliRunner().invoke(platform_app, ["export", str(tmp_path / "out"), "--db", "review.db"])
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert result.exit_code == 2 and len(lines) == 1, result.output
+    assert "Could not parse SQLAlchemy URL" in lines[0] and "sqlite:///file.db" in lines[0]
+
+
 def test_other_errors_are_not_taken_for_a_database_failure(tmp_path: Path) -> None:
     result = CliRunner().invoke(
         platform_app, ["import", str(tmp_path / "missing"), "--db", f"sqlite:///{tmp_path / 'r.db'}"]

@@ -28,33 +28,36 @@ if TYPE_CHECKING:
 
 
 class _DatabaseErrorsGroup(TyperGroup):
-    """A database that cannot be reached (host, port, credentials) is the user's to fix: one line, exit 2.
+    """A database URL that does not parse or cannot be reached is the user's to fix: one line, exit 2.
 
     Every platform command opens the database first; without this, an unreachable PostgreSQL server
-    printed SQLAlchemy's and psycopg's whole traceback.
+    or a `--db review.db` printed SQLAlchemy's (and psycopg's) whole traceback.
     """
 
     def invoke(self, ctx: Context) -> object:
         try:
             return super().invoke(ctx)
         except Exception as error:
-            problem = _unreachable_database(error)
+            problem = _database_problem(error)
             if problem is None:
                 raise
             console.print(f"[red]error:[/red] {escape(problem)}")
             raise typer.Exit(code=2) from None
 
 
-def _unreachable_database(error: Exception) -> str | None:
-    """The one-line message for a failed database connection, or None for any other error."""
-    if "sqlalchemy" not in sys.modules:  # nothing opened a database: not a connection failure
+def _database_problem(error: Exception) -> str | None:
+    """The one-line message for a bad database URL or a failed connection; None for any other error."""
+    if "sqlalchemy" not in sys.modules:  # nothing opened a database: not a database problem
         return None
-    from sqlalchemy.exc import OperationalError
+    from sqlalchemy.exc import ArgumentError, OperationalError
 
-    if not isinstance(error, OperationalError):
+    if isinstance(error, ArgumentError):
+        reason = f"{error}; expected sqlite:///file.db or postgresql://user:pass@host/dbname"
+    elif isinstance(error, OperationalError):
+        reason = str(error.orig or error)
+    else:
         return None
-    reason = " ".join(str(error.orig or error).split())
-    return f"cannot use the database (--db or ${DATABASE_ENV}): {reason}"
+    return f"cannot use the database (--db or ${DATABASE_ENV}): {' '.join(reason.split())}"
 
 
 platform_app = typer.Typer(
