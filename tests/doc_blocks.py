@@ -74,7 +74,7 @@ class CommandLine:
     line: int  # 1-based line in the Markdown file
     source: str  # the command as written (continuations joined)
     args: list[str]  # after `expvid`; the brackets of optional parts (`[--dry-run]`) removed
-    elided: bool  # the command contains `...` ("as above"): a value or positionals left out
+    elided: bool  # `...` ("as above") or `[optional parts]`: not a complete command to run
 
     @property
     def where(self) -> str:
@@ -206,7 +206,7 @@ def _command(block: Block, line: int, words: list[str]) -> CommandLine:
     args = []
     elided = False
     for word in words[1:]:
-        elided = elided or word.strip("[]") == "..."
+        elided = elided or word.strip("[]") == "..." or word.startswith("[") or word.endswith("]")
         word = word.strip("[]")  # `[--dry-run]`: an optional part, checked like the rest
         if word:
             args.append(word)
