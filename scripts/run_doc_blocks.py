@@ -10,8 +10,8 @@ options, but only running a block shows that it works as written. This is outsid
 because it takes minutes (the blocks generate samples and evaluate on them).
 
 Each Markdown file's blocks run in order, with `bash -e -o pipefail`, in one fresh directory that
-holds a link to each top-level entry of the checkout (so `docs/eval-sets/...` resolves as from the
-repository root while everything the blocks write stays in the fresh directory), with this Python's
+holds a link to each top-level entry of the checkout and a copy of docs/ (so `docs/eval-sets/...`
+resolves as from the repository root while everything the blocks write stays in the fresh directory), with this Python's
 `expvid` first on PATH and an empty frame cache. A block whose first line is `# needs: WHAT` or
 `# synopsis` is skipped, its reason printed. Exit status 1 if any block failed.
 
@@ -39,6 +39,9 @@ import doc_blocks  # tests/doc_blocks.py: the block grammar the parse test share
 
 ROOT = doc_blocks.ROOT
 NOT_LINKED = {".git", "__pycache__"}
+# Copied, not linked: commands write beside files they read there (`expvid eval-set CONFIG` puts its
+# runs relative to the config in docs/eval-sets/), and nothing a block does may land in the checkout.
+COPIED = {"docs"}
 TAIL_LINES = 15
 KEYS = (
     "OPENAI_API_KEY",
@@ -52,9 +55,11 @@ NEEDS_TIMEOUT = 60
 
 
 def workspace(directory: Path) -> None:
-    """Make `directory` look like the repository root: a link to each of its top-level entries."""
+    """Make `directory` look like the repository root: a link to each top-level entry (docs/ a copy)."""
     for entry in ROOT.iterdir():
-        if entry.name not in NOT_LINKED:
+        if entry.name in COPIED:
+            shutil.copytree(entry, directory / entry.name, ignore=shutil.ignore_patterns("__pycache__"))
+        elif entry.name not in NOT_LINKED:
             (directory / entry.name).symlink_to(entry)
 
 
