@@ -14,7 +14,8 @@ def test_ci_runs_the_checks_after_the_readme_test_command() -> None:
     script = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert "set -euo pipefail" in script  # a failing check stops CI with its status
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    start = readme.split("```bash\n", 1)[1].split("```", 1)[0].strip().splitlines()
+    block = readme.split("```bash\n", 1)[1].split("```", 1)[0].strip().splitlines()
+    start = [line for line in block if not line.startswith("#")]  # its `# needs:` line is a comment
     assert len(start) == 2 and start[1].endswith(".venv/bin/python -m pytest")  # still two commands
     position = script.index(".venv/bin/python -m pytest")
     for check in CHECKS:

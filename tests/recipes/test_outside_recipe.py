@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from dev_venv import purelib_of, venv_with
-from expvid.models.loopback import LoopbackServer, Reply
+from expvid.fakes.models.server import LoopbackServer, Reply
 from expvid.platform.testing import free_port
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "tinyfacts"

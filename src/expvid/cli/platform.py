@@ -13,19 +13,58 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.markup import escape
 from rich.table import Column, Table
+from typer.core import TyperGroup
 
 from expvid.platform.config import DATABASE_ENV, default_database_url
 from expvid.run.terminal import message_console, print_table
 
 if TYPE_CHECKING:
+    from typer._click import Context
+
     from expvid.platform.security.hashing import HashPool
     from expvid.platform.services.audit_queue import AuditApplication
     from expvid.platform.services.import_report import ImportReport
     from expvid.platform.services.reports import AgreementReport
     from expvid.platform.services.users import Reassignment
 
+
+class _DatabaseErrorsGroup(TyperGroup):
+    """A database URL that does not parse or cannot be reached is the user's to fix: one line, exit 2.
+
+    Every platform command opens the database first; without this, an unreachable PostgreSQL server
+    or a `--db review.db` printed SQLAlchemy's (and psycopg's) whole traceback.
+    """
+
+    def invoke(self, ctx: Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except Exception as error:
+            problem = _database_problem(error)
+            if problem is None:
+                raise
+            console.print(f"[red]error:[/red] {escape(problem)}")
+            raise typer.Exit(code=2) from None
+
+
+def _database_problem(error: Exception) -> str | None:
+    """The one-line message for a bad database URL or a failed connection; None for any other error."""
+    if "sqlalchemy" not in sys.modules:  # nothing opened a database: not a database problem
+        return None
+    from sqlalchemy.exc import ArgumentError, OperationalError
+
+    if isinstance(error, ArgumentError):
+        reason = f"{error}; expected sqlite:///file.db or postgresql://user:pass@host/dbname"
+    elif isinstance(error, OperationalError):
+        reason = str(error.orig or error)
+    else:
+        return None
+    return f"cannot use the database (--db or ${DATABASE_ENV}): {' '.join(reason.split())}"
+
+
 platform_app = typer.Typer(
-    no_args_is_help=True, help="Expert verification platform (web review of candidates)."
+    cls=_DatabaseErrorsGroup,
+    no_args_is_help=True,
+    help="Expert verification platform (web review of candidates).",
 )
 user_app = typer.Typer(no_args_is_help=True, help="Manage platform accounts.")
 platform_app.add_typer(user_app, name="user")
