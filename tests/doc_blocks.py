@@ -30,6 +30,8 @@ ROOT = Path(__file__).resolve().parents[1]
 SHELL_LANGUAGES = {"bash", "sh", "shell", "console", "zsh"}
 SKIPPED_DIRS = {"venv", "build", "dist", "node_modules", "__pycache__"}
 _FENCE = re.compile(r"^(?P<indent>\s*)(?P<ticks>`{3,})(?P<info>[^`]*)$")
+#: A line that installs packages: such a block needs the package index, whether or not it says so.
+_INSTALLS = re.compile(r"\bpip install\b")
 _NEEDS = re.compile(r"^#\s*needs:\s*(?P<what>.+)$")
 _SYNOPSIS = re.compile(r"^#\s*synopsis\b")
 _SEPARATORS = {"|", "||", "&&", ";", "&", "(", ")"}
@@ -124,13 +126,17 @@ def shell_blocks(path: Path) -> list[Block]:
             continue
         first = body[0].strip() if body else ""
         needs = _NEEDS.match(first)
+        what = needs["what"].strip() if needs else None
+        if what is None and any(_INSTALLS.search(line) for line in body):
+            # README's opening commands must stay exactly two lines: an install says what it needs itself
+            what = "network (PyPI: it installs packages)"
         blocks.append(
             Block(
                 path=path,
                 line=start + 1,
                 language=language,
                 text="\n".join(body) + "\n",
-                needs=needs["what"].strip() if needs else None,
+                needs=what,
                 synopsis=bool(_SYNOPSIS.match(first)),
             )
         )
