@@ -46,7 +46,6 @@ from sqlalchemy import select
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session
 
-from expvid.construction.recipes.api import ReviewHooks
 from expvid.platform.db.engine import Database
 from expvid.platform.db.models import (
     Adjudication,
@@ -65,6 +64,7 @@ from expvid.platform.services.recipe_hooks import hooks_for_task, judged_levels
 from expvid.platform.services.releases import ReleaseDraft, item_entry, record_release, write_manifests
 from expvid.platform.services.reports import agreement_report, progress
 from expvid.platform.services.tasks import TASKS, annotation_file
+from expvid.recipes.api import ReviewHooks
 from expvid.schema.release_layout import INTERNAL_SUFFIX, default_internal_dir
 
 #: The release's record fields, in the release's order (candidates_format.md).
