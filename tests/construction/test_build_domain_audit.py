@@ -26,7 +26,7 @@ from build_responder import OUT_OF_DOMAIN_TOOLS
 
 from expvid.construction.audits import AuditResult, everyday_words, implausible_distractors
 from expvid.construction.domain import DomainVocabulary
-from expvid.construction.words import STOPWORDS, content_lemmas, lemma, words
+from expvid.media.words import STOPWORDS, content_lemmas, lemma, words
 from expvid.schema import AnswerType, Item
 from expvid.suites.sample.scripts import load_scripts
 from expvid.suites.sample.sources import paper_markdown

@@ -11,14 +11,14 @@ import pytest
 
 from expvid.construction.level1 import mentioned, target_check
 from expvid.construction.llm import InvalidReply
-from expvid.construction.ordering import SOLVERS, kendall, rebuild, shortcuts, solver_accuracy, symmetric
 from expvid.construction.retries import ROUNDS_PER_EPOCH, RetryBook
 from expvid.construction.schemas import FourOptionMCQ
 from expvid.construction.windows import transcript_windows
-from expvid.construction.words import contains_phrase, lemma
 from expvid.media.clip_pass import ClipJob, cut_clips
 from expvid.media.clips import cut_clip
 from expvid.media.transcript_model import Cue
+from expvid.media.words import contains_phrase, lemma
+from expvid.ordering.rebuild import SOLVERS, kendall, rebuild, shortcuts, solver_accuracy, symmetric
 
 
 def test_targets_must_be_spoken_as_whole_words_or_inflections_not_prefixes():

@@ -31,9 +31,10 @@ from expvid.media.synth import read_frame_code, scene_frame, write_video
 from expvid.platform.db.engine import Database
 from expvid.platform.db.models import Item
 from expvid.platform.services.errors import Actor
-from expvid.platform.services.exporter import INTERNAL_SUFFIX, export_public
+from expvid.platform.services.exporter import export_public
 from expvid.platform.services.importer import import_candidates
 from expvid.platform.services.review import DecisionInput, submit_decision
+from expvid.schema.release_layout import INTERNAL_SUFFIX
 from expvid.suites.expvid_suite import load_expvid
 
 #: Release-like names that give the answer away (the answer of each item is in its clip's name).

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 import expvid
 from expvid.cli.main import app
-from expvid.construction.recipes.api import (
+from expvid.recipes.api import (
     REVIEW_PAGES,
     BuildRequest,
     BuiltRelease,
@@ -25,8 +25,8 @@ from expvid.construction.recipes.api import (
     RecipeSettingError,
     parse_settings,
 )
-from expvid.construction.recipes.defaults import ENTRY_POINT_GROUP
-from expvid.construction.recipes.registry import get_recipe, recipe_names, register_recipe
+from expvid.recipes.defaults import ENTRY_POINT_GROUP
+from expvid.recipes.registry import get_recipe, recipe_names, register_recipe
 
 runner = CliRunner()
 SOURCE = Path(expvid.__file__).parent
@@ -157,7 +157,7 @@ def _point(name: str, value: str, distribution: str) -> SimpleNamespace:
 def test_an_installed_package_cannot_replace_a_built_in_recipe(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from expvid.construction.recipes import registry
+    from expvid.recipes import registry
 
     points = [
         _point("promqa", "othertool.recipe:Recipe", "othertool"),

@@ -3,7 +3,7 @@ comments included), except the default suite, whose name is also the tool's.
 
 A module that names one either holds that suite's knowledge in shared code (a judge, a constant, a
 branch on its name) or describes shared code by one user of it; both belong in the suite's package
-(or in a hook the suite or recipe implements: `expvid.construction.recipes.api.ReviewHooks` for the
+(or in a hook the suite or recipe implements: `expvid.recipes.api.ReviewHooks` for the
 review platform). `STILL_NAMING` lists the modules whose conversion is still to come; it is empty
 and may only shrink: a listed module that no longer names one must leave the list.
 """

@@ -9,7 +9,7 @@ from collections import Counter
 from pathlib import Path
 
 from expvid.audit import AuditOptions, audit_items
-from expvid.audit.ordering import option_orders, shortcuts
+from expvid.ordering.solvers import option_orders, shortcuts
 from expvid.schema import AnswerType, Item
 from expvid.suites.expvid_suite import load_expvid
 from expvid.suites.sample.quantities import parse_quantity

@@ -1,7 +1,7 @@
 """Validity audit of a benchmark release (`expvid audit`): can its items be answered without the video?
 
-Public API (docs/audit.md), imported lazily so that `import expvid.audit.ordering` (the
-construction package's step-ordering solvers) loads nothing else:
+Public API (docs/audit.md), imported lazily so that `import expvid.audit.duplicates` (which the
+recipes' option checks use) loads nothing else:
 
 - `near_duplicate_pairs(options, embeddings=...)`: the pairs of one item's options that are the
   same answer written twice (normal form, equal value, MiniLM embedding); `default_embedder()`;

@@ -12,7 +12,7 @@ answer. What each looks at, and why it is a known artefact of written options, i
 - format: the option written unlike all the others in some respect (decimals, unit, spacing,
   punctuation, case, brackets);
 - words: most content words shared with the question, with the transcript (`Item.context`);
-- ordering: the 37 option-comparing solvers of `expvid.audit.ordering` on step-ordering items;
+- ordering: the 37 option-comparing solvers of `expvid.ordering.solvers` on step-ordering items;
 - learned: a cross-validated linear model over per-option features (`expvid.audit.learned`);
 - a suite's own (`expvid.suites.shortcuts.ShortcutSolver`).
 """
@@ -24,9 +24,9 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from expvid.audit.ordering import SOLVERS as ORDERING_SOLVERS
-from expvid.audit.ordering import Perm
 from expvid.audit.views import OptionView
+from expvid.ordering.solvers import SOLVERS as ORDERING_SOLVERS
+from expvid.ordering.solvers import Perm
 from expvid.suites.shortcuts import ShortcutSolver
 
 Scores = list[float] | None

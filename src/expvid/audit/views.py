@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from expvid.audit.option_text import Number, format_signature, option_key, parse_number
-from expvid.audit.ordering import Perm, orders_by_letter
+from expvid.ordering.solvers import Perm, orders_by_letter
 from expvid.schema import AnswerType, Item
 
 #: Words that never make two texts share content (function words, modal verbs, fillers, question
@@ -200,5 +200,5 @@ class OptionView:
 
     @cached_property
     def orders(self) -> dict[str, Perm] | None:
-        """Each option as an order of the item's steps (`expvid.audit.ordering`), or None."""
+        """Each option as an order of the item's steps (`expvid.ordering.solvers`), or None."""
         return orders_by_letter(self.item)

@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 from rich.markup import escape
 
-from expvid.cli.errors import EXIT_PROBLEMS_FOUND, friendly_errors
+from expvid.commands.errors import EXIT_PROBLEMS_FOUND, friendly_errors
 from expvid.run.terminal import message_console
 
 console = message_console(stderr=True)

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from expvid.cli.errors import friendly_errors
+from expvid.commands.errors import friendly_errors
 
 batches_app = typer.Typer(
     no_args_is_help=True, help="List or cancel a run's batches at its provider (runs made with --batch)."

@@ -7,15 +7,15 @@ from typing import Annotated, Any
 
 import typer
 
-from expvid.cli.endpoints import (
+from expvid.commands.endpoints import (
     ApiKeyEnvOption,
     BackendOptionOption,
     BaseUrlOption,
     MaxRetriesOption,
     TimeoutOption,
 )
-from expvid.construction.recipes.api import BuiltRelease
-from expvid.construction.recipes.defaults import DEFAULT_RECIPE
+from expvid.recipes.api import BuiltRelease
+from expvid.recipes.defaults import DEFAULT_RECIPE
 from expvid.run.terminal import message_console
 
 console = message_console(stderr=True)
@@ -194,8 +194,8 @@ def build_command(
 def run_recipe(name: str, values: dict[str, Any]) -> BuiltRelease | None:
     """Find the recipe `name` in the registry and run its build with this command's parameters; its
     refusals (`RecipeError`) become one-line usage errors (exit 2)."""
-    from expvid.construction.recipes.api import BuildRequest, RecipeError
-    from expvid.construction.recipes.registry import UnknownRecipeError, get_recipe
+    from expvid.recipes.api import BuildRequest, RecipeError
+    from expvid.recipes.registry import UnknownRecipeError, get_recipe
 
     try:
         the_recipe = get_recipe(name)

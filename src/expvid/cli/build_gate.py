@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING
 import typer
 from rich.markup import escape
 
-from expvid.cli.errors import EXIT_PROBLEMS_FOUND, friendly_errors
-from expvid.construction.recipes.api import BuiltRelease
+from expvid.commands.errors import EXIT_PROBLEMS_FOUND, friendly_errors
+from expvid.recipes.api import BuiltRelease
 from expvid.run.terminal import message_console
 
 if TYPE_CHECKING:
@@ -58,7 +58,7 @@ def finish_build(
         if built.failed_units:
             raise typer.Exit(code=EXIT_PROBLEMS_FOUND)
         return
-    from expvid.cli.build_progress import build_progress
+    from expvid.construction.progress_bars import build_progress
     from expvid.construction.release_gate import EXIT_GATE_FAILED, gate_release
 
     with friendly_errors(), build_progress(console, enabled=not quiet) as progress:

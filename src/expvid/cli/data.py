@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
-from expvid.cli.errors import friendly_errors
 from expvid.cli.suite_flags import DEFAULT_SUITE, SuiteCommand, suite_option_flag
+from expvid.commands.errors import friendly_errors
 from expvid.run.terminal import message_console, print_table
 
 if TYPE_CHECKING:  # the checks load the suites (numpy, PyAV): only when a command runs

@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from expvid.cli.errors import friendly_errors
+from expvid.commands.errors import friendly_errors
 from expvid.run.terminal import message_console
 
 console = message_console(stderr=True)

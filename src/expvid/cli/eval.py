@@ -13,14 +13,14 @@ from typing import Annotated
 
 import typer
 
-from expvid.cli.endpoints import (
+from expvid.cli.suite_flags import DEFAULT_SUITE, SuiteCommand, suite_option_flag
+from expvid.commands.endpoints import (
     ApiKeyEnvOption,
     BackendOptionOption,
     BaseUrlOption,
     MaxRetriesOption,
     TimeoutOption,
 )
-from expvid.cli.suite_flags import DEFAULT_SUITE, SuiteCommand, suite_option_flag
 
 
 def eval_command(

@@ -9,7 +9,7 @@ from typing import Any
 import typer
 from rich.markup import escape
 
-from expvid.cli.errors import (
+from expvid.commands.errors import (
     EXIT_BATCHES_PENDING,
     EXIT_BUDGET_REACHED,
     EXIT_INTERRUPTED,

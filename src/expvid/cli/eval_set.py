@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.markup import escape
 
-from expvid.cli.errors import (
+from expvid.commands.errors import (
     EXIT_BATCHES_PENDING,
     EXIT_BUDGET_REACHED,
     EXIT_INTERRUPTED,

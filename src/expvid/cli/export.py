@@ -52,7 +52,7 @@ def lmms_eval(
     cache_dir: Annotated[Path | None, typer.Option("--cache-dir", help="Where hf: data is fetched.")] = None,
 ) -> None:
     """Write an lmms-eval task package: one YAML per task, level groups, utils.py calling expvid's scoring."""
-    from expvid.cli.errors import friendly_errors
+    from expvid.commands.errors import friendly_errors
     from expvid.export.lmms_eval import write_lmms_eval_package
     from expvid.suites.settings import SettingsError, parse_pairs
 
@@ -115,7 +115,7 @@ def inspect(
 ) -> None:
     """Write an Inspect AI task package: the items' messages with frames sampled once by expvid, and the
     suite's scorer; `inspect eval` runs it and `expvid score --from inspect LOGDIR` scores its logs."""
-    from expvid.cli.errors import friendly_errors
+    from expvid.commands.errors import friendly_errors
     from expvid.export.inspect import write_inspect_package
     from expvid.run.config import parse_frame_counts
     from expvid.suites.protocol import FrameOptions

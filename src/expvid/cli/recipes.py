@@ -18,7 +18,7 @@ def _recipes() -> None:
 @recipes_app.command("list")
 def list_recipes() -> None:
     """Every installed recipe: its name, what it builds, the suite that evaluates it, its module."""
-    from expvid.construction.recipes.registry import UnknownRecipeError, recipe_class, recipe_names
+    from expvid.recipes.registry import UnknownRecipeError, recipe_class, recipe_names
 
     for name in recipe_names():  # plain lines: a narrow terminal wraps them without breaking a table
         try:
@@ -34,7 +34,7 @@ def show_recipe(
     name: Annotated[str, typer.Argument(help="Recipe name (see `expvid recipes list`).", metavar="NAME")],
 ) -> None:
     """A recipe's inputs, stages, settings (`-R KEY=VALUE`), review page, export format and judges."""
-    from expvid.construction.recipes.registry import UnknownRecipeError
+    from expvid.recipes.registry import UnknownRecipeError
 
     try:
         text = describe_recipe(name)
@@ -54,8 +54,8 @@ def _shown(value: Any) -> str:
 
 def describe_recipe(name: str) -> str:
     """The text `expvid recipes show NAME` prints; `UnknownRecipeError` for an unknown name."""
-    from expvid.construction.recipes.defaults import REVIEW_PAGES
-    from expvid.construction.recipes.registry import get_recipe
+    from expvid.recipes.defaults import REVIEW_PAGES
+    from expvid.recipes.registry import get_recipe
 
     recipe = get_recipe(name)
     lines = [f"{name}: {_title(type(recipe))}"]

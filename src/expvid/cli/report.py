@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from expvid.cli.errors import friendly_errors
+from expvid.commands.errors import friendly_errors
 from expvid.run.report import build_table, load_runs, to_csv, to_html, to_markdown
 from expvid.schema import DataError
 from expvid.suites.registry import get_suite

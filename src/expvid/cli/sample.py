@@ -87,8 +87,8 @@ def make(
 
 def _make_recipe_inputs(recipe: str, directory: Path, seed: int, force: bool) -> None:
     """Sources `expvid build --recipe RECIPE` reads, as the recipe makes them (`Recipe.make_sample`)."""
-    from expvid.construction.recipes.api import RecipeError
-    from expvid.construction.recipes.registry import UnknownRecipeError, get_recipe, recipe_names
+    from expvid.recipes.api import RecipeError
+    from expvid.recipes.registry import UnknownRecipeError, get_recipe, recipe_names
 
     def with_samples() -> str:
         names = []

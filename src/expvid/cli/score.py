@@ -18,8 +18,8 @@ from typing import Annotated
 
 import typer
 
-from expvid.cli.errors import EXIT_ITEMS_FAILED, friendly_errors, require_http_urls, require_spec_urls
 from expvid.cli.suite_flags import DEFAULT_SUITE, SuiteCommand, suite_option_flag
+from expvid.commands.errors import EXIT_ITEMS_FAILED, friendly_errors, require_http_urls, require_spec_urls
 from expvid.run.report import build_table, load_runs, to_markdown
 from expvid.suites.registry import get_suite
 from expvid.suites.settings import SettingsError, parse_pairs

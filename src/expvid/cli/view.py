@@ -37,7 +37,7 @@ def view_command(
     ] = 112,
 ) -> None:
     """Serve a read-only viewer of RUNS (prints its URL), or write it as one HTML file with --export."""
-    from expvid.cli.errors import friendly_errors
+    from expvid.commands.errors import friendly_errors
 
     with friendly_errors():
         from rich.console import Console

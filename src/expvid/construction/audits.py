@@ -24,7 +24,7 @@ both; thresholds below were chosen there and are asserted to still separate the 
   lines included). The build's other audits have no counterpart in `expvid audit`, or answer another
   question: `length_bias` and `position_bias` flag single items for reviewers where the audit's
   longest-option and letter-prior solvers test a whole task against chance; `ordering_shortcut` runs
-  the audit's ordering solvers (`expvid.audit.ordering`) on each item; `asr_leakage` asks whether the
+  the audit's ordering solvers (`expvid.ordering.solvers`) on each item; `asr_leakage` asks whether the
   question AS SHOWN repeats narration that singles out the answer, which reaches the model in every
   setting, where the audit's transcript overlap reads the narration itself (informational unless
   the setting shows it); blind answerability asks a model.
@@ -54,14 +54,14 @@ from functools import cache
 from typing import Any
 
 from expvid.audit.checks import check_answer_in_question
-from expvid.audit.ordering import option_orders, shortcuts, solver_accuracy
 from expvid.audit.result import ItemResult
 from expvid.construction.context import BuildContext
 from expvid.construction.domain import DomainVocabulary, foreign_words
 from expvid.construction.drafts import Problem
 from expvid.construction.llm import DraftFailure
-from expvid.construction.words import contains_phrase, content_lemmas
+from expvid.media.words import contains_phrase, content_lemmas
 from expvid.models.types import Message, TextPart
+from expvid.ordering.solvers import option_orders, shortcuts, solver_accuracy
 from expvid.schema import AnswerType, Item
 from expvid.scoring import extract_answer
 from expvid.scoring.metrics import jaccard

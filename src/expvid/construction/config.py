@@ -133,16 +133,3 @@ class BuildConfig(BaseModel):
         )  # fmt: skip
         payload = json.dumps([STAGE_FORMAT, relevant, *parts], sort_keys=True, default=str)
         return hashlib.sha256(payload.encode()).hexdigest()[:20]
-
-
-def model_identity(spec: str | None) -> str | None:
-    """A model spec as stage fingerprints name it: without its server ("openai:m@http://h/v1" ->
-    "openai:m"; a name's own "@", as in Vertex's "claude-3-5-sonnet@20240620", stays). It equals the
-    backend's name for every drafting backend, and the dry run computes it without opening one."""
-    if spec is None:
-        return None
-    for marker in ("@http://", "@https://"):
-        index = spec.find(marker)
-        if index > 0:
-            return spec[:index]
-    return spec

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, Field
 
-from expvid.construction.config import BuildConfig, CurationSettings, model_identity
+from expvid.construction.config import BuildConfig, CurationSettings
 from expvid.construction.context import BuildContext, LoadedExperiment
 from expvid.construction.drafts import StageOutput
 from expvid.construction.llm import DraftFailure, json_parser
@@ -38,6 +38,7 @@ from expvid.construction.review import COLUMNS, CRITERIA, Review
 from expvid.construction.schemas import TranscriptScores
 from expvid.construction.state import write_atomic
 from expvid.construction.timeline import format_time, timestamped_lines
+from expvid.models.spec import model_identity
 
 STAGE = "curation"
 PROMPT_ID = "transcript_quality"

@@ -32,7 +32,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from expvid.construction.words import STOPWORDS, content_lemmas, lemma, words
+from expvid.media.words import STOPWORDS, content_lemmas, lemma, words
 
 #: Other experiments of the discipline that must use a word for it to be in context there.
 MIN_DISCIPLINE = 2

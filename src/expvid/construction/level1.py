@@ -27,7 +27,7 @@ import re
 from collections.abc import Awaitable
 from typing import Any, TypeVar
 
-from expvid.construction.config import BuildConfig, model_identity
+from expvid.construction.config import BuildConfig
 from expvid.construction.context import BuildContext, LoadedExperiment
 from expvid.construction.drafts import ClipSpec, DraftItem, StageOutput, span_key
 from expvid.construction.jsontext import MalformedReply, looks_like_refusal, strip_reasoning
@@ -41,10 +41,11 @@ from expvid.construction.schemas import (
     ToolList,
     norm_text,
 )
-from expvid.construction.words import contains_phrase, mentioned_in
 from expvid.media.errors import MediaError
 from expvid.media.sampler import sample_video
 from expvid.media.sentences import Sentence, segment_sentences
+from expvid.media.words import contains_phrase, mentioned_in
+from expvid.models.spec import model_identity
 from expvid.models.types import ImagePart
 
 STAGE = "level1"

@@ -38,7 +38,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from expvid.construction.config import BuildConfig, model_identity
+from expvid.construction.config import BuildConfig
 from expvid.construction.context import BuildContext, LoadedExperiment
 from expvid.construction.drafts import (
     ClipSpec,
@@ -50,11 +50,12 @@ from expvid.construction.drafts import (
     span_key,
 )
 from expvid.construction.llm import Drafted, DraftFailure, InvalidReply, json_parser
-from expvid.construction.ordering import rebuild, shortcuts, symmetric
 from expvid.construction.prompts import load_prompt
 from expvid.construction.schemas import OrderingMCQ, SegmentDraft, SegmentList, StepList, norm_text
 from expvid.construction.timeline import Boundaries, format_time, parse_time, timestamped_lines
 from expvid.construction.windows import estimate_tokens, transcript_budget, transcript_windows
+from expvid.models.spec import model_identity
+from expvid.ordering.rebuild import rebuild, shortcuts, symmetric
 from expvid.schema import OPTION_LETTERS
 
 STAGE = "level2"

@@ -18,13 +18,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from expvid.construction.config import BuildConfig, model_identity
+from expvid.construction.config import BuildConfig
 from expvid.construction.context import BuildContext, LoadedExperiment
 from expvid.construction.drafts import ClipSpec, DraftItem, StageOutput
 from expvid.construction.llm import DraftFailure, InvalidReply, json_parser
 from expvid.construction.papers import PaperError, PaperSections, read_paper
 from expvid.construction.prompts import load_prompt, text_file
 from expvid.construction.schemas import BlankDraft, BlankDrafts, Findings, norm_text
+from expvid.models.spec import model_identity
 from expvid.schema import count_blanks
 
 STAGE = "level3"

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from expvid.schema.dataset import Dataset
+from expvid.schema.release_layout import default_internal_dir
 
 
 @dataclass
@@ -47,8 +48,6 @@ class ExportSummary:
 def sidecar_dirs(root: Path, internal: Path | None = None) -> list[Path]:
     """Where an export's sidecars may lie: the export itself (a `--no-public` export), the internal
     folder the exporter named, or the default one beside the export."""
-    from expvid.platform.services.exporter import default_internal_dir
-
     candidates = [root, *([internal] if internal is not None else []), default_internal_dir(root)]
     candidates += [root / "internal", root / ".internal", root.parent / f"{root.name}.internal"]
     return [folder for folder in dict.fromkeys(candidates) if folder.is_dir()]

@@ -107,3 +107,22 @@ def split_spec(spec: str) -> tuple[str, str, str | None]:
         if index > 0:
             return kind, rest[:index], rest[index + 1 :]
     return kind, rest, None
+
+
+def model_identity(spec: str | None) -> str | None:
+    """A model spec as stage fingerprints name it: without its server ("openai:m@http://h/v1" ->
+    "openai:m"; a name's own "@", as in Vertex's "claude-3-5-sonnet@20240620", stays). It equals the
+    backend's name for every drafting backend, and the dry run computes it without opening one."""
+    if spec is None:
+        return None
+    for marker in ("@http://", "@https://"):
+        index = spec.find(marker)
+        if index > 0:
+            return spec[:index]
+    return spec
+
+
+def model_id(backend_name: str) -> str:
+    """The model as its provider names it ("openai:gpt-4o-2024-08-06" -> "gpt-4o-2024-08-06")."""
+    kind, sep, rest = backend_name.partition(":")
+    return rest if sep and kind in ("openai", "anthropic", "gemini", "vllm", "hf") else backend_name

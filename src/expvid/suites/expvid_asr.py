@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from expvid.media.words import content_lemmas
 from expvid.schema import AnswerType, Item
 
 #: Files only a candidate directory from `expvid build` (or an export of one) has.
@@ -27,8 +28,6 @@ def is_built_benchmark(root: Path | str | None) -> bool:
 
 def word_overlap_answer(item: Item) -> str | None:
     """The option sharing the most words with the narration; None on a tie or without narration."""
-    from expvid.construction.words import content_lemmas
-
     narration = content_lemmas(item.context or "")
     if not narration or not item.options:
         return None

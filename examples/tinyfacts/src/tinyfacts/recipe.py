@@ -1,7 +1,7 @@
 """TinyFacts as an expvid build recipe: lab videos, each with the facts it shows, become one
 multiple-choice question per fact, written by the build's `--llm`.
 
-Everything comes from `expvid.construction.recipes.api`. Sources: `<id>/video.mp4` and
+Everything comes from `expvid.recipes.api`. Sources: `<id>/video.mp4` and
 `<id>/facts.json` ({"discipline", "facts": [{"fact", "answer", "distractors": [3 texts]}]}).
 Output (a candidate directory the review platform imports): `facts.jsonl` with the fields the
 platform reads (id, video_path, question, options, answer, video_id, category), `videos/`, and
@@ -19,7 +19,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from expvid.construction.recipes.api import (
+from expvid.recipes.api import (
     BuildRequest,
     BuiltRelease,
     Recipe,

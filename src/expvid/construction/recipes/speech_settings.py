@@ -1,9 +1,9 @@
 """The speech-to-text settings every recipe that transcribes shares (`-R stt=...`), as declarations
-for `expvid recipes show` (`expvid.cli.build_speech` reads them)."""
+for `expvid recipes show` (`expvid.construction.recipes.speech_options` reads them)."""
 
 from __future__ import annotations
 
-from expvid.construction.recipes.api import RecipeInput, RecipeSetting
+from expvid.recipes.api import RecipeInput, RecipeSetting
 
 SPEECH_SETTINGS = (
     RecipeSetting(

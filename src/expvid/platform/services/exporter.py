@@ -46,7 +46,6 @@ from sqlalchemy import select
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session
 
-from expvid.construction.recipes.api import ReviewHooks
 from expvid.platform.db.engine import Database
 from expvid.platform.db.models import (
     Adjudication,
@@ -65,10 +64,11 @@ from expvid.platform.services.recipe_hooks import hooks_for_task, judged_levels
 from expvid.platform.services.releases import ReleaseDraft, item_entry, record_release, write_manifests
 from expvid.platform.services.reports import agreement_report, progress
 from expvid.platform.services.tasks import TASKS, annotation_file
+from expvid.recipes.api import ReviewHooks
+from expvid.schema.release_layout import INTERNAL_SUFFIX, default_internal_dir
 
 #: The release's record fields, in the release's order (candidates_format.md).
 RELEASE_FIELDS = ("id", "video_path", "question", "options", "answer", "asr_caption", "video_id", "category")
-INTERNAL_SUFFIX = "-INTERNAL-do-not-publish"
 
 INTERNAL_README = """This folder is the INTERNAL provenance of a verified benchmark. Do not publish it.
 
@@ -102,10 +102,6 @@ class ExportReport:
     @property
     def total(self) -> int:
         return sum(self.items.values())
-
-
-def default_internal_dir(out: Path) -> Path:
-    return out.parent / f"{out.name}{INTERNAL_SUFFIX}"
 
 
 def _write_jsonl(path: Path, records: list[dict[str, Any]]) -> None:
@@ -607,4 +603,4 @@ def _edited(item: Item) -> bool:
     )
 
 
-__all__ = ["ExportError", "ExportReport", "default_internal_dir", "export_public", "export_verified"]
+__all__ = ["ExportError", "ExportReport", "export_public", "export_verified"]

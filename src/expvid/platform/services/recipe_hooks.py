@@ -2,7 +2,7 @@
 
 Candidates in the ExpVid release layout need nothing from here. A recipe with its own tasks, files,
 review panel, release layout or whole-directory import declares them in its `ReviewHooks`
-(`expvid.construction.recipes.api`); this module finds them through the recipe registry, so that no
+(`expvid.recipes.api`); this module finds them through the recipe registry, so that no
 platform module names a recipe. The hooks are read once per process.
 """
 
@@ -28,7 +28,7 @@ __all__ = [
 def _recipes() -> tuple[Any, ...]:
     """Every installed recipe that declares something to the platform (tasks, a level or hooks),
     in registry order; their hooks are loaded only when first used."""
-    from expvid.construction.recipes.registry import UnknownRecipeError, get_recipe, recipe_names
+    from expvid.recipes.registry import UnknownRecipeError, get_recipe, recipe_names
 
     found = []
     for name in recipe_names():

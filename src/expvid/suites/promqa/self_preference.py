@@ -27,9 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from expvid.construction.config import model_identity
-from expvid.construction.recipes.promqa.generation import model_id
 from expvid.models.socratic import split_socratic
+from expvid.models.spec import model_id, model_identity
 from expvid.models.types import BackendConfigError
 from expvid.schema import DataError
 

@@ -1,7 +1,7 @@
 """Level-2 drafts: procedure understanding over stage-level segments (ExpVid 3.3).
 
 - sequence_ordering: the segment's steps as a numbered list; distractors are the symmetric set the
-  ExpVid recipe builds (`expvid.construction.ordering.rebuild`: one adjacent swap, another disjoint
+  ExpVid recipe builds (`expvid.ordering.rebuild`: one adjacent swap, another disjoint
   one, and both; with three steps, a swap and the two reversals), so no solver comparing the options
   as orders beats chance. (The sample once drew two adjacent swaps and a reshuffle: the medoid of
   such a set is the correct order, 78% of the time on the sample's 18 items.)
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import random
 
+from expvid.ordering.rebuild import rebuild
 from expvid.schema import OPTION_LETTERS
 from expvid.suites.sample.layout import prediction_clip, segment_clip, verification_clip
 from expvid.suites.sample.plan import ClipSpec, Draft, PlannedExperiment, numbered
@@ -133,8 +134,6 @@ def level2_drafts(
 
 def _permutations(texts: list[str], rng: random.Random) -> list[list[str]]:
     """Three distinct wrong orders forming a symmetric set with the correct one (module docstring)."""
-    from expvid.construction.ordering import rebuild
-
     orders = rebuild(tuple(range(len(texts))), (), rng)
     if orders is None:
         raise ValueError(f"step ordering needs at least 3 steps, got {len(texts)}")

@@ -9,10 +9,10 @@ from pathlib import Path
 import typer
 from pydantic import ValidationError
 
-from expvid.cli.build_progress import build_progress
-from expvid.cli.endpoints import endpoint_options
-from expvid.cli.errors import friendly_errors, require_spec_urls
-from expvid.construction.recipes.api import BuiltRelease
+from expvid.commands.endpoints import endpoint_options
+from expvid.commands.errors import friendly_errors, require_spec_urls
+from expvid.construction.progress_bars import build_progress
+from expvid.recipes.api import BuiltRelease
 from expvid.run.terminal import message_console
 
 console = message_console(stderr=True)
@@ -63,7 +63,6 @@ def build_expvid(
     recipe_option: list[str] | None,
 ) -> BuiltRelease | None:
     """The ExpVid recipe (sections 3.1-3.3, appendix G)."""
-    from expvid.cli.build_speech import STT_KEYS, recipe_options, stt_settings
     from expvid.construction import (
         BuildConfig,
         CurationSettings,
@@ -72,6 +71,7 @@ def build_expvid(
         parse_price,
     )
     from expvid.construction.config import RELEASE_SUITE
+    from expvid.construction.recipes.speech_options import STT_KEYS, recipe_options, stt_settings
     from expvid.construction.retries import redo_problem
 
     # The expvid recipe's own settings are flags; -R carries only speech-to-text (shared with scivideobench).

@@ -5,7 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from expvid.construction.recipes.api import (
+from expvid.construction.recipes.speech_settings import EXPERIMENT_INPUTS, SPEECH_SETTINGS
+from expvid.construction.retries import REDO_STAGES
+from expvid.recipes.api import (
     BuildRequest,
     BuiltRelease,
     Recipe,
@@ -13,8 +15,6 @@ from expvid.construction.recipes.api import (
     RecipeJudge,
     RecipeSample,
 )
-from expvid.construction.recipes.speech_settings import EXPERIMENT_INPUTS, SPEECH_SETTINGS
-from expvid.construction.retries import REDO_STAGES
 
 
 def speech_sample(directory: Path, seed: int, force: bool) -> RecipeSample:

@@ -16,9 +16,9 @@ from typing import Any
 
 import typer
 
-from expvid.cli.endpoints import endpoint_options_of
-from expvid.cli.errors import friendly_errors, require_spec_urls
-from expvid.construction.recipes.api import BuiltRelease
+from expvid.commands.endpoints import endpoint_options_of
+from expvid.commands.errors import friendly_errors, require_spec_urls
+from expvid.recipes.api import BuiltRelease
 from expvid.run.terminal import message_console
 
 #: `expvid build`'s defaults, which for this recipe mean "the official generation settings".
@@ -116,7 +116,7 @@ def run_promqa(params: dict[str, Any]) -> BuiltRelease | None:
             estimate = estimate_promqa(config)
         typer.echo(estimate_markdown(estimate), nl=False)
         return None
-    from expvid.cli.build_progress import build_progress
+    from expvid.construction.progress_bars import build_progress
     from expvid.construction.recipes.promqa.pipeline import build_promqa
 
     def log(message: str) -> None:

@@ -34,6 +34,7 @@ from expvid.construction.recipes.promqa.prompting import (
     uses_recipe_image,
 )
 from expvid.media.cache import FrameCache
+from expvid.models.spec import model_id
 from expvid.models.types import ImagePart, Message, TextPart
 
 PHASE = "generation"
@@ -74,12 +75,6 @@ class Generated:
             "template_type": self.unit.template,
             "qas": released_qas(self.drafted.value, self.picked),
         }
-
-
-def model_id(backend_name: str) -> str:
-    """The model as its provider names it ("openai:gpt-4o-2024-08-06" -> "gpt-4o-2024-08-06")."""
-    kind, sep, rest = backend_name.partition(":")
-    return rest if sep and kind in ("openai", "anthropic", "gemini", "vllm", "hf") else backend_name
 
 
 async def _frames(video: Path, end: float, frames: int, max_side: int, cache: FrameCache) -> list[ImagePart]:

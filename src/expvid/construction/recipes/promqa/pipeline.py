@@ -31,7 +31,7 @@ from expvid.construction.recipes.promqa import candidates as files
 from expvid.construction.recipes.promqa.captaincook import Corpus
 from expvid.construction.recipes.promqa.config import PromqaBuildConfig
 from expvid.construction.recipes.promqa.examples import Example, recording_examples
-from expvid.construction.recipes.promqa.generation import PHASE, Generated, Unit, generate, model_id
+from expvid.construction.recipes.promqa.generation import PHASE, Generated, Unit, generate
 from expvid.construction.recipes.promqa.inputs import load_corpus, recording_videos
 from expvid.construction.recipes.promqa.report import markdown_report
 from expvid.construction.recipes.promqa.sampling import sample_examples
@@ -41,6 +41,7 @@ from expvid.media.cache import FrameCache
 from expvid.media.clip_pass import ClipJob, cut_clips
 from expvid.media.errors import MediaError
 from expvid.models import ModelBackend, create_backend
+from expvid.models.spec import model_id
 from expvid.schema import DataError
 
 Log = Callable[[str], None]

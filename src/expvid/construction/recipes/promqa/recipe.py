@@ -7,7 +7,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from expvid.construction.recipes.api import (
+from expvid.construction.recipes.promqa.config import RELEASE_SUITE
+from expvid.construction.recipes.promqa.parsing import DEFAULT_PARSER, PARSERS
+from expvid.construction.recipes.promqa.prompting import DEFAULT_TEMPLATE
+from expvid.recipes.api import (
     BuildRequest,
     BuiltRelease,
     Recipe,
@@ -18,9 +21,6 @@ from expvid.construction.recipes.api import (
     RecipeSetting,
     ReviewHooks,
 )
-from expvid.construction.recipes.promqa.config import RELEASE_SUITE
-from expvid.construction.recipes.promqa.parsing import DEFAULT_PARSER, PARSERS
-from expvid.construction.recipes.promqa.prompting import DEFAULT_TEMPLATE
 
 _SAMPLE_MARKER = ".expvid-promqa-sources"
 

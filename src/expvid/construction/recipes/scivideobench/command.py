@@ -23,10 +23,10 @@ from typing import Any
 import typer
 from pydantic import ValidationError
 
-from expvid.cli.build_speech import STT_KEYS, recipe_options, stt_settings
-from expvid.cli.endpoints import endpoint_options_of
-from expvid.cli.errors import friendly_errors, require_spec_urls
-from expvid.construction.recipes.api import BuiltRelease
+from expvid.commands.endpoints import endpoint_options_of
+from expvid.commands.errors import friendly_errors, require_spec_urls
+from expvid.construction.recipes.speech_options import STT_KEYS, recipe_options, stt_settings
+from expvid.recipes.api import BuiltRelease
 from expvid.run.terminal import message_console
 
 console = message_console(stderr=True)

@@ -135,3 +135,11 @@ class SvbBuildConfig(BaseModel):
         )
         payload = json.dumps([relevant, *parts], sort_keys=True, default=str)
         return hashlib.sha256(payload.encode()).hexdigest()[:20]
+
+
+def backend_options(config: SvbBuildConfig, cache_dir: Any) -> dict[str, Any]:
+    """Options of the drafting model's backend: with `-R generator=video` it must take videos."""
+    options = {"concurrency": config.concurrency, **config.backend_options, "cache_dir": cache_dir}
+    if config.generator == "video":
+        options["input_mode"] = "video"
+    return options

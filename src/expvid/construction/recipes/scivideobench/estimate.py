@@ -34,7 +34,7 @@ from typing import Any
 from expvid.construction.accounting import Ledger
 from expvid.construction.llm import LLMClient
 from expvid.construction.recipes.scivideobench import prompts as recipe_prompts
-from expvid.construction.recipes.scivideobench.config import REDO_PHASES, SvbBuildConfig
+from expvid.construction.recipes.scivideobench.config import REDO_PHASES, SvbBuildConfig, backend_options
 from expvid.construction.recipes.scivideobench.disciplines import DisciplineMap
 from expvid.construction.recipes.scivideobench.drafts import RoleStore
 from expvid.construction.recipes.scivideobench.exemplars import exemplars_text
@@ -238,8 +238,6 @@ class Replay:
 
         if not (state / "cache" / CACHE_FILE_NAME).is_file():
             return None
-        from expvid.construction.recipes.scivideobench.pipeline import backend_options
-
         replay = cls(config, exemplars, state, retries)
         options = {"concurrency": config.concurrency, **config.backend_options, "cache_dir": state / "cache"}
         try:

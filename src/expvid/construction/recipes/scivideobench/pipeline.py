@@ -26,9 +26,10 @@ from expvid.construction.pipeline import _check_out
 from expvid.construction.prompts import PromptError
 from expvid.construction.recipes.scivideobench import prompts as recipe_prompts
 from expvid.construction.recipes.scivideobench.audits import blind_audit, text_audits
-from expvid.construction.recipes.scivideobench.config import REDO_PHASES, SvbBuildConfig
+from expvid.construction.recipes.scivideobench.config import REDO_PHASES, SvbBuildConfig, backend_options
 from expvid.construction.recipes.scivideobench.disciplines import DisciplineMap
 from expvid.construction.recipes.scivideobench.drafts import RoleOutput, RoleStore, SvbDraft
+from expvid.construction.recipes.scivideobench.estimate import estimate
 from expvid.construction.recipes.scivideobench.exemplars import load_exemplars
 from expvid.construction.recipes.scivideobench.inputs import Experiment, load_experiment
 from expvid.construction.recipes.scivideobench.option_checks import TwinCheck
@@ -79,14 +80,6 @@ def _check_inputs(config: SvbBuildConfig) -> tuple[dict[str, list[dict[str, str]
     except PromptError as error:
         raise DataError(str(error)) from None
     return load_exemplars(config.exemplars), DisciplineMap.load(config.disciplines)
-
-
-def backend_options(config: SvbBuildConfig, cache_dir: Any) -> dict[str, Any]:
-    """Options of the drafting model's backend: with `-R generator=video` it must take videos."""
-    options = {"concurrency": config.concurrency, **config.backend_options, "cache_dir": cache_dir}
-    if config.generator == "video":
-        options["input_mode"] = "video"
-    return options
 
 
 def check_video_input(config: SvbBuildConfig, backend: ModelBackend) -> None:
@@ -271,8 +264,6 @@ def _per_item(accounting: dict[str, Any], total: float | None, items: int) -> di
 
 async def estimate_scivideobench(config: SvbBuildConfig) -> dict[str, Any]:
     """`--dry-run`: no model asked, nothing written (see `estimate.py`)."""
-    from expvid.construction.recipes.scivideobench.estimate import estimate
-
     _check_out(config.out.expanduser())
     recipe_prompts.check_override_dir(config.prompts)
     return await estimate(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from expvid.construction.recipes.api import ReviewTask
+from expvid.recipes.api import ReviewTask
 
 #: The platform level of SciVideoBench items (above ExpVid's 1-3).
 SVB_LEVEL = 4

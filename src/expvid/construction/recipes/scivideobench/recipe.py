@@ -5,7 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from expvid.construction.recipes.api import (
+from expvid.construction.recipes.scivideobench.config import QUESTION_TYPES, REDO_STAGES, RELEASE_SUITE
+from expvid.construction.recipes.scivideobench.platform_tasks import REVIEW_TASKS, SVB_LEVEL
+from expvid.construction.recipes.speech_settings import EXPERIMENT_INPUTS, SPEECH_SETTINGS
+from expvid.recipes.api import (
     BuildRequest,
     BuiltRelease,
     Recipe,
@@ -14,9 +17,6 @@ from expvid.construction.recipes.api import (
     RecipeSetting,
     ReviewHooks,
 )
-from expvid.construction.recipes.scivideobench.config import QUESTION_TYPES, REDO_STAGES, RELEASE_SUITE
-from expvid.construction.recipes.scivideobench.platform_tasks import REVIEW_TASKS, SVB_LEVEL
-from expvid.construction.recipes.speech_settings import EXPERIMENT_INPUTS, SPEECH_SETTINGS
 
 
 class SciVideoBenchRecipe(Recipe):

@@ -21,12 +21,12 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from expvid.construction.recipes.api import ReviewHooks
 from expvid.construction.recipes.scivideobench.platform_tasks import SVB_FILE
 from expvid.platform.db.models import Item, utc_now
 from expvid.platform.services import audit
 from expvid.platform.services.clean_copy import clean_copy
 from expvid.platform.services.errors import Actor
+from expvid.recipes.api import ReviewHooks
 from expvid.schema import RecordProblem, read_jsonl
 
 TASK_OF_TYPE = {

@@ -56,8 +56,8 @@ from expvid.platform.services.exporter import (
     _commit,
     _reviewer_names,
     _staging,
-    default_internal_dir,
 )
+from expvid.schema.release_layout import default_internal_dir
 
 
 def _write_json(path: Path, value: Any) -> None:

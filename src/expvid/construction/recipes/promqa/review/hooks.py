@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from expvid.construction.recipes.api import ReviewHooks
+from expvid.recipes.api import ReviewHooks
 
 
 class JudgedPages:

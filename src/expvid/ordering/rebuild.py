@@ -7,7 +7,7 @@ answers half of the items). A solver that never sees the video, or even the step
 items by geometry alone. The battery of such solvers (`SOLVERS`: medoid, farthest, centre and most
 eccentric option under six distances between orderings, Borda, Kemeny, Condorcet, position
 plurality, shared neighbours, a unique distance profile) and the check that runs them (`shortcuts`,
-`solver_accuracy`) live in `expvid.audit.ordering`, where `expvid audit` runs them on any release;
+`solver_accuracy`) live in `expvid.ordering.solvers`, where `expvid audit` runs them on any release;
 this module builds the option sets that defeat all of them (`rebuild`).
 
 Rebuilt sets are SYMMETRIC: a group of transformations that no solver can see maps the set onto
@@ -32,7 +32,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from expvid.audit.ordering import SOLVERS, Perm, kendall, shortcuts, solver_accuracy, symmetric
+from expvid.ordering.solvers import SOLVERS, Perm, kendall, shortcuts, solver_accuracy, symmetric
 
 __all__ = ["SOLVERS", "Perm", "kendall", "rebuild", "shortcuts", "solver_accuracy", "symmetric"]
 

@@ -19,7 +19,7 @@ from functools import cache
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
-from expvid.construction.recipes.defaults import DEFAULT_RECIPE, ENTRY_POINT_GROUP
+from expvid.recipes.defaults import DEFAULT_RECIPE, ENTRY_POINT_GROUP
 
 __all__ = [
     "DEFAULT_RECIPE",
@@ -96,7 +96,7 @@ def recipe_class(name: str) -> Any:
 
 
 def get_recipe(name: str) -> Any:
-    """A fresh instance of the recipe `name` (`expvid.construction.recipes.api.Recipe`)."""
+    """A fresh instance of the recipe `name` (`expvid.recipes.api.Recipe`)."""
     return recipe_class(name)()
 
 

@@ -11,7 +11,7 @@ Condorcet, position plurality, shared neighbours and a unique distance profile (
 `expvid audit` runs every one of them on every ordering item of a release (`option_orders` reads
 an item's options as orders of its steps); the ExpVid recipe runs them on each drafted item
 (`shortcuts`, `solver_accuracy`) and rebuilds option sets that defeat all of them
-(`expvid.construction.ordering.rebuild`).
+(`expvid.ordering.rebuild.rebuild`).
 """
 
 from __future__ import annotations

@@ -50,7 +50,7 @@ def endpoint_options(
 ) -> dict[str, object]:
     """The backend settings these options ask for (`typer.BadParameter` on a bad value: exit 2); the
     assembly is `expvid.run.config.endpoint_options`, which `expvid eval` uses too."""
-    from expvid.cli.errors import require_http_urls
+    from expvid.commands.errors import require_http_urls
     from expvid.run.config import endpoint_options as assemble
 
     require_http_urls("--base-url", *(base_url or []))

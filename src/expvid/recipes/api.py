@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from expvid.construction.recipes.defaults import ENTRY_POINT_GROUP, REVIEW_PAGES
+from expvid.recipes.defaults import ENTRY_POINT_GROUP, REVIEW_PAGES
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -356,7 +356,7 @@ async def ask_model(request: BuildRequest, prompt: str, *, spec: str | None = No
     """One text prompt to `spec` (default: the build's `--llm`), with `expvid build`'s endpoint
     flags, `--temperature`, `--max-tokens` and `--seed`; the reply's text. A failed call or an empty
     reply is a `RecipeError` naming the model (the build reports it; nothing is guessed)."""
-    from expvid.cli.endpoints import endpoint_options_of
+    from expvid.commands.endpoints import endpoint_options_of
     from expvid.models import create_backend
     from expvid.models.types import GenerateRequest, Message, TextPart
 
