@@ -77,7 +77,7 @@ def create_app(settings: PlatformSettings, *, database: Database | None = None) 
         nice=policy.hash_nice,
         share=policy.hash_share,
     )
-    gate = SignInGate(db)
+    gate = SignInGate(db, window_s=settings.throttle.window_seconds)
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
