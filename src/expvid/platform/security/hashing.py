@@ -90,6 +90,7 @@ class _Job:
     ticket: Ticket
     work: Callable[[], Any]
     future: Future[Any] = field(default_factory=Future)
+    queued_at: float = field(default_factory=time.monotonic)
 
 
 class HashPool:
@@ -129,6 +130,10 @@ class HashPool:
         self.shed_by_lane: Counter[str] = Counter()
         self.running = 0
         self.peak_running = 0
+        #: Per lane, the longest an attempt waited for its hash, and the longest a hash took (s):
+        #: logged when the server stops (`summary`), so a benchmark can tell queueing from hashing.
+        self.longest_wait: dict[str, float] = {}
+        self.longest_hash: dict[str, float] = {}
         #: Lane -> threads of its own waiting idle for it; a shared slot leaves such a lane's jobs to them.
         self._idle: Counter[str] = Counter()
         self._threads = [
@@ -281,6 +286,9 @@ class HashPool:
             lane_share = share / 2 if job.ticket.lane == OTHER and share < 1.0 else share
             rest_until = ended + (ended - started) * (1 / lane_share - 1)
             with self._cond:  # counted before the caller hears back
+                lane = job.ticket.lane
+                self.longest_wait[lane] = max(self.longest_wait.get(lane, 0.0), started - job.queued_at)
+                self.longest_hash[lane] = max(self.longest_hash.get(lane, 0.0), ended - started)
                 self.running -= 1
                 self.done += 1
                 self.done_by_lane[job.ticket.lane] += 1
@@ -322,6 +330,18 @@ class HashPool:
     def verify_blocking(self, stored_hash: str | None, password: str) -> bool:
         work = lambda: self.passwords.verify(stored_hash, password)  # noqa: E731
         return self._enqueue(self._internal_ticket(), work).result()
+
+    def summary(self) -> str:
+        """One line per lane used: hashes done and shed, the longest wait and the longest hash."""
+        with self._cond:
+            lanes = [
+                lane for lane in (INTERNAL, *LANES) if self.done_by_lane[lane] or self.shed_by_lane[lane]
+            ]
+            return "; ".join(
+                f"{lane}: {self.done_by_lane[lane]} hashed, {self.shed_by_lane[lane]} shed, longest wait "
+                f"{self.longest_wait.get(lane, 0.0):.2f} s, longest hash {self.longest_hash.get(lane, 0.0):.2f} s"
+                for lane in lanes
+            )
 
     def close(self) -> None:
         with self._cond:

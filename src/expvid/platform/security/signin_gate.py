@@ -133,8 +133,9 @@ class SignInGate:
         self._waiting: Counter[str] = Counter()
         #: Attempts turned away because their kind's queue was full (tests, benchmark).
         self.turned_away = 0
-        #: Database steps run, per kind (tests, benchmark).
+        #: Database steps run, and attempts that ran any (their first step), per kind (tests, benchmark).
         self.steps: Counter[str] = Counter()
+        self.attempts: Counter[str] = Counter()
         self._load_lock = asyncio.Lock()
 
     async def known_pair(self, account: str, source: str) -> bool:
@@ -156,6 +157,7 @@ class SignInGate:
         when `queue` such steps of its kind wait already."""
         loop = asyncio.get_running_loop()
         self.steps[kind] += 1
+        self.attempts[kind] += bounded
         if not bounded or kind == KNOWN:
             return await loop.run_in_executor(self._threads[kind], work)
         with self._lock:
