@@ -20,7 +20,9 @@ the reviewers (loadtest.py: open a page, save a decision, in client processes) f
   /login with a wrong password for a real account (the reviewers' and the owner's) from a new random
   address every time, so no per-client throttle ever applies;
 - while the flood runs, every 4 s: the owner signs in from her computer (GET + POST /login, timed),
-  and, independently, `newcomer` (an account nobody attacks) from an address never seen before.
+  and, independently, `newcomer` (an account nobody attacks) from an address never seen before
+  (random in 198.18.0.0/15: until issue 29's fix the addresses repeated across phases, so from the
+  second flood phase on the "newcomer" was a known pair in the trusted lane).
 
 Alternatives, same flood: `flood N share1` (the shared slot hashes without rest), `flood N nice0
 share1` (and at normal priority). Printed per phase and backend: saves/s and the ratio to the
@@ -222,16 +224,20 @@ def _flood(args: tuple[int, list[str], int, float, float]) -> tuple[list[tuple[i
 
 
 def _person(base_url: str, who: str, start_at: float, seconds: float, out: list[tuple[int, float]]) -> None:
-    """The owner from her computer, or the newcomer from a new address each time, every 4 s."""
+    """The owner from her computer, or the newcomer from a new address each time, every 4 s.
+
+    The newcomer's addresses are drawn at random from 198.18.0.0/15 (benchmarking addresses), so
+    that none repeats across phases: an address it signed in from in an earlier phase would make
+    it a known pair there (the trusted lane), and the phase would no longer measure a newcomer."""
     time.sleep(max(0.0, start_at - time.time() + 1.0))
     stop_at = time.monotonic() + seconds - 2.0
-    tries = 0
+    rng = random.SystemRandom()
     while time.monotonic() < stop_at:
-        tries += 1
         if who == "owner":
             out.append(sign_in_once(base_url, *OWNER, OWNER_ADDRESS))
         else:
-            out.append(sign_in_once(base_url, *NEWCOMER, f"203.0.113.{tries % 250 + 1}"))
+            address = f"198.{rng.randrange(18, 20)}.{rng.randrange(256)}.{rng.randrange(1, 255)}"
+            out.append(sign_in_once(base_url, *NEWCOMER, address))
         time.sleep(max(0.0, 4.0 - out[-1][1]))
 
 

@@ -90,6 +90,7 @@ class _Job:
     ticket: Ticket
     work: Callable[[], Any]
     future: Future[Any] = field(default_factory=Future)
+    queued_at: float = field(default_factory=time.monotonic)
 
 
 class HashPool:
@@ -129,13 +130,19 @@ class HashPool:
         self.shed_by_lane: Counter[str] = Counter()
         self.running = 0
         self.peak_running = 0
+        #: Per lane, the longest an attempt waited for its hash, and the longest a hash took (s):
+        #: logged when the server stops (`summary`), so a benchmark can tell queueing from hashing.
+        self.longest_wait: dict[str, float] = {}
+        self.longest_hash: dict[str, float] = {}
+        #: Lane -> threads of its own waiting idle for it; a shared slot leaves such a lane's jobs to them.
+        self._idle: Counter[str] = Counter()
         self._threads = [
-            threading.Thread(target=self._serve, args=((INTERNAL, TRUSTED), 0, 1.0), daemon=True,
+            threading.Thread(target=self._serve, args=((INTERNAL, TRUSTED), 0, 1.0, True), daemon=True,
                              name="argon2-priority"),
-            threading.Thread(target=self._serve, args=((CLEAN,), min(nice, CLEAN_NICE), self.share), daemon=True,
-                             name="argon2-clean"),
+            threading.Thread(target=self._serve, args=((CLEAN,), min(nice, CLEAN_NICE), self.share, True),
+                             daemon=True, name="argon2-clean"),
         ] + [
-            threading.Thread(target=self._serve, args=((CLEAN, OTHER), nice, self.share), daemon=True,
+            threading.Thread(target=self._serve, args=((CLEAN, OTHER), nice, self.share, False), daemon=True,
                              name=f"argon2-{i}")
             for i in range(slots)
         ]  # fmt: skip
@@ -226,27 +233,41 @@ class HashPool:
             self._cond.notify_all()
         return job.future
 
-    def _next(self, lanes: tuple[str, ...]) -> _Job | None:
+    def _next(self, lanes: tuple[str, ...], own: bool) -> _Job | None:
+        """The next job of `lanes`, in their order. A shared slot (`own` False) leaves a lane's job
+        to a thread of that lane's own that is idle: a newcomer's attempt is hashed at the clean
+        thread's priority, not at the shared slot's lowest one."""
         with self._cond:
             while True:
                 if self._closed:
                     return None
                 for lane in lanes:
-                    if self._queues[lane]:
-                        return self._queues[lane].popleft()
-                self._cond.wait()
+                    if self._queues[lane] and (own or not self._idle[lane]):
+                        job = self._queues[lane].popleft()
+                        if own and self._queues[lane]:
+                            self._cond.notify_all()  # busy now: a shared slot may take the rest
+                        return job
+                if own:
+                    self._idle.update(lanes)
+                try:
+                    self._cond.wait()
+                finally:
+                    if own:
+                        self._idle.subtract(lanes)
 
-    def _serve(self, lanes: tuple[str, ...], nice: int, share: float) -> None:
+    def _serve(self, lanes: tuple[str, ...], nice: int, share: float, own: bool) -> None:
         _lower_priority(nice)
         rest_until = 0.0
         while True:
-            job = self._next(lanes)
-            if job is None:
-                return
-            # Rest as long as the share asks since this slot's last hash (no wait when it was idle).
+            # Rest as long as the share asks since this slot's last hash, *before* taking a job:
+            # a resting slot holds nothing, so an attempt that arrives meanwhile goes to a thread
+            # that is ready (a slot that took it first kept a newcomer waiting out a stranger's rest).
             rest = rest_until - time.monotonic()
             if rest > 0:
                 time.sleep(rest)
+            job = self._next(lanes, own)
+            if job is None:
+                return
             if not job.future.set_running_or_notify_cancel():
                 self.cancel(job.ticket)
                 continue
@@ -265,6 +286,9 @@ class HashPool:
             lane_share = share / 2 if job.ticket.lane == OTHER and share < 1.0 else share
             rest_until = ended + (ended - started) * (1 / lane_share - 1)
             with self._cond:  # counted before the caller hears back
+                lane = job.ticket.lane
+                self.longest_wait[lane] = max(self.longest_wait.get(lane, 0.0), started - job.queued_at)
+                self.longest_hash[lane] = max(self.longest_hash.get(lane, 0.0), ended - started)
                 self.running -= 1
                 self.done += 1
                 self.done_by_lane[job.ticket.lane] += 1
@@ -306,6 +330,18 @@ class HashPool:
     def verify_blocking(self, stored_hash: str | None, password: str) -> bool:
         work = lambda: self.passwords.verify(stored_hash, password)  # noqa: E731
         return self._enqueue(self._internal_ticket(), work).result()
+
+    def summary(self) -> str:
+        """One line per lane used: hashes done and shed, the longest wait and the longest hash."""
+        with self._cond:
+            lanes = [
+                lane for lane in (INTERNAL, *LANES) if self.done_by_lane[lane] or self.shed_by_lane[lane]
+            ]
+            return "; ".join(
+                f"{lane}: {self.done_by_lane[lane]} hashed, {self.shed_by_lane[lane]} shed, longest wait "
+                f"{self.longest_wait.get(lane, 0.0):.2f} s, longest hash {self.longest_hash.get(lane, 0.0):.2f} s"
+                for lane in lanes
+            )
 
     def close(self) -> None:
         with self._cond:

@@ -1,19 +1,31 @@
 """Threads for the database work of signing in, where a flood of strangers cannot take the
-threads reviewers and account owners need.
+threads reviewers, account owners and newcomers need, nor the interpreter time saves need.
 
 Why: each sign-in reads the throttle and records the attempt (security/throttle.py). Run in the
 app's shared thread pool, 80 clients guessing passwords queued their reads in front of every save
-and page load, and the account's owner waited seconds for her sign-in form. Here:
+and page load, and the account's owner waited seconds for her sign-in form. Four threads of their
+own still read the throttle for every attempt of a flood, the ones about to be refused included
+(80 flooders: 80 % of attempts answered 503 after five queries each), competing with the saves for
+the interpreter lock, and a newcomer's reads queued behind theirs. Here every attempt has a *kind*:
 
-- attempts at an (account, source) pair that signed in successfully before (`KnownPairs`: the
-  successes of the last `KEEP_ATTEMPTS`, from the database, refreshed every few minutes and at each
-  success in this process) use the `priority` threads;
-- every other attempt uses the `strangers` threads, at most `queue` of them waiting: past that,
-  `HashingBusy` at once (503 after a pause), without any database work;
-- neither touches the shared pool, so saves and pages never wait behind sign-ins.
+- `known`: an (account, source) pair that signed in successfully before (`KnownPairs`: the
+  successes of the last `KEEP_ATTEMPTS`, from the database, refreshed every few minutes and at
+  each success in this process): the `priority` threads;
+- `suspect`: the account or the source failed a sign-in in this process within the throttle's
+  window (`RecentFailures`, what `throttle.classify` would call `other`): one thread, and the
+  attempt is refused before any database work when the hashing lane `other` has no room for it
+  (services/signin.py), so a flood the lanes cannot take costs no query at all;
+- `clean`: anything else (a new colleague, a new computer): a thread of its own, which suspects'
+  work never queues in front of.
 
-The known pairs choose threads only: whether an attempt is trusted is decided again in the
-database when it is recorded (`throttle.classify`), where every worker process sees every success.
+`clean` and `suspect` each have at most `queue` steps waiting: past that, `HashingBusy` at once
+(503 after a pause), without any database work. None touches the shared pool, so saves and pages
+never wait behind sign-ins.
+
+The kinds choose threads only: whether an attempt is trusted, clean or other is decided again in
+the database when it is recorded (`throttle.classify`), where every worker process sees every
+attempt. Both memories hold user names as typed, whether the account exists or not, so no kind
+tells one from the other (no oracle on user names).
 """
 
 from __future__ import annotations
@@ -21,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from collections import Counter, OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
@@ -35,6 +48,9 @@ from expvid.platform.security.throttle import KEEP_ATTEMPTS
 T = TypeVar("T")
 #: How often the known pairs are read again (other worker processes' successes).
 REFRESH_S = 300.0
+KNOWN, CLEAN, SUSPECT = "known", "clean", "suspect"
+#: The most accounts, and sources, `RecentFailures` remembers (the oldest are forgotten first).
+REMEMBERED = 100_000
 
 
 class KnownPairs:
@@ -68,16 +84,58 @@ class KnownPairs:
             self._pairs.add((account, source))
 
 
-class SignInGate:
-    def __init__(self, database: Database, *, strangers: int = 4, queue: int = 64, priority: int = 2) -> None:
-        self.known = KnownPairs(database)
-        self.queue = queue
-        self._strangers = ThreadPoolExecutor(max_workers=strangers, thread_name_prefix="signin")
-        self._priority = ThreadPoolExecutor(max_workers=priority, thread_name_prefix="signin-known")
+class RecentFailures:
+    """Accounts (as typed) and sources with a failed sign-in in this process within `window_s`.
+
+    A subset of what the database knows (other processes' failures, and those before a restart,
+    are missing): an attempt it names is certainly not `clean`; one it does not name may still be
+    `other`, which the database decides when the attempt is recorded."""
+
+    def __init__(self, window_s: float, *, remembered: int = REMEMBERED) -> None:
+        self.window_s = window_s
+        self.remembered = remembered
+        self._last: dict[str, OrderedDict[str, float]] = {"account": OrderedDict(), "source": OrderedDict()}
         self._lock = threading.Lock()
-        self._waiting = 0
-        #: Attempts turned away because the strangers' queue was full (tests, benchmark).
+
+    def add(self, account: str, source: str) -> None:
+        now = time.monotonic()
+        with self._lock:
+            for kind, key in (("account", account), ("source", source)):
+                seen = self._last[kind]
+                seen[key] = now
+                seen.move_to_end(key)
+                while len(seen) > self.remembered:
+                    seen.popitem(last=False)
+
+    def failed(self, account: str, source: str) -> bool:
+        since = time.monotonic() - self.window_s
+        with self._lock:
+            return any(
+                self._last[kind].get(key, float("-inf")) > since
+                for kind, key in (("account", account), ("source", source))
+            )
+
+
+class SignInGate:
+    def __init__(
+        self, database: Database, *, window_s: float = 3600.0, strangers: int = 1, clean: int = 1,
+        queue: int = 64, priority: int = 2,
+    ) -> None:  # fmt: skip
+        self.known = KnownPairs(database)
+        self.recent = RecentFailures(window_s)
+        self.queue = queue
+        self._threads = {
+            KNOWN: ThreadPoolExecutor(max_workers=priority, thread_name_prefix="signin-known"),
+            CLEAN: ThreadPoolExecutor(max_workers=clean, thread_name_prefix="signin-clean"),
+            SUSPECT: ThreadPoolExecutor(max_workers=strangers, thread_name_prefix="signin"),
+        }
+        self._lock = threading.Lock()
+        self._waiting: Counter[str] = Counter()
+        #: Attempts turned away because their kind's queue was full (tests, benchmark).
         self.turned_away = 0
+        #: Database steps run, and attempts that ran any (their first step), per kind (tests, benchmark).
+        self.steps: Counter[str] = Counter()
+        self.attempts: Counter[str] = Counter()
         self._load_lock = asyncio.Lock()
 
     async def known_pair(self, account: str, source: str) -> bool:
@@ -85,26 +143,34 @@ class SignInGate:
         if time.monotonic() - self.known._loaded_at > REFRESH_S:
             async with self._load_lock:
                 loop = asyncio.get_running_loop()
-                await loop.run_in_executor(self._priority, self.known.knows, account, source)
+                await loop.run_in_executor(self._threads[KNOWN], self.known.knows, account, source)
         return self.known.knows(account, source)
 
-    async def run(self, known: bool, work: Callable[[], T], *, bounded: bool = False) -> T:
-        """Run blocking database work on the pair's threads. `bounded` (a stranger's first step):
-        raise HashingBusy at once, having done nothing, when `queue` such steps wait already."""
+    def kind_of(self, known: bool, account: str, source: str) -> str:
+        if known:
+            return KNOWN
+        return SUSPECT if self.recent.failed(account, source) else CLEAN
+
+    async def run(self, kind: str, work: Callable[[], T], *, bounded: bool = False) -> T:
+        """Run blocking database work on the threads of the attempt's `kind`. `bounded` (the first
+        step of an attempt that is not `known`): raise HashingBusy at once, having done nothing,
+        when `queue` such steps of its kind wait already."""
         loop = asyncio.get_running_loop()
-        if not bounded:
-            return await loop.run_in_executor(self._priority if known else self._strangers, work)
+        self.steps[kind] += 1
+        self.attempts[kind] += bounded
+        if not bounded or kind == KNOWN:
+            return await loop.run_in_executor(self._threads[kind], work)
         with self._lock:
-            if self._waiting >= self.queue:
+            if self._waiting[kind] >= self.queue:
                 self.turned_away += 1
                 raise HashingBusy()
-            self._waiting += 1
+            self._waiting[kind] += 1
         try:
-            return await loop.run_in_executor(self._strangers, work)
+            return await loop.run_in_executor(self._threads[kind], work)
         finally:
             with self._lock:
-                self._waiting -= 1
+                self._waiting[kind] -= 1
 
     def close(self) -> None:
-        self._strangers.shutdown(wait=False, cancel_futures=True)
-        self._priority.shutdown(wait=False, cancel_futures=True)
+        for threads in self._threads.values():
+            threads.shutdown(wait=False, cancel_futures=True)

@@ -2,7 +2,10 @@
 strangers cannot spend the hashing capacity an account's owner needs.
 
 0. the gate (security/signin_gate.py): the database work of an attempt from a pair that signed in
-   before runs on its own threads; everyone else's on a few bounded ones, never the shared pool.
+   before runs on its own threads; a newcomer's (no failure of the account or source seen) on a
+   thread of its own; a suspect's (one seen) on one more, never the shared pool. A suspect attempt
+   is refused before any database work when the `other` hashing lane has no room for it: a flood
+   the lanes cannot take then costs no query at all.
 1. `look` (a read, no lock): is this client throttled, and which hashing lane would the attempt
    take (security/throttle.py `classify`)? A lane with no room answers `HashingBusy` at once: a
    flood the lanes cannot take costs a read per attempt, never a write.
@@ -31,9 +34,9 @@ from expvid.platform.config import ThrottlePolicy
 from expvid.platform.db.engine import Database
 from expvid.platform.db.models import User, utc_now
 from expvid.platform.security.client import source_key
-from expvid.platform.security.hashing import HashPool, Ticket
+from expvid.platform.security.hashing import OTHER, HashPool, Ticket
 from expvid.platform.security.sessions import start_session
-from expvid.platform.security.signin_gate import SignInGate
+from expvid.platform.security.signin_gate import SUSPECT, SignInGate
 from expvid.platform.security.throttle import check_throttle, classify, mark_success, reserve_attempt
 
 T = TypeVar("T")
@@ -83,12 +86,17 @@ async def _sign_in(
     session_hours: float, gate: SignInGate | None, known: bool,
 ) -> SignIn:  # fmt: skip
     account = username[:64]
+    kind = gate.kind_of(known, account, source) if gate is not None else None
+    if kind == SUSPECT:
+        # `classify` will say `other` (or `trusted`, for a pair another worker process saw sign in
+        # lately): with no room there, refuse before any database work.
+        pool.check(OTHER, source, account)
 
     async def blocking(work: Callable[[], T], *, first: bool = False) -> T:
         """On the gate's threads; a stranger's first step may be turned away (HashingBusy)."""
-        if gate is None:
+        if gate is None or kind is None:
             return await run_in_threadpool(work)
-        return await gate.run(known, work, bounded=first and not known)
+        return await gate.run(kind, work, bounded=first)
 
     def look() -> tuple[int, str | None]:
         with database.read() as db:
@@ -133,6 +141,8 @@ async def _sign_in(
     finally:
         pool.cancel(ticket)  # a no-op once its hash ran; gives the place back if none did
     if not ok or user_id is None or stored is None:
+        if gate is not None:
+            gate.recent.add(account, source)  # recorded as a failure in the database already
         return SignIn("failed", lane=ticket.lane)
     rehashed = await pool.hash(password) if pool.passwords.needs_rehash(stored) else None
     attempt_id = reserved.attempt_id
@@ -149,7 +159,10 @@ async def _sign_in(
             return token
 
     token = await blocking(finish)
-    if token is not None and gate is not None:
-        gate.known.add(account, source)
+    if gate is not None:
+        if token is not None:
+            gate.known.add(account, source)
+        else:
+            gate.recent.add(account, source)
     lane = ticket.lane
     return SignIn("ok", token=token, lane=lane) if token is not None else SignIn("failed", lane=lane)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -36,6 +37,9 @@ from expvid.platform.web.routes import (
     rereview,
     review,
 )
+
+#: uvicorn's own error logger: configured by `platform serve`, so operators see these lines.
+_log = logging.getLogger("uvicorn.error")
 
 #: No inline scripts or styles anywhere: the pages pass data to app.js through data- attributes.
 _SECURITY_HEADERS = [
@@ -77,11 +81,14 @@ def create_app(settings: PlatformSettings, *, database: Database | None = None) 
         nice=policy.hash_nice,
         share=policy.hash_share,
     )
-    gate = SignInGate(db)
+    gate = SignInGate(db, window_s=settings.throttle.window_seconds)
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         yield
+        summary = hashes.summary()
+        if summary:
+            _log.info("sign-in hashing: %s; database steps %s", summary, dict(gate.steps))
         hashes.close()
         gate.close()
         if owns_database:
