@@ -133,6 +133,8 @@ class SignInGate:
         self._waiting: Counter[str] = Counter()
         #: Attempts turned away because their kind's queue was full (tests, benchmark).
         self.turned_away = 0
+        #: Suspects refused before any database work, the `other` lane having no room (tests, benchmark).
+        self.refused_early = 0
         #: Database steps run, and attempts that ran any (their first step), per kind (tests, benchmark).
         self.steps: Counter[str] = Counter()
         self.attempts: Counter[str] = Counter()
@@ -156,20 +158,24 @@ class SignInGate:
         step of an attempt that is not `known`): raise HashingBusy at once, having done nothing,
         when `queue` such steps of its kind wait already."""
         loop = asyncio.get_running_loop()
-        self.steps[kind] += 1
-        self.attempts[kind] += bounded
         if not bounded or kind == KNOWN:
+            self._count(kind, bounded)
             return await loop.run_in_executor(self._threads[kind], work)
         with self._lock:
             if self._waiting[kind] >= self.queue:
-                self.turned_away += 1
+                self.turned_away += 1  # did no database work: counted here only, not as a step
                 raise HashingBusy()
             self._waiting[kind] += 1
+        self._count(kind, bounded)
         try:
             return await loop.run_in_executor(self._threads[kind], work)
         finally:
             with self._lock:
                 self._waiting[kind] -= 1
+
+    def _count(self, kind: str, first: bool) -> None:
+        self.steps[kind] += 1
+        self.attempts[kind] += first
 
     def close(self) -> None:
         for threads in self._threads.values():

@@ -34,7 +34,7 @@ from expvid.platform.config import ThrottlePolicy
 from expvid.platform.db.engine import Database
 from expvid.platform.db.models import User, utc_now
 from expvid.platform.security.client import source_key
-from expvid.platform.security.hashing import OTHER, HashPool, Ticket
+from expvid.platform.security.hashing import OTHER, HashingBusy, HashPool, Ticket
 from expvid.platform.security.sessions import start_session
 from expvid.platform.security.signin_gate import SUSPECT, SignInGate
 from expvid.platform.security.throttle import check_throttle, classify, mark_success, reserve_attempt
@@ -90,7 +90,11 @@ async def _sign_in(
     if kind == SUSPECT:
         # `classify` will say `other` (or `trusted`, for a pair another worker process saw sign in
         # lately): with no room there, refuse before any database work.
-        pool.check(OTHER, source, account)
+        try:
+            pool.check(OTHER, source, account)
+        except HashingBusy:
+            gate.refused_early += 1  # type: ignore[union-attr]  # kind is only SUSPECT with a gate
+            raise
 
     async def blocking(work: Callable[[], T], *, first: bool = False) -> T:
         """On the gate's threads; a stranger's first step may be turned away (HashingBusy)."""
