@@ -110,6 +110,7 @@ def test_a_commands_help_loads_only_that_command(args: list[str]) -> None:
         "expvid.cli.main",
         "expvid.cli.lazy",
         "expvid.cli.suite_flags",  # `-S` and the old per-suite flags: Typer only
+        "expvid.cli.common_options",  # `--quiet`, `--tasks` as several commands declare them: Typer only
         "expvid.commands",
         "expvid.commands.endpoints",  # the endpoint options eval and build share: Typer only
     }
@@ -117,6 +118,7 @@ def test_a_commands_help_loads_only_that_command(args: list[str]) -> None:
     if args[0] == "eval":  # no suite, no settings model, no run code: just the options
         assert {name for name in loaded if name.startswith("expvid.")} <= {
             "expvid.cli", "expvid.cli.main", "expvid.cli.lazy", "expvid.cli.eval", "expvid.cli.suite_flags",
+            "expvid.cli.common_options",
             "expvid.commands", "expvid.commands.endpoints",
             "expvid.suites", "expvid.suites.defaults",
         }  # fmt: skip

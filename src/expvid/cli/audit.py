@@ -12,6 +12,7 @@ from typing import Annotated
 
 import typer
 
+from expvid.cli.common_options import Quiet, TaskNames
 from expvid.cli.suite_flags import SuiteCommand, suite_option_flag
 
 
@@ -40,9 +41,7 @@ def audit_command(
             "repeatable: controls (--frames-control runs) and item analysis across models.",
         ),
     ] = None,
-    tasks: Annotated[
-        str | None, typer.Option("--tasks", help="Comma-separated task names (default: all).")
-    ] = None,
+    tasks: TaskNames = None,
     suite_option: Annotated[list[str] | None, suite_option_flag()] = None,
     embeddings: Annotated[
         bool,
@@ -59,7 +58,7 @@ def audit_command(
         Path | None,
         typer.Option("--cache-dir", help="Where hf: releases are fetched (default ~/.cache/expvid)."),
     ] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bars.")] = False,
+    quiet: Quiet = False,
 ) -> None:
     """Audit a release: can its items be answered without the video? Writes audit.json, audit.md, audit.html.
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
+from expvid.cli.common_options import Quiet
 from expvid.cli.suite_flags import DEFAULT_SUITE, SuiteCommand, suite_option_flag
 from expvid.commands.errors import friendly_errors
 from expvid.run.terminal import message_console, print_table
@@ -215,7 +216,7 @@ def fetch(
         bool, typer.Option("--probe/--no-probe", help="Open every video and image after the download.")
     ] = True,
     workers: Annotated[int, typer.Option("--workers", min=1, help="Files downloaded at once.")] = 8,
-    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bars.")] = False,
+    quiet: Quiet = False,
 ) -> None:
     """Download a suite's published release (from the Hugging Face Hub, or where the suite keeps it) and verify it.
 

@@ -12,6 +12,7 @@ from typing import Annotated
 
 import typer
 
+from expvid.cli.common_options import Quiet
 from expvid.commands.errors import friendly_errors
 from expvid.run.terminal import message_console
 
@@ -24,7 +25,7 @@ def demo_command(
     out: Annotated[
         Path, typer.Option("--out", help="Folder for the sample, the runs and the report.")
     ] = Path("demo"),
-    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bars.")] = False,
+    quiet: Quiet = False,
 ) -> None:
     """Generate the sample benchmark, evaluate offline baselines on it and write the HTML report."""
     from expvid.run.config import EvalConfig

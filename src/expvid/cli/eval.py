@@ -13,6 +13,7 @@ from typing import Annotated
 
 import typer
 
+from expvid.cli.common_options import Quiet, TaskNames
 from expvid.cli.suite_flags import DEFAULT_SUITE, SuiteCommand, suite_option_flag
 from expvid.commands.endpoints import (
     ApiKeyEnvOption,
@@ -46,9 +47,7 @@ def eval_command(
         ),
     ] = None,
     suite_option: Annotated[list[str] | None, suite_option_flag()] = None,
-    tasks: Annotated[
-        str | None, typer.Option("--tasks", help="Comma-separated task names (default: all).")
-    ] = None,
+    tasks: TaskNames = None,
     limit: Annotated[int | None, typer.Option("--limit", min=1, help="At most N items per task.")] = None,
     concurrency: Annotated[int, typer.Option("--concurrency", min=1, help="Requests in flight.")] = 8,
     frames: Annotated[
@@ -140,7 +139,7 @@ def eval_command(
         ),
     ] = 10,
     seed: Annotated[int, typer.Option("--seed")] = 0,
-    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bars.")] = False,
+    quiet: Quiet = False,
     samples: Annotated[
         int, typer.Option("--samples", min=1, help="Samples per item for pass@k (sample s uses seed + s).")
     ] = 1,

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.markup import escape
 
+from expvid.cli.common_options import Quiet
 from expvid.commands.errors import (
     EXIT_BATCHES_PENDING,
     EXIT_BUDGET_REACHED,
@@ -44,7 +45,7 @@ def eval_set_command(
         bool,
         typer.Option("--report-only", help="Only write report.md and leaderboard.html from what exists."),
     ] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bars.")] = False,
+    quiet: Quiet = False,
 ) -> None:
     """Run every model on every suite and setting of CONFIG.yaml; one table and a leaderboard at the end.
 

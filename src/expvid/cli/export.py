@@ -9,6 +9,12 @@ import typer
 
 from expvid.cli.suite_flags import DEFAULT_SUITE, SuiteCommand, suite_option_flag
 
+#: The options both exports take alike: the suite and the tasks to export.
+SuiteName = Annotated[str, typer.Option("--suite", help="The benchmark's suite (`expvid suites list`).")]
+TaskNames = Annotated[
+    str | None, typer.Option("--tasks", help="Comma-separated tasks (default: all with items).")
+]
+
 export_app = typer.Typer(no_args_is_help=True, help="Export a benchmark for other evaluation tools.")
 
 
@@ -26,13 +32,9 @@ def lmms_eval(
             "--data", help="The benchmark (the suite's release layout), or hf:ORG/NAME[@REV] to fetch it."
         ),
     ],
-    suite: Annotated[
-        str, typer.Option("--suite", help="The benchmark's suite (`expvid suites list`).")
-    ] = DEFAULT_SUITE,
+    suite: SuiteName = DEFAULT_SUITE,
     suite_option: Annotated[list[str] | None, suite_option_flag()] = None,
-    tasks: Annotated[
-        str | None, typer.Option("--tasks", help="Comma-separated tasks (default: all with items).")
-    ] = None,
+    tasks: TaskNames = None,
     prefix: Annotated[
         str | None,
         typer.Option(
@@ -56,7 +58,7 @@ def lmms_eval(
     from expvid.export.lmms_eval import write_lmms_eval_package
     from expvid.suites.settings import SettingsError, parse_pairs
 
-    names = [t.strip() for t in tasks.split(",") if t.strip()] if tasks else None
+    names = _task_names(tasks)
     try:
         settings: dict[str, object] = dict(parse_pairs(suite_option or []))
     except SettingsError as error:
@@ -93,13 +95,9 @@ def lmms_eval(
 def inspect(
     data: Annotated[Path, typer.Argument(help="The benchmark (the suite's release layout).", metavar="DATA")],
     out: Annotated[Path, typer.Option("--out", help="Folder for the task package (created).")],
-    suite: Annotated[
-        str, typer.Option("--suite", help="The benchmark's suite (`expvid suites list`).")
-    ] = DEFAULT_SUITE,
+    suite: SuiteName = DEFAULT_SUITE,
     suite_option: Annotated[list[str] | None, suite_option_flag()] = None,
-    tasks: Annotated[
-        str | None, typer.Option("--tasks", help="Comma-separated tasks (default: all with items).")
-    ] = None,
+    tasks: TaskNames = None,
     frames: Annotated[
         str | None,
         typer.Option("--frames", help="Frames per task or level, as for eval (L1=8,tools=4,all=16)."),
@@ -121,7 +119,7 @@ def inspect(
     from expvid.suites.protocol import FrameOptions
     from expvid.suites.settings import parse_pairs
 
-    names = [t.strip() for t in tasks.split(",") if t.strip()] if tasks else None
+    names = _task_names(tasks)
     settings: dict[str, object] = dict(parse_pairs(suite_option or []))  # checked as the option was parsed
     if size is not None and max_side is not None:
         raise typer.BadParameter("give --size or --max-side, not both", param_hint="--max-side")
@@ -161,3 +159,8 @@ def _one_file_per_task(suite: str) -> bool:
 
     paths = [spec.path for spec in suite_class(suite).tasks]
     return len(set(paths)) == len(paths)
+
+
+def _task_names(tasks: str | None) -> list[str] | None:
+    """The `--tasks` list (None: every task with items)."""
+    return [t.strip() for t in tasks.split(",") if t.strip()] if tasks else None

@@ -23,7 +23,7 @@ import hashlib
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar, overload
+from typing import Any, Generic, Protocol, TypeVar, overload
 
 from pydantic import BaseModel, ValidationError
 
@@ -119,6 +119,17 @@ def describe_problem(error: Exception) -> str:
     return str(error)
 
 
+class ClientSettings(Protocol):
+    """The asking settings of a build config (every recipe's config has them), for `LLMClient.for_build`."""
+
+    @property
+    def max_attempts(self) -> int: ...
+    @property
+    def temperature(self) -> float: ...
+    @property
+    def max_tokens(self) -> int: ...
+
+
 class LLMClient:
     """A backend in one model role (`llm`, `vlm`, `blind`) with validation, retries and accounting."""
 
@@ -144,6 +155,26 @@ class LLMClient:
         self.retries = retries
         ledger.models[role] = backend.name
         self._in_flight: dict[str, asyncio.Future[GenerateResponse]] = {}
+
+    @classmethod
+    def for_build(
+        cls,
+        backend: ModelBackend,
+        role: str,
+        settings: ClientSettings,
+        ledger: Ledger,
+        retries: RetryBook | None,
+    ) -> LLMClient:
+        """The client of one role as a build asks it: the config's attempts, temperature and token limit."""
+        return cls(
+            backend,
+            role=role,
+            ledger=ledger,
+            max_attempts=settings.max_attempts,
+            temperature=settings.temperature,
+            max_tokens=settings.max_tokens,
+            retries=retries,
+        )
 
     @property
     def model(self) -> str:

@@ -66,27 +66,16 @@ from expvid.construction.retries import CURRENT_EXPERIMENT, RetryBook
 from expvid.construction.review import CSV_NAME, read_reviews
 from expvid.construction.sources import SourceExperiment, discover_sources, missing_transcript
 from expvid.construction.speech.sources import FilledSources, fill_transcripts, open_stage
-from expvid.construction.state import STATE_DIR, BuildState, write_atomic
+from expvid.construction.state import STATE_DIR, BuildState, check_out_dir, write_atomic
 from expvid.construction.writer import finalize, finalize_item, write_candidates
 from expvid.media.errors import MediaError
 from expvid.media.sampler import probe
 from expvid.media.transcripts import TranscriptError, read_transcript
 from expvid.models import ModelBackend, create_backend
-from expvid.schema import DataError
 
 Log = Callable[[str], None]
 #: Stage notes worth a reviewer's attention (why segments or step times were not used, missing sections).
 NOTE_KEYS = ("rejected_segments", "step_notes", "missing_sections", "transcript_windows")
-
-
-def _check_out(out: Path) -> None:
-    if out.exists() and not out.is_dir():
-        raise DataError(f"{out}: exists and is not a directory")
-    if out.is_dir() and any(out.iterdir()) and not (out / STATE_DIR).is_dir():
-        raise DataError(
-            f"refusing to write into {out}: it is not empty and was not made by expvid build "
-            f"(no {STATE_DIR}/ folder); choose a new or empty directory"
-        )
 
 
 def _load(
@@ -120,7 +109,7 @@ async def estimate_candidates(config: BuildConfig) -> dict[str, Any]:
     from expvid.construction.speech.sources import plan_transcripts
 
     out = config.out.expanduser()
-    _check_out(out)
+    check_out_dir(out)
     sources = discover_sources(config.sources)
     retries = RetryBook(out / STATE_DIR, retry_failed=config.retry_failed, read_only=True)
     retries.plan_redo(list(config.redo))
@@ -159,7 +148,7 @@ async def build_candidates(
     say = log or (lambda _message: None)
     started = time.monotonic()
     out = config.out.expanduser()
-    _check_out(out)
+    check_out_dir(out)
     sources = discover_sources(config.sources)
     out.mkdir(parents=True, exist_ok=True)
     state = BuildState(out)
@@ -172,15 +161,7 @@ async def build_candidates(
     backends = _backends(config, state)
 
     def client(backend: ModelBackend, role: str) -> LLMClient:
-        return LLMClient(
-            backend,
-            role=role,
-            ledger=ledger,
-            max_attempts=config.max_attempts,
-            temperature=config.temperature,
-            max_tokens=config.max_tokens,
-            retries=retries,
-        )
+        return LLMClient.for_build(backend, role, config, ledger, retries)
 
     llm = client(backends["llm"], "llm")
     vlm = client(backends["vlm"], "vlm") if "vlm" in backends else None

@@ -17,8 +17,21 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from expvid.construction.drafts import StageOutput
+from expvid.schema import DataError
 
 STATE_DIR = ".build"
+
+
+def check_out_dir(out: Path) -> None:
+    """Refuse an output folder that is a file, or a non-empty folder no build made: never write over
+    someone's files (a folder with `.build/` is a build's own, to resume)."""
+    if out.exists() and not out.is_dir():
+        raise DataError(f"{out}: exists and is not a directory")
+    if out.is_dir() and any(out.iterdir()) and not (out / STATE_DIR).is_dir():
+        raise DataError(
+            f"refusing to write into {out}: it is not empty and was not made by expvid build "
+            f"(no {STATE_DIR}/ folder); choose a new or empty directory"
+        )
 
 
 def write_atomic(path: Path, text: str) -> None:

@@ -28,7 +28,7 @@ import json
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -58,6 +58,8 @@ from expvid.fakes.models.rules import (
 )
 from expvid.fakes.models.usage import provider_prompt_tokens
 from expvid.fakes.serving import FakeServer, ServerThread
+
+T = TypeVar("T")
 
 __all__ = [
     "AnthropicRules",
@@ -144,27 +146,28 @@ class LoopbackServer(FakeServer):
         if responder is not None:
             self.responder = responder
 
+    def _copy(self, records: list[T]) -> list[T]:
+        """A copy of one of the recorded lists, taken under the lock (handlers append from other threads)."""
+        with self._lock:
+            return list(records)
+
     @property
     def requests(self) -> list[RecordedRequest]:
-        with self._lock:
-            return list(self._requests)
+        return self._copy(self._requests)
 
     @property
     def rejections(self) -> list[str]:
         """Why requests were refused with 400/401 (bad shape, bad image, wrong key)."""
-        with self._lock:
-            return list(self._rejections)
+        return self._copy(self._rejections)
 
     @property
     def refused(self) -> list[RecordedRequest]:
         """Well-formed requests that a provider rule answered with an error (in arrival order)."""
-        with self._lock:
-            return list(self._refused)
+        return self._copy(self._refused)
 
     @property
     def responder_errors(self) -> list[str]:
-        with self._lock:
-            return list(self._responder_errors)
+        return self._copy(self._responder_errors)
 
     @property
     def in_flight(self) -> int:

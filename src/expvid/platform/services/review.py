@@ -33,11 +33,11 @@ from expvid.platform.services.level2 import (
 )
 from expvid.platform.services.recipe_hooks import judged_levels
 from expvid.platform.services.settlement import (
-    OPEN_STATES,
     apply_step_change,
     finalize,
     item_content,
     mark_conflict,
+    require_open,
     segment_steps,
     set_content,
 )
@@ -211,14 +211,7 @@ def submit_decision(
         )
     if problems:
         raise InvalidInput(problems)
-    if item.state not in OPEN_STATES:
-        raise Conflict(f"this item is closed for review (it is {item.state})", current_version=item.version)
-    if item.version != data.item_version:
-        raise Conflict(
-            f"the item changed since you opened it (you saw version {data.item_version}, it is now "
-            f"version {item.version}); reload to review the current version",
-            current_version=item.version,
-        )
+    require_open(item, data.item_version)
     decision = db.scalar(select(Decision).where(Decision.item_id == item.id, Decision.user_id == actor.id))
     current_decision_version = decision.version if decision else 0
     if current_decision_version != data.decision_version:

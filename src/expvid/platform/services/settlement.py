@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session
 from expvid.platform.db.models import Assignment, Decision, Experiment, Item, Segment, utc_now
 from expvid.platform.services import audit
 from expvid.platform.services.content import Content
-from expvid.platform.services.errors import Actor
+from expvid.platform.services.errors import Actor, Conflict
 from expvid.platform.services.level2 import (
     RebuildError,
     Step,
@@ -28,6 +28,19 @@ from expvid.platform.services.level2 import (
 
 FINAL_STATES = ("verified", "rejected")
 OPEN_STATES = ("pending", "in_review")
+
+
+def require_open(item: Item, seen_version: int) -> None:
+    """Refuse a decision on a closed item, or on one that changed since the reviewer opened it
+    (version `seen_version`): the optimistic lock every review form is checked against."""
+    if item.state not in OPEN_STATES:
+        raise Conflict(f"this item is closed for review (it is {item.state})", current_version=item.version)
+    if item.version != seen_version:
+        raise Conflict(
+            f"the item changed since you opened it (you saw version {seen_version}, it is now "
+            f"version {item.version}); reload to review the current version",
+            current_version=item.version,
+        )
 
 
 def item_content(item: Item) -> Content:

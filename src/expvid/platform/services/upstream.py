@@ -488,22 +488,26 @@ class _Sync:
             self.remove(row, why)
 
 
+def open_import_batch(
+    db: Session, report: ImportReport, *, root: str, namespace: str, actor: Actor
+) -> ImportBatch:
+    """The row of this import (flushed, so its id can name the batch in flags and in `report`)."""
+    batch = ImportBatch(
+        root=root, namespace=namespace, imported_by=actor.name, imported_at=utc_now(), summary={}
+    )
+    db.add(batch)
+    db.flush()
+    report.batch_id = batch.id
+    return batch
+
+
 def apply_directory(
     db: Session, parsed: ParsedDirectory, report: ImportReport, *, actor: Actor, assign: bool,
     annotators: int | None = None,
 ) -> None:  # fmt: skip
     """Apply `parsed` in the caller's write transaction, filling `report`. New items need
     `annotators` judgements (default: the campaign's setting, `services/campaign_settings.py`)."""
-    batch = ImportBatch(
-        root=str(parsed.root),
-        namespace=parsed.namespace,
-        imported_by=actor.name,
-        imported_at=utc_now(),
-        summary={},
-    )
-    db.add(batch)
-    db.flush()
-    report.batch_id = batch.id
+    batch = open_import_batch(db, report, root=str(parsed.root), namespace=parsed.namespace, actor=actor)
     needed = check_annotators(annotators) if annotators is not None else annotators_per_item(db)
     _Sync(db, parsed, report, batch, actor, needed).run()
     if assign:

@@ -18,6 +18,7 @@ import typer
 
 from expvid.commands.endpoints import endpoint_options_of
 from expvid.commands.errors import friendly_errors, require_spec_urls
+from expvid.construction.recipes.built import built_release
 from expvid.recipes.api import BuiltRelease
 from expvid.run.terminal import message_console
 
@@ -133,15 +134,4 @@ def run_promqa(params: dict[str, Any]) -> BuiltRelease | None:
         f"{calls['failures']} failed; est. cost {spent}; see {config.out / 'build_report.md'}",
         markup=False,
     )
-    if report["failed_units"]:
-        console.print(
-            f"{len(report['failed_units'])} unit(s) failed; everything else is written. Run the same command "
-            "again to retry exactly those.",
-            highlight=False,
-        )
-    return BuiltRelease(
-        out=config.out.expanduser(),
-        suite=RELEASE_SUITE,
-        failed_units=len(report["failed_units"]),
-        released=int(report["total_items"]),
-    )
+    return built_release(console, config.out, RELEASE_SUITE, report)

@@ -36,7 +36,7 @@ from expvid.construction.recipes.promqa.inputs import load_corpus, recording_vid
 from expvid.construction.recipes.promqa.report import markdown_report
 from expvid.construction.recipes.promqa.sampling import sample_examples
 from expvid.construction.retries import RetryBook
-from expvid.construction.state import STATE_DIR, BuildState, write_atomic
+from expvid.construction.state import BuildState, check_out_dir, write_atomic
 from expvid.media.cache import FrameCache
 from expvid.media.clip_pass import ClipJob, cut_clips
 from expvid.media.errors import MediaError
@@ -45,16 +45,6 @@ from expvid.models.spec import model_id
 from expvid.schema import DataError
 
 Log = Callable[[str], None]
-
-
-def _check_out(out: Path) -> None:
-    if out.exists() and not out.is_dir():
-        raise DataError(f"{out}: exists and is not a directory")
-    if out.is_dir() and any(out.iterdir()) and not (out / STATE_DIR).is_dir():
-        raise DataError(
-            f"refusing to write into {out}: it is not empty and was not made by expvid build "
-            f"(no {STATE_DIR}/ folder); choose a new or empty directory"
-        )
 
 
 def _examples(
@@ -100,7 +90,7 @@ async def build_promqa(
     say = log or (lambda _message: None)
     started = time.monotonic()
     out = config.out.expanduser()
-    _check_out(out)
+    check_out_dir(out)
     corpus = await asyncio.to_thread(load_corpus, config)
     if not corpus.recordings:
         raise DataError(corpus.problems or f"{config.sources}: no recording could be read")
@@ -123,15 +113,7 @@ async def build_promqa(
             role = "llm" if index == 0 else f"llm{index + 1}"
             backends[role] = create_backend(spec, **options)
         clients = {
-            role: LLMClient(
-                backend,
-                role=role,
-                ledger=ledger,
-                max_attempts=config.max_attempts,
-                temperature=config.temperature,
-                max_tokens=config.max_tokens,
-                retries=retries,
-            )
+            role: LLMClient.for_build(backend, role, config, ledger, retries)
             for role, backend in backends.items()
         }
         names = {role: model_id(client.model) for role, client in clients.items()}

@@ -25,6 +25,7 @@ from pydantic import ValidationError
 
 from expvid.commands.endpoints import endpoint_options_of
 from expvid.commands.errors import friendly_errors, require_spec_urls
+from expvid.construction.recipes.built import built_release
 from expvid.construction.recipes.speech_options import STT_KEYS, recipe_options, stt_settings
 from expvid.recipes.api import BuiltRelease
 from expvid.run.terminal import message_console
@@ -168,17 +169,6 @@ def run_scivideobench(values: dict[str, Any]) -> BuiltRelease | None:
     )
     for video_id, reasons in report["experiments"]["rejected"].items():
         console.print(f"rejected {video_id}: {'; '.join(reasons)}", markup=False)
-    if report["failed_units"]:
-        for unit in report["failed_units"][:20]:
-            console.print(f"failed: {unit['video_id']} {unit['stage']}: {unit['message']}", markup=False)
-        console.print(
-            f"{len(report['failed_units'])} unit(s) failed; everything else is written. Run the same command "
-            "again to retry exactly those.",
-            markup=False,
-        )
-    return BuiltRelease(
-        out=config.out.expanduser(),
-        suite=RELEASE_SUITE,
-        failed_units=len(report["failed_units"]),
-        released=int(report["total_items"]),
-    )
+    for unit in report["failed_units"][:20]:
+        console.print(f"failed: {unit['video_id']} {unit['stage']}: {unit['message']}", markup=False)
+    return built_release(console, config.out, RELEASE_SUITE, report)

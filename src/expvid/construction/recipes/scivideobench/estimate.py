@@ -256,16 +256,7 @@ class Replay:
         self.backends = {}
 
     def _client(self, backend: CacheOnly, role: str) -> LLMClient:
-        config = self.config
-        return LLMClient(
-            backend,
-            role=role,
-            ledger=self.ledger,
-            max_attempts=config.max_attempts,
-            temperature=config.temperature,
-            max_tokens=config.max_tokens,
-            retries=self.retries,
-        )
+        return LLMClient.for_build(backend, role, self.config, self.ledger, self.retries)
 
     async def run(self, experiment: Experiment, bound: UpperBound, rows: Rows) -> None:
         """Count one experiment's requests: cached, to send (real sizes), and upper bounds after a miss."""

@@ -22,7 +22,6 @@ from expvid.construction.accounting import Ledger
 from expvid.construction.audits import AuditResult
 from expvid.construction.drafts import Problem
 from expvid.construction.llm import LLMClient
-from expvid.construction.pipeline import _check_out
 from expvid.construction.prompts import PromptError
 from expvid.construction.recipes.scivideobench import prompts as recipe_prompts
 from expvid.construction.recipes.scivideobench.audits import blind_audit, text_audits
@@ -40,7 +39,7 @@ from expvid.construction.retries import CURRENT_EXPERIMENT, RetryBook
 from expvid.construction.sources import discover_sources
 from expvid.construction.speech.sources import fill_transcripts, open_stage
 from expvid.construction.speech.stage import SpeechStage
-from expvid.construction.state import STATE_DIR, BuildState, write_atomic
+from expvid.construction.state import STATE_DIR, BuildState, check_out_dir, write_atomic
 from expvid.models import ModelBackend, create_backend
 from expvid.schema import DataError
 from expvid.suites.scivideobench.loader import record_to_item
@@ -96,7 +95,7 @@ async def build_scivideobench(config: SvbBuildConfig, *, log: Log | None = None)
     say = log or (lambda _m: None)
     started = time.monotonic()
     out = config.out.expanduser()
-    _check_out(out)
+    check_out_dir(out)
     exemplars, disciplines = _check_inputs(config)
     discover_sources(config.sources)  # a missing folder stops here, before any model is created
     out.mkdir(parents=True, exist_ok=True)
@@ -116,15 +115,7 @@ async def build_scivideobench(config: SvbBuildConfig, *, log: Log | None = None)
         backends["blind"] = create_backend(config.blind_llm, **options)
 
     def client(backend: ModelBackend, role: str) -> LLMClient:
-        return LLMClient(
-            backend,
-            role=role,
-            ledger=ledger,
-            max_attempts=config.max_attempts,
-            temperature=config.temperature,
-            max_tokens=config.max_tokens,
-            retries=retries,
-        )
+        return LLMClient.for_build(backend, role, config, ledger, retries)
 
     llm = client(backends["llm"], "llm")
     blind = client(backends.get("blind", backends["llm"]), "blind") if config.blind_samples else None
@@ -264,7 +255,7 @@ def _per_item(accounting: dict[str, Any], total: float | None, items: int) -> di
 
 async def estimate_scivideobench(config: SvbBuildConfig) -> dict[str, Any]:
     """`--dry-run`: no model asked, nothing written (see `estimate.py`)."""
-    _check_out(config.out.expanduser())
+    check_out_dir(config.out.expanduser())
     recipe_prompts.check_override_dir(config.prompts)
     return await estimate(
         config,

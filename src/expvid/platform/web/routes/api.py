@@ -26,14 +26,21 @@ from expvid.platform.web.api_models import MAX_INT, PreviewBody, ResolutionBody,
 from expvid.platform.web.audit_views import audit_findings
 from expvid.platform.web.deps import ViewerDep, WriterDep, database_of, settings_of
 from expvid.platform.web.forms import decision_from_json
+from expvid.platform.web.item_filters import (
+    DisciplineFilter,
+    FlagFilter,
+    PageOffset,
+    ReviewerFilter,
+    SearchText,
+    StateFilter,
+    TaskFilter,
+)
 from expvid.platform.web.routes.home import annotator_queue
 from expvid.platform.web.views import visible_history
 
 router = APIRouter(prefix="/api")
 
 ItemId = Annotated[int, Path(ge=1, le=MAX_INT)]
-#: Deepest page offset accepted (PostgreSQL refuses OFFSET beyond a bigint; nobody pages that far).
-MAX_OFFSET = 10_000_000
 
 
 async def _json(request: Request) -> dict[str, Any]:
@@ -81,13 +88,13 @@ def me(current: ViewerDep) -> dict[str, Any]:
 def my_items(
     request: Request,
     current: ViewerDep,
-    q: Annotated[str | None, Query(max_length=200)] = None,
-    task: Annotated[str | None, Query(max_length=48)] = None,
-    discipline: Annotated[str | None, Query(max_length=128)] = None,
-    state: Annotated[str | None, Query(max_length=16)] = None,
-    flag: Annotated[str | None, Query(max_length=64)] = None,
-    reviewer: Annotated[str | None, Query(max_length=64)] = None,
-    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
+    q: SearchText = None,
+    task: TaskFilter = None,
+    discipline: DisciplineFilter = None,
+    state: StateFilter = None,
+    flag: FlagFilter = None,
+    reviewer: ReviewerFilter = None,
+    offset: PageOffset = 0,
     limit: Annotated[int, Query(ge=1, le=1000)] = 1000,
 ) -> dict[str, Any]:
     """An annotator's queue; for admins and adjudicators, items with the items page's filters."""

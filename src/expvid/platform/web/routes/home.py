@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -16,12 +15,19 @@ from expvid.platform.services.reports import STATES
 from expvid.platform.services.search import ItemFilters, flag_kinds, reviewers_on_items, search_items
 from expvid.platform.services.tasks import TASKS
 from expvid.platform.web.deps import Viewer, ViewerDep, database_of
+from expvid.platform.web.item_filters import (
+    DisciplineFilter,
+    FlagFilter,
+    PageOffset,
+    ReviewerFilter,
+    SearchText,
+    StateFilter,
+    TaskFilter,
+)
 from expvid.platform.web.render import page
 
 router = APIRouter()
 PAGE_SIZE = 100
-#: Deepest page offset accepted (PostgreSQL refuses OFFSET beyond a bigint; nobody pages that far).
-MAX_OFFSET = 10_000_000
 
 
 @dataclass(frozen=True)
@@ -83,13 +89,13 @@ def home(request: Request, current: ViewerDep) -> Response:
 def items_page(
     request: Request,
     current: ViewerDep,
-    q: Annotated[str | None, Query(max_length=200)] = None,
-    task: Annotated[str | None, Query(max_length=48)] = None,
-    discipline: Annotated[str | None, Query(max_length=128)] = None,
-    state: Annotated[str | None, Query(max_length=16)] = None,
-    flag: Annotated[str | None, Query(max_length=64)] = None,
-    reviewer: Annotated[str | None, Query(max_length=64)] = None,
-    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
+    q: SearchText = None,
+    task: TaskFilter = None,
+    discipline: DisciplineFilter = None,
+    state: StateFilter = None,
+    flag: FlagFilter = None,
+    reviewer: ReviewerFilter = None,
+    offset: PageOffset = 0,
 ) -> Response:
     """Admin browser over all items: text search and filters by task, discipline, state, flag, reviewer."""
     current.require("admin")

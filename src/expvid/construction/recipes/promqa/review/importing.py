@@ -24,7 +24,7 @@ from expvid.construction.recipes.promqa import candidates as files
 from expvid.construction.recipes.promqa.examples import QUESTION_TYPES
 from expvid.construction.recipes.promqa.review.judgements import PROCEDURAL_LEVEL, generated_pair
 from expvid.platform.db.engine import Database
-from expvid.platform.db.models import ImportBatch, Item, utc_now
+from expvid.platform.db.models import Item, utc_now
 from expvid.platform.services import audit
 from expvid.platform.services.assignment import assign_pending
 from expvid.platform.services.errors import SYSTEM, Actor
@@ -32,6 +32,7 @@ from expvid.platform.services.identity import directory_namespace
 from expvid.platform.services.import_report import ImportReport, ItemOutcome
 from expvid.platform.services.import_types import ImportRefused, ParsedItem
 from expvid.platform.services.text_checks import NUL_REASON, nul_fields
+from expvid.platform.services.upstream import open_import_batch
 from expvid.schema import RecordProblem
 from expvid.suites.release_io import json_records, read_release_bytes
 
@@ -141,16 +142,7 @@ def import_procedural(
     if report.problems and not skip_bad:
         raise ImportRefused(report)
     with database.write() as db:
-        batch = ImportBatch(
-            root=str(root),
-            namespace=report.namespace,
-            imported_by=actor.name,
-            imported_at=utc_now(),
-            summary={},
-        )
-        db.add(batch)
-        db.flush()
-        report.batch_id = batch.id
+        batch = open_import_batch(db, report, root=str(root), namespace=report.namespace, actor=actor)
         existing = {row.key: row for row in db.scalars(select(Item).where(Item.level == PROCEDURAL_LEVEL))}
         added: list[tuple[ParsedItem, Item]] = []
         for parsed in items:

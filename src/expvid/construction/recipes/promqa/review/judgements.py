@@ -41,7 +41,7 @@ from expvid.platform.db.models import Adjudication, Assignment, AuditEvent, Deci
 from expvid.platform.services import audit, limits
 from expvid.platform.services.access import assignment_for, can_adjudicate
 from expvid.platform.services.errors import SYSTEM, Actor, Conflict, Forbidden, InvalidInput, NotFound
-from expvid.platform.services.settlement import OPEN_STATES, bump, finalize, mark_conflict
+from expvid.platform.services.settlement import bump, finalize, mark_conflict, require_open
 
 #: `Item.level` of procedural (ProMQA-style) items: they belong to no ExpVid level.
 PROCEDURAL_LEVEL = 0
@@ -128,14 +128,7 @@ def submit_judgement(
     assignment = assignment_for(db, actor, item.id)
     if assignment is None:
         raise NotFound(f"item {item_id} not found")
-    if item.state not in OPEN_STATES:
-        raise Conflict(f"this item is closed for review (it is {item.state})", current_version=item.version)
-    if item.version != data.item_version:
-        raise Conflict(
-            f"the item changed since you opened it (you saw version {data.item_version}, it is now "
-            f"version {item.version}); reload to review the current version",
-            current_version=item.version,
-        )
+    require_open(item, data.item_version)
     judgement = _judgement(item, data)
     decision = db.scalar(select(Decision).where(Decision.item_id == item.id, Decision.user_id == actor.id))
     if (decision.version if decision else 0) != data.decision_version:
