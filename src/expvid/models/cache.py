@@ -118,14 +118,21 @@ class ResponseCache:
         self.directory.mkdir(parents=True, exist_ok=True)
         self.path = self.directory / CACHE_FILE_NAME
         self._local = threading.local()
-        self._connections: list[sqlite3.Connection] = []
+        #: Every thread's connection with the lock held while it is in use: `close` (on the event
+        #: loop's thread) takes each lock before closing, so a lookup still running in a worker
+        #: thread after a run stopped finishes first (closing a connection in use crashes SQLite).
+        #: A later use opens a new connection, as before the close.
+        self._connections: list[tuple[sqlite3.Connection, threading.Lock]] = []
         self._lock = threading.Lock()
         self._connection()  # create the schema now, so a bad path fails at construction
 
     def _connection(self) -> sqlite3.Connection:
         """One connection per thread (sqlite connections must not be shared across threads)."""
-        connection: sqlite3.Connection | None = getattr(self._local, "connection", None)
-        if connection is None:
+        return self._entry()[0]
+
+    def _entry(self) -> tuple[sqlite3.Connection, threading.Lock]:
+        entry: tuple[sqlite3.Connection, threading.Lock] | None = getattr(self._local, "entry", None)
+        if entry is None:
             connection = sqlite3.connect(
                 self.path, timeout=60.0, isolation_level=None, check_same_thread=False
             )
@@ -138,13 +145,16 @@ class ResponseCache:
                 " response TEXT NOT NULL,"
                 " created_at REAL NOT NULL)"
             )
-            self._local.connection = connection
+            entry = (connection, threading.Lock())
+            self._local.entry = entry
             with self._lock:
-                self._connections.append(connection)
-        return connection
+                self._connections.append(entry)
+        return entry
 
     def get(self, key: str) -> GenerateResponse | None:
-        row = self._connection().execute("SELECT response FROM responses WHERE key = ?", (key,)).fetchone()
+        connection, in_use = self._entry()
+        with in_use:
+            row = connection.execute("SELECT response FROM responses WHERE key = ?", (key,)).fetchone()
         if row is None:
             return None
         response = GenerateResponse.model_validate_json(row[0])
@@ -152,13 +162,17 @@ class ResponseCache:
 
     def put(self, key: str, response: GenerateResponse) -> None:
         stored = response.model_copy(update={"cached": False, "request_hash": key})
-        self._connection().execute(
-            "INSERT OR REPLACE INTO responses (key, response, created_at) VALUES (?, ?, ?)",
-            (key, stored.model_dump_json(), time.time()),
-        )
+        connection, in_use = self._entry()
+        with in_use:
+            connection.execute(
+                "INSERT OR REPLACE INTO responses (key, response, created_at) VALUES (?, ?, ?)",
+                (key, stored.model_dump_json(), time.time()),
+            )
 
     def __len__(self) -> int:
-        row = self._connection().execute("SELECT COUNT(*) FROM responses").fetchone()
+        connection, in_use = self._entry()
+        with in_use:
+            row = connection.execute("SELECT COUNT(*) FROM responses").fetchone()
         return int(row[0])
 
     async def aget(self, key: str) -> GenerateResponse | None:
@@ -170,8 +184,9 @@ class ResponseCache:
     def close(self) -> None:
         with self._lock:
             connections, self._connections = self._connections, []
-        for connection in connections:
-            connection.close()
+        for connection, in_use in connections:
+            with in_use:  # a lookup still running in another thread finishes first
+                connection.close()
         self._local = threading.local()
 
 
