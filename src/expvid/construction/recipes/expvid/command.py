@@ -74,7 +74,7 @@ def build_expvid(
     from expvid.construction.recipes.speech_options import STT_KEYS, recipe_options, stt_settings
     from expvid.construction.retries import redo_problem
 
-    # The expvid recipe's own settings are flags; -R carries only speech-to-text (shared with scivideobench).
+    # The expvid recipe's own settings are flags; -R carries only speech-to-text (the speech options every recipe shares).
     stt = stt_settings(recipe_options(recipe_option or [], STT_KEYS))
     prices = {}
     for text in price or []:
