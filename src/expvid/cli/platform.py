@@ -7,6 +7,8 @@ Every command migrates the database to the newest schema first (creating the SQL
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
+from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -19,8 +21,10 @@ from expvid.platform.config import DATABASE_ENV, default_database_url
 from expvid.run.terminal import message_console, print_table
 
 if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
     from typer._click import Context
 
+    from expvid.platform.db.engine import Database
     from expvid.platform.security.hashing import HashPool
     from expvid.platform.services.audit_queue import AuditApplication
     from expvid.platform.services.import_report import ImportReport
@@ -85,6 +89,34 @@ DbOption = Annotated[
 def _fail(message: str) -> typer.Exit:
     console.print(f"[red]error:[/red] {escape(message)}")
     return typer.Exit(code=1)
+
+
+def _refused(error: Exception) -> typer.Exit:
+    """`_fail` with what a service refused: every problem of an `InvalidInput`, else the error's text."""
+    from expvid.platform.services.errors import InvalidInput
+
+    return _fail("; ".join(error.problems) if isinstance(error, InvalidInput) else str(error))
+
+
+@contextmanager
+def _opened(db: str) -> Iterator[Database]:
+    """The database at `db`, brought to the newest schema; its connections closed when the command is done."""
+    from expvid.platform import open_database
+
+    database = open_database(db)
+    try:
+        yield database
+    finally:
+        database.dispose()
+
+
+@contextmanager
+def _session(db: str, *, write: bool = False) -> Iterator[Session]:
+    """One read session (or write transaction) on the database at `db`, for a command that needs no other."""
+    with _opened(db) as database:
+        session_scope = database.write() if write else database.read()
+        with session_scope as session:
+            yield session
 
 
 @platform_app.command("migrate")
@@ -235,19 +267,15 @@ def import_dir(
 
     from sqlalchemy.exc import SQLAlchemyError
 
-    from expvid.platform import open_database
     from expvid.platform.services.import_report import ImportReport
     from expvid.platform.services.importer import ImportRefused, import_candidates
     from expvid.schema import DataError
 
     try:
-        database = open_database(db)
-        try:
+        with _opened(db) as database:
             report = import_candidates(
                 database, directory, skip_bad=skip_bad, assign=assign, annotators=annotators
             )
-        finally:
-            database.dispose()
     except ImportRefused as error:
         report = error.report
     except (DataError, SQLAlchemyError, OSError) as error:  # the database, or the folder, unusable
@@ -281,17 +309,14 @@ def import_dir(
 def _apply_audit(db: str, file: Path, *, root: Path | None) -> AuditApplication | str:
     """Apply a validity audit (`services/audit_queue.py`); the error, one line naming the file, when
     it is not an audit."""
-    from expvid.platform import open_database
     from expvid.platform.services.audit_queue import apply_audit
     from expvid.schema import DataError
 
-    database = open_database(db)
     try:
-        return apply_audit(database, file, root=root)
+        with _opened(db) as database:
+            return apply_audit(database, file, root=root)
     except DataError as error:
         return str(error).splitlines()[0]
-    finally:
-        database.dispose()
 
 
 def _print_audit(applied: AuditApplication) -> None:
@@ -447,20 +472,17 @@ def export_dir(
             "a Hub repository is published: --format hf always writes the public export",
             param_hint="--no-public",
         )
-    from expvid.platform import open_database
     from expvid.platform.services.exporter import ExportError, export_verified
     from expvid.schema import DataError
 
-    database = open_database(db)
     try:
-        report = export_verified(
-            database, directory, public=public, internal=internal, with_reviewers=with_reviewers,
-            kind="hf" if export_format == "hf" else "public",
-        )  # fmt: skip
+        with _opened(db) as database:
+            report = export_verified(
+                database, directory, public=public, internal=internal, with_reviewers=with_reviewers,
+                kind="hf" if export_format == "hf" else "public",
+            )  # fmt: skip
     except ExportError as error:
         raise _fail(str(error)) from None
-    finally:
-        database.dispose()
     console.print(
         f"release {report.release}: exported {report.total} verified item(s) and {report.videos} video file(s) "
         f"to {report.out}",
@@ -496,7 +518,6 @@ def _export_recipe_format(
     answer_types: Path | None,
 ) -> None:
     """`--format FORMAT` of a recipe that exports its judged items itself (`ReviewHooks.export`)."""
-    from expvid.platform import open_database
     from expvid.platform.services.exporter import ExportError
     from expvid.platform.services.recipe_hooks import export_formats, exporter_for
 
@@ -504,15 +525,17 @@ def _export_recipe_format(
     if hooks is None:
         choices = ", ".join(["expvid", "hf", *export_formats()])
         raise typer.BadParameter(f"expected {choices}", param_hint="--format")
-    database = open_database(db)
     try:
-        lines = hooks.export(
-            database, directory, internal=internal, with_reviewers=with_reviewers, answer_types=answer_types
-        )
+        with _opened(db) as database:
+            lines = hooks.export(
+                database,
+                directory,
+                internal=internal,
+                with_reviewers=with_reviewers,
+                answer_types=answer_types,
+            )
     except (ExportError, ValueError) as error:
         raise _fail(str(error)) from None
-    finally:
-        database.dispose()
     for line in lines:
         console.print(line, markup=False, soft_wrap=True)
 
@@ -604,15 +627,10 @@ def restore_db(
 @platform_app.command("assign")
 def assign(db: DbOption) -> None:
     """Assign pending items to their annotators (two each by default; by discipline and load)."""
-    from expvid.platform import open_database
     from expvid.platform.services.assignment import assign_pending
 
-    database = open_database(db)
-    try:
-        with database.write() as session:
-            report = assign_pending(session)
-    finally:
-        database.dispose()
+    with _session(db, write=True) as session:
+        report = assign_pending(session)
     console.print(
         f"{report.assignments_created} assignment(s) made, {report.items_fully_assigned} item(s) complete"
     )
@@ -623,25 +641,20 @@ def assign(db: DbOption) -> None:
 @platform_app.command("status")
 def status(db: DbOption) -> None:
     """Progress and agreement, as on the dashboard; each figure says which items it covers."""
-    from expvid.platform import open_database
     from expvid.platform.services.audit_queue import queue_counts
     from expvid.platform.services.campaign_settings import annotators_per_item
     from expvid.platform.services.releases import list_releases, release_item_ids
     from expvid.platform.services.reports import STATES, agreement_report, progress
 
-    database = open_database(db)
-    try:
-        with database.read() as session:
-            report, agreement = progress(session), agreement_report(session)
-            releases = list_releases(session)
-            latest = releases[-1] if releases else None
-            released = agreement_report(
-                session, item_ids=release_item_ids(session, latest), scope="items of the latest release"
-            ) if latest else None  # fmt: skip
-            per_item = annotators_per_item(session)
-            queue = queue_counts(session)
-    finally:
-        database.dispose()
+    with _session(db) as session:
+        report, agreement = progress(session), agreement_report(session)
+        releases = list_releases(session)
+        latest = releases[-1] if releases else None
+        released = agreement_report(
+            session, item_ids=release_item_ids(session, latest), scope="items of the latest release"
+        ) if latest else None  # fmt: skip
+        per_item = annotators_per_item(session)
+        queue = queue_counts(session)
     total = sum(report.totals.values())
     console.print(
         f"Items: all {total} on the platform, by state (removed = removed upstream, kept):", highlight=False
@@ -706,44 +719,34 @@ def settings_cmd(
     ] = None,
 ) -> None:
     """Show or change the campaign's settings (kept in the database)."""
-    from expvid.platform import open_database
     from expvid.platform.services import campaign_settings
     from expvid.platform.services.errors import SYSTEM
 
-    database = open_database(db)
-    try:
-        if annotators_per_item is not None:
-            with database.write() as session:
-                before = campaign_settings.set_annotators_per_item(session, SYSTEM, annotators_per_item)
-            console.print(
-                f"annotators per item: {before} -> {annotators_per_item} (for items imported or written from now "
-                "on; items already on the platform keep what they need)",
-                highlight=False,
-            )
-            return
-        with database.read() as session:
-            value = campaign_settings.annotators_per_item(session)
-    finally:
-        database.dispose()
+    if annotators_per_item is not None:
+        with _session(db, write=True) as session:
+            before = campaign_settings.set_annotators_per_item(session, SYSTEM, annotators_per_item)
+        console.print(
+            f"annotators per item: {before} -> {annotators_per_item} (for items imported or written from now "
+            "on; items already on the platform keep what they need)",
+            highlight=False,
+        )
+        return
+    with _session(db) as session:
+        value = campaign_settings.annotators_per_item(session)
     console.print(f"annotators per item: {value}", highlight=False)
 
 
 @platform_app.command("releases")
 def releases_cmd(db: DbOption) -> None:
     """List the releases (every export is one, numbered and immutable)."""
-    from expvid.platform import open_database
     from expvid.platform.services.releases import list_releases
 
-    database = open_database(db)
-    try:
-        with database.read() as session:
-            rows = [
-                (str(r.number), f"{r.created_at:%Y-%m-%d %H:%M}", r.kind, str(r.item_count), r.created_by,
-                 r.manifest_sha256[:16])
-                for r in list_releases(session)
-            ]  # fmt: skip
-    finally:
-        database.dispose()
+    with _session(db) as session:
+        rows = [
+            (str(r.number), f"{r.created_at:%Y-%m-%d %H:%M}", r.kind, str(r.item_count), r.created_by,
+             r.manifest_sha256[:16])
+            for r in list_releases(session)
+        ]  # fmt: skip
     if not rows:
         console.print("no release yet (`expvid platform export DIR` makes release 1)")
         return
@@ -762,22 +765,17 @@ def diff_cmd(
     """What changed from one release to another: items added, removed and changed, and changed answers."""
     import json
 
-    from expvid.platform import open_database
     from expvid.platform.services.errors import NotFound
     from expvid.platform.services.releases import diff, load_manifest
 
-    database = open_database(db) if old.isdigit() or new.isdigit() else None
     try:
-        if database is not None:
-            with database.read() as session:
+        if old.isdigit() or new.isdigit():
+            with _session(db) as session:
                 manifests = load_manifest(session, old), load_manifest(session, new)
         else:
             manifests = load_manifest(None, old), load_manifest(None, new)
     except NotFound as error:
         raise _fail(str(error)) from None
-    finally:
-        if database is not None:
-            database.dispose()
     result = diff(*manifests)
     if as_json:
         print(json.dumps(result.as_dict(), ensure_ascii=False))
@@ -840,29 +838,24 @@ def user_add(
     ] = False,
 ) -> None:
     """Create an account (the password is prompted for, or read from stdin)."""
-    from expvid.platform import open_database
     from expvid.platform.services.errors import SYSTEM, InvalidInput
     from expvid.platform.services.users import create_account
 
     password = _read_password(password_stdin, f"expvid platform user add {name}")
-    database = open_database(db)
-    pool = _hash_pool(db)
     try:
-        user = create_account(
-            database,
-            pool,
-            username=name,
-            password=password,
-            role=role,
-            disciplines=discipline or [],
-            actor=SYSTEM,
-        )
+        with _opened(db) as database, closing(_hash_pool(db)) as pool:
+            user = create_account(
+                database,
+                pool,
+                username=name,
+                password=password,
+                role=role,
+                disciplines=discipline or [],
+                actor=SYSTEM,
+            )
         disciplines = ", ".join(user.disciplines) or "any discipline"
     except InvalidInput as error:
-        raise _fail("; ".join(error.problems)) from None
-    finally:
-        pool.close()
-        database.dispose()
+        raise _refused(error) from None
     console.print(f"created {role} {name} ({disciplines})")
 
 
@@ -879,22 +872,17 @@ def user_passwd(
 ) -> None:
     """Set a new password for an account (an admin's reset); its sessions end and its API tokens are
     revoked (a reset after a compromise closes every door), unless --keep-tokens."""
-    from expvid.platform import open_database
     from expvid.platform.services.errors import SYSTEM, InvalidInput, NotFound
     from expvid.platform.services.users import reset_password
 
     password = _read_password(password_stdin, f"expvid platform user passwd {name}")
-    database = open_database(db)
-    pool = _hash_pool(db)
     try:
-        revoked = reset_password(
-            database, pool, username=name, password=password, actor=SYSTEM, revoke_tokens=not keep_tokens
-        )
+        with _opened(db) as database, closing(_hash_pool(db)) as pool:
+            revoked = reset_password(
+                database, pool, username=name, password=password, actor=SYSTEM, revoke_tokens=not keep_tokens
+            )
     except (InvalidInput, NotFound) as error:
-        raise _fail("; ".join(error.problems) if isinstance(error, InvalidInput) else str(error)) from None
-    finally:
-        pool.close()
-        database.dispose()
+        raise _refused(error) from None
     tokens = (
         f" and {revoked} API token(s) revoked" if revoked else (" (API tokens kept)" if keep_tokens else "")
     )
@@ -923,22 +911,19 @@ def user_edit(
     any_discipline: Annotated[bool, typer.Option(help="Clear the discipline list (= any).")] = False,
 ) -> None:
     """Change an account's role or disciplines. An annotator given another role hands over their open items."""
-    from expvid.platform import open_database
     from expvid.platform.services.errors import SYSTEM, InvalidInput, NotFound
     from expvid.platform.services.users import update_user
 
     if role is None and discipline is None and not any_discipline:
         raise typer.BadParameter("give --role, --discipline or --any-discipline")
     disciplines = [] if any_discipline else discipline
-    database = open_database(db)
     try:
-        result = database.write_retry(
-            lambda s: update_user(s, SYSTEM, name, role=role, disciplines=disciplines)
-        )
+        with _opened(db) as database:
+            result = database.write_retry(
+                lambda s: update_user(s, SYSTEM, name, role=role, disciplines=disciplines)
+            )
     except (InvalidInput, NotFound) as error:
-        raise _fail("; ".join(error.problems) if isinstance(error, InvalidInput) else str(error)) from None
-    finally:
-        database.dispose()
+        raise _refused(error) from None
     console.print(f"updated {name}{_moved(result)}")
 
 
@@ -949,39 +934,31 @@ def user_reassign(
     reason: Annotated[str, typer.Option(help="Why (kept in the audit trail).")] = "reassigned by an admin",
 ) -> None:
     """Give an annotator's open items to other eligible annotators (what they decided stays theirs)."""
-    from expvid.platform import open_database
     from expvid.platform.services.errors import SYSTEM, NotFound
     from expvid.platform.services.users import reassign_open_items
 
-    database = open_database(db)
     try:
-        result = database.write_retry(lambda s: reassign_open_items(s, SYSTEM, name, reason=reason))
+        with _opened(db) as database:
+            result = database.write_retry(lambda s: reassign_open_items(s, SYSTEM, name, reason=reason))
     except NotFound as error:
         raise _fail(str(error)) from None
-    finally:
-        database.dispose()
     console.print(f"{name}{_moved(result) or ': no open items to reassign'}")
 
 
 @user_app.command("list")
 def user_list(db: DbOption) -> None:
     """List accounts."""
-    from expvid.platform import open_database
     from expvid.platform.services.users import list_users
 
-    database = open_database(db)
-    try:
-        with database.read() as session:
-            table = Table("user", "role", "disciplines", "active")
-            for user in list_users(session):
-                table.add_row(
-                    user.username,
-                    user.role,
-                    ", ".join(user.disciplines) or "any",
-                    "yes" if user.active else "no",
-                )
-    finally:
-        database.dispose()
+    with _session(db) as session:
+        table = Table("user", "role", "disciplines", "active")
+        for user in list_users(session):
+            table.add_row(
+                user.username,
+                user.role,
+                ", ".join(user.disciplines) or "any",
+                "yes" if user.active else "no",
+            )
     print_table(console, table)
 
 
@@ -998,17 +975,14 @@ def user_activate(name: Annotated[str, typer.Argument()], db: DbOption) -> None:
 
 
 def _set_active(name: str, db: str, *, active: bool) -> None:
-    from expvid.platform import open_database
     from expvid.platform.services.errors import SYSTEM, InvalidInput, NotFound
     from expvid.platform.services.users import set_active
 
-    database = open_database(db)
     try:
-        result = database.write_retry(lambda s: set_active(s, name, active, actor=SYSTEM))
+        with _opened(db) as database:
+            result = database.write_retry(lambda s: set_active(s, name, active, actor=SYSTEM))
     except (InvalidInput, NotFound) as error:
-        raise _fail("; ".join(error.problems) if isinstance(error, InvalidInput) else str(error)) from None
-    finally:
-        database.dispose()
+        raise _refused(error) from None
     console.print(f"{'activated' if active else 'deactivated'} {name}{_moved(result)}")
 
 
@@ -1029,14 +1003,12 @@ def token_create(
     """Create a token and print it (once: only its digest is stored)."""
     from sqlalchemy import select
 
-    from expvid.platform import open_database
     from expvid.platform.db.models import User
     from expvid.platform.security.api_tokens import create_token
     from expvid.platform.services.errors import SYSTEM, InvalidInput
 
-    database = open_database(db)
     try:
-        with database.write() as session:
+        with _session(db, write=True) as session:
             user = session.scalar(select(User).where(User.username == name))
             if user is None:
                 raise _fail(f"no user {name!r}")
@@ -1045,9 +1017,7 @@ def token_create(
             )
             token_id = row.id
     except InvalidInput as error:
-        raise _fail("; ".join(error.problems)) from None
-    finally:
-        database.dispose()
+        raise _refused(error) from None
     console.print(
         f"token {token_id} for {name} ({'read only' if read_only else 'read and write'}):", soft_wrap=True
     )
@@ -1061,29 +1031,24 @@ def token_list(
     """List tokens (never the tokens themselves)."""
     from sqlalchemy import select
 
-    from expvid.platform import open_database
     from expvid.platform.db.models import User
     from expvid.platform.security.api_tokens import list_tokens
 
-    database = open_database(db)
-    try:
-        with database.read() as session:
-            user_id = None
-            if name is not None:
-                user_id = session.scalar(select(User.id).where(User.username == name))
-                if user_id is None:
-                    raise _fail(f"no user {name!r}")
-            rows = [
-                (
-                    str(token.id), username, token.name, token.prefix + "…",
-                    "read" if token.read_only else "read/write",
-                    token.last_used_at.strftime("%Y-%m-%d %H:%M") if token.last_used_at else "never",
-                    "revoked" if token.revoked_at else "live",
-                )
-                for token, username in list_tokens(session, user_id)
-            ]  # fmt: skip
-    finally:
-        database.dispose()
+    with _session(db) as session:
+        user_id = None
+        if name is not None:
+            user_id = session.scalar(select(User.id).where(User.username == name))
+            if user_id is None:
+                raise _fail(f"no user {name!r}")
+        rows = [
+            (
+                str(token.id), username, token.name, token.prefix + "…",
+                "read" if token.read_only else "read/write",
+                token.last_used_at.strftime("%Y-%m-%d %H:%M") if token.last_used_at else "never",
+                "revoked" if token.revoked_at else "live",
+            )
+            for token, username in list_tokens(session, user_id)
+        ]  # fmt: skip
     headers = ("id", "user", "name", "starts with", "access", "last used", "state")
     if console.width >= 100:
         table = Table(*headers)
@@ -1100,16 +1065,12 @@ def token_revoke(
     token_id: Annotated[int, typer.Argument(help="Token id (see `token list`).")], db: DbOption
 ) -> None:
     """Revoke a token at once."""
-    from expvid.platform import open_database
     from expvid.platform.security.api_tokens import revoke_token
     from expvid.platform.services.errors import SYSTEM, NotFound
 
-    database = open_database(db)
     try:
-        with database.write() as session:
+        with _session(db, write=True) as session:
             revoke_token(session, SYSTEM, token_id)
     except NotFound as error:
         raise _fail(str(error)) from None
-    finally:
-        database.dispose()
     console.print(f"revoked token {token_id}")
