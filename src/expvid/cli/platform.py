@@ -86,6 +86,11 @@ DbOption = Annotated[
 ]
 
 
+def _plain(text: str) -> None:
+    """Print `text` as written (it names files and users: no markup), its lines whole on a narrow terminal."""
+    console.print(text, markup=False, soft_wrap=True)
+
+
 def _fail(message: str) -> typer.Exit:
     console.print(f"[red]error:[/red] {escape(message)}")
     return typer.Exit(code=1)
@@ -483,17 +488,13 @@ def export_dir(
             )  # fmt: skip
     except ExportError as error:
         raise _fail(str(error)) from None
-    console.print(
+    _plain(
         f"release {report.release}: exported {report.total} verified item(s) and {report.videos} video file(s) "
         f"to {report.out}",
-        markup=False,
-        soft_wrap=True,
     )
-    console.print(f"manifest sha256 {report.manifest_sha256}", markup=False, soft_wrap=True)
+    _plain(f"manifest sha256 {report.manifest_sha256}")
     if report.internal is not None:
-        console.print(
-            f"internal provenance (do not publish): {report.internal}", markup=False, soft_wrap=True
-        )
+        _plain(f"internal provenance (do not publish): {report.internal}")
     else:
         console.print("[yellow]--no-public: this directory names original files and local paths[/yellow]")
     if export_format == "hf":
@@ -537,7 +538,7 @@ def _export_recipe_format(
     except (ExportError, ValueError) as error:
         raise _fail(str(error)) from None
     for line in lines:
-        console.print(line, markup=False, soft_wrap=True)
+        _plain(line)
 
 
 @platform_app.command("backup")
@@ -560,19 +561,15 @@ def backup_db(
         report = backup(db, file)
     except BackupError as error:
         raise _fail(str(error)) from None
-    console.print(
+    _plain(
         f"backed up {report.rows} row(s) of {len(report.counts)} table(s) at schema revision {report.revision} "
         f"to {report.path}",
-        markup=False,
-        soft_wrap=True,
     )
-    console.print(f"sha256 {report.file_sha256}", markup=False, soft_wrap=True)
+    _plain(f"sha256 {report.file_sha256}")
     if report.chain_head:
-        console.print(
+        _plain(
             f"audit trail: {report.counts.get('audit_events', 0)} event(s), chain head {report.chain_head['chain']} "
             f"(event {report.chain_head['id']})",
-            markup=False,
-            soft_wrap=True,
         )
     if report.chain_breaks:
         listed = ", ".join(str(i) for i in report.chain_breaks[:20])
@@ -613,12 +610,10 @@ def restore_db(
             console.print(escape(problem), soft_wrap=True, highlight=False)
         raise typer.Exit(code=1) from None
     counts = ", ".join(f"{n} {t}" for t, n in report.counts.items() if n)
-    console.print(f"restored {report.rows} row(s) ({counts}) from {file}", markup=False, soft_wrap=True)
+    _plain(f"restored {report.rows} row(s) ({counts}) from {file}")
     if report.chain_head:
-        console.print(
+        _plain(
             f"audit trail intact: chain head {report.chain_head['chain']} (event {report.chain_head['id']})",
-            markup=False,
-            soft_wrap=True,
         )
     for warning in report.warnings:
         console.print(f"[yellow]warning:[/yellow] {escape(warning)}", soft_wrap=True)
