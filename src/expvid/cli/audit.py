@@ -12,27 +12,14 @@ from typing import Annotated
 
 import typer
 
-from expvid.cli.common_options import Quiet, TaskNames
-from expvid.cli.suite_flags import SuiteCommand, suite_option_flag
+from expvid.cli.common_options import DataSpec, HubCacheDir, Quiet, TaskNames
+from expvid.cli.suite_flags import SuiteCommand, SuiteOfData, SuiteSettings
 
 
 def audit_command(
-    data: Annotated[
-        str,
-        typer.Option(
-            "--data",
-            help="Release root in the suite's layout (a published release, a recipe's build output), "
-            "or hf:ORG/NAME[@REV] to fetch it first.",
-        ),
-    ],
+    data: DataSpec,
     out: Annotated[Path, typer.Option("--out", help="Folder for audit.json, audit.md and audit.html.")],
-    suite: Annotated[
-        str | None,
-        typer.Option(
-            "--suite",
-            help="Suite of the release (default: expvid, or the suite whose hf: release --data names).",
-        ),
-    ] = None,
+    suite: SuiteOfData = None,
     runs: Annotated[
         list[Path] | None,
         typer.Option(
@@ -42,7 +29,7 @@ def audit_command(
         ),
     ] = None,
     tasks: TaskNames = None,
-    suite_option: Annotated[list[str] | None, suite_option_flag()] = None,
+    suite_option: SuiteSettings = None,
     embeddings: Annotated[
         bool,
         typer.Option(
@@ -54,10 +41,7 @@ def audit_command(
     fail_on_flag: Annotated[
         bool, typer.Option("--fail-on-flag", help="Exit 1 when any solver or item is flagged.")
     ] = False,
-    cache_dir: Annotated[
-        Path | None,
-        typer.Option("--cache-dir", help="Where hf: releases are fetched (default ~/.cache/expvid)."),
-    ] = None,
+    cache_dir: HubCacheDir = None,
     quiet: Quiet = False,
 ) -> None:
     """Audit a release: can its items be answered without the video? Writes audit.json, audit.md, audit.html.

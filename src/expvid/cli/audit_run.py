@@ -7,6 +7,8 @@ from pathlib import Path
 import typer
 from rich.markup import escape
 
+from expvid.cli.common_options import comma_names
+from expvid.cli.suite_flags import suite_settings
 from expvid.commands.errors import EXIT_PROBLEMS_FOUND, friendly_errors
 from expvid.run.terminal import message_console
 
@@ -32,15 +34,11 @@ def run_audit(
     from expvid.audit.report_md import summary_line, to_markdown
     from expvid.audit.runs import find_runs
     from expvid.run.progress import run_progress
-    from expvid.suites.settings import SettingsError, parse_pairs
 
-    try:
-        settings = parse_pairs(suite_option)
-    except SettingsError as error:
-        raise typer.BadParameter(str(error), param_hint="-S") from None
+    settings = suite_settings(suite_option)
     if out.exists() and not out.is_dir():
         raise typer.BadParameter(f"{out} is a file, not a folder", param_hint="--out")
-    chosen = [t.strip() for t in tasks.split(",") if t.strip()] if tasks else None
+    chosen = comma_names(tasks)
     echo = lambda line: console.print(line, highlight=False, markup=False)  # noqa: E731
     with friendly_errors():  # bad input is refused before any progress display starts
         root, suite_name = resolve_release(

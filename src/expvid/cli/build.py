@@ -7,6 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
+from expvid.cli.common_options import Concurrency, Seed
 from expvid.commands.endpoints import (
     ApiKeyEnvOption,
     BackendOptionOption,
@@ -97,7 +98,7 @@ def build_command(
             "--price", help="USD per 1M tokens: [ROLE=]IN,OUT, ROLE in llm, vlm, blind. Repeatable."
         ),
     ] = None,
-    concurrency: Annotated[int, typer.Option("--concurrency", min=1, help="Model requests in flight.")] = 8,
+    concurrency: Concurrency = 8,
     base_url: BaseUrlOption = None,
     api_key_env: ApiKeyEnvOption = None,
     timeout: TimeoutOption = None,
@@ -105,7 +106,7 @@ def build_command(
     backend_option: BackendOptionOption = None,
     preset: Annotated[str, typer.Option("--preset", help="x264 preset for clips.")] = "veryfast",
     levels: Annotated[str, typer.Option("--levels", help="Levels to draft, e.g. 1,2,3 or 2.")] = "1,2,3",
-    seed: Annotated[int, typer.Option("--seed")] = 0,
+    seed: Seed = 0,
     context_tokens: Annotated[
         int,
         typer.Option(

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
-from expvid.cli.common_options import Quiet
-from expvid.cli.suite_flags import DEFAULT_SUITE, SuiteCommand, suite_option_flag
+from expvid.cli.common_options import Quiet, comma_names
+from expvid.cli.suite_flags import DEFAULT_SUITE, SuiteCommand, SuiteSettings, suite_settings
 from expvid.commands.errors import friendly_errors
 from expvid.run.terminal import message_console, print_table
 
@@ -62,14 +62,14 @@ def check(
             "none: skip media.",
         ),
     ] = MediaMode.read,
-    suite_option: Annotated[list[str] | None, suite_option_flag()] = None,
+    suite_option: SuiteSettings = None,
 ) -> None:
     """Count DIR's records per task; list invalid records and missing or unreadable media.
 
     Exit status: 0 when every record is usable and every media file readable, 1 when something
     would be scored 0 by an evaluation (listed above the summary), 2 when DIR cannot be read.
     """
-    options = _suite_options(suite_option)
+    options = suite_settings(suite_option)
     with friendly_errors():
         report = _check(directory, suite, tasks, media, options)
     _print(report)
@@ -102,24 +102,14 @@ def validate(
         raise typer.Exit(code=1)
 
 
-def _suite_options(entries: list[str] | None) -> dict[str, object]:
-    from expvid.suites.settings import SettingsError, parse_pairs
-
-    try:
-        return dict(parse_pairs(entries or []))
-    except SettingsError as error:
-        raise typer.BadParameter(str(error), param_hint="-S") from None
-
-
 def _check(
     directory: Path, suite: str, tasks: str | None, media: MediaMode, options: dict[str, object]
 ) -> DataCheck:
     from expvid.run.evaluate import make_suite_named
     from expvid.suites.check import check_dataset
 
-    requested = [name.strip() for name in tasks.split(",") if name.strip()] if tasks else None
     the_suite = make_suite_named(suite, options)
-    dataset = the_suite.load(directory, tasks=requested, strict=False)
+    dataset = the_suite.load(directory, tasks=comma_names(tasks), strict=False)
     return check_dataset(dataset, media.value)
 
 
@@ -203,7 +193,7 @@ def fetch(
     levels: Annotated[
         str | None, typer.Option("--levels", help="Levels whose tasks to fetch, e.g. 1,2.")
     ] = None,
-    suite_option: Annotated[list[str] | None, suite_option_flag()] = None,
+    suite_option: SuiteSettings = None,
     revision: Annotated[str, typer.Option("--revision", help="Branch, tag or commit sha to pin.")] = "main",
     repo: Annotated[
         str | None, typer.Option("--repo", help="Another Hub id (a fork or mirror) with the same layout.")
@@ -227,11 +217,8 @@ def fetch(
     from expvid.hub.fetch import FetchError, FetchRequest, fetch_release
     from expvid.schema import DataError
 
-    def names(text: str | None) -> list[str] | None:
-        return [part.strip() for part in text.split(",") if part.strip()] if text else None
-
     try:
-        level_numbers = [int(v.upper().removeprefix("L")) for v in names(levels) or []] or None
+        level_numbers = [int(v.upper().removeprefix("L")) for v in comma_names(levels) or []] or None
     except ValueError:
         raise typer.BadParameter(
             f"expected level numbers like 1,2 (got {levels!r})", param_hint="--levels"
@@ -241,9 +228,9 @@ def fetch(
         out=directory,
         repo_id=repo,
         revision=revision,
-        tasks=names(tasks),
+        tasks=comma_names(tasks),
         levels=level_numbers,
-        settings=_suite_options(suite_option),
+        settings=suite_settings(suite_option),
         endpoint=endpoint,
         probe=probe,
         max_workers=workers,

@@ -13,8 +13,23 @@ from typing import Annotated
 
 import typer
 
-from expvid.cli.common_options import Quiet, TaskNames
-from expvid.cli.suite_flags import DEFAULT_SUITE, SuiteCommand, suite_option_flag
+from expvid.cli.common_options import (
+    AllowFailures,
+    Concurrency,
+    DataSpec,
+    Fps,
+    FrameCounts,
+    FrameSize,
+    JudgeApiKeyEnv,
+    JudgeBaseUrl,
+    JudgeSpec,
+    MaxFrames,
+    MaxSide,
+    Quiet,
+    Seed,
+    TaskNames,
+)
+from expvid.cli.suite_flags import SuiteCommand, SuiteOfData, SuiteSettings
 from expvid.commands.endpoints import (
     ApiKeyEnvOption,
     BackendOptionOption,
@@ -25,53 +40,23 @@ from expvid.commands.endpoints import (
 
 
 def eval_command(
-    data: Annotated[
-        str,
-        typer.Option(
-            "--data",
-            help="Dataset root (a suite's release layout), or hf:ORG/NAME[@REV] to fetch it first.",
-        ),
-    ],
+    data: DataSpec,
     model: Annotated[
         str, typer.Option("--model", help="Model spec: openai:MODEL[@URL], random, blind:SPEC, ...")
     ],
     out: Annotated[
         Path, typer.Option("--out", help="Run directory (created; re-run the same command to resume).")
     ],
-    suite: Annotated[
-        str | None,
-        typer.Option(
-            "--suite",
-            help=f"Benchmark suite (default: {DEFAULT_SUITE}, or the suite whose hf: release --data names; "
-            "`expvid suites list`). With --help: also its settings.",
-        ),
-    ] = None,
-    suite_option: Annotated[list[str] | None, suite_option_flag()] = None,
+    suite: SuiteOfData = None,
+    suite_option: SuiteSettings = None,
     tasks: TaskNames = None,
     limit: Annotated[int | None, typer.Option("--limit", min=1, help="At most N items per task.")] = None,
-    concurrency: Annotated[int, typer.Option("--concurrency", min=1, help="Requests in flight.")] = 8,
-    frames: Annotated[
-        str | None,
-        typer.Option("--frames", help="Frames per level or task, e.g. L1=8,L2=32,L3=128 (F.2 defaults)."),
-    ] = None,
-    fps: Annotated[
-        float | None, typer.Option("--fps", help="Sample at this rate instead of N frames.")
-    ] = None,
-    max_frames: Annotated[int | None, typer.Option("--max-frames", help="Cap for --fps sampling.")] = None,
-    size: Annotated[
-        int | None,
-        typer.Option(
-            "--size",
-            min=0,
-            help="Square frame side (ExpVid F.2: 224); 0 keeps the source size. Default: the paper's.",
-        ),
-    ] = None,
-    max_side: Annotated[
-        int | None,
-        typer.Option(
-            "--max-side", min=0, help="Keep the aspect ratio, longest side at most N px (0: source size)."
-        ),
-    ] = None,
+    concurrency: Concurrency = 8,
+    frames: FrameCounts = None,
+    fps: Fps = None,
+    max_frames: MaxFrames = None,
+    size: FrameSize = None,
+    max_side: MaxSide = None,
     max_images: Annotated[
         int | None, typer.Option("--max-images", help="API cap on images per request.")
     ] = None,
@@ -96,11 +81,9 @@ def eval_command(
     max_tokens: Annotated[
         int | None, typer.Option("--max-tokens", help="Default: the paper's (8192).")
     ] = None,
-    judge: Annotated[
-        str | None, typer.Option("--judge", help="LLM judge spec (default: the suite's offline judge).")
-    ] = None,
-    judge_base_url: Annotated[str | None, typer.Option("--judge-base-url")] = None,
-    judge_api_key_env: Annotated[str | None, typer.Option("--judge-api-key-env")] = None,
+    judge: JudgeSpec = None,
+    judge_base_url: JudgeBaseUrl = None,
+    judge_api_key_env: JudgeApiKeyEnv = None,
     base_url: BaseUrlOption = None,
     api_key_env: ApiKeyEnvOption = None,
     timeout: TimeoutOption = None,
@@ -138,18 +121,12 @@ def eval_command(
             "error (e.g. HTTP 400/404); 0 never stops.",
         ),
     ] = 10,
-    seed: Annotated[int, typer.Option("--seed")] = 0,
+    seed: Seed = 0,
     quiet: Quiet = False,
     samples: Annotated[
         int, typer.Option("--samples", min=1, help="Samples per item for pass@k (sample s uses seed + s).")
     ] = 1,
-    allow_failures: Annotated[
-        bool,
-        typer.Option(
-            "--allow-failures",
-            help="Exit 0 even when records scored 0 without a model answer (failed items, invalid records).",
-        ),
-    ] = False,
+    allow_failures: AllowFailures = False,
     dry_run: Annotated[
         bool,
         typer.Option(

@@ -7,7 +7,8 @@ from typing import Annotated
 
 import typer
 
-from expvid.cli.suite_flags import DEFAULT_SUITE, SuiteCommand, suite_option_flag
+from expvid.cli.common_options import DataSpec, Fps, FrameCounts, FrameSize, HubCacheDir, MaxSide, comma_names
+from expvid.cli.suite_flags import DEFAULT_SUITE, SuiteCommand, SuiteSettings, suite_settings
 
 #: The options both exports take alike: the suite and the tasks to export.
 SuiteName = Annotated[str, typer.Option("--suite", help="The benchmark's suite (`expvid suites list`).")]
@@ -26,14 +27,9 @@ def _export() -> None:
 @export_app.command("lmms-eval", cls=SuiteCommand)
 def lmms_eval(
     out: Annotated[Path, typer.Argument(help="Folder for the task package (created).", metavar="DIR")],
-    data: Annotated[
-        str,
-        typer.Option(
-            "--data", help="The benchmark (the suite's release layout), or hf:ORG/NAME[@REV] to fetch it."
-        ),
-    ],
+    data: DataSpec,
     suite: SuiteName = DEFAULT_SUITE,
-    suite_option: Annotated[list[str] | None, suite_option_flag()] = None,
+    suite_option: SuiteSettings = None,
     tasks: TaskNames = None,
     prefix: Annotated[
         str | None,
@@ -51,18 +47,14 @@ def lmms_eval(
     revision: Annotated[
         str | None, typer.Option("--revision", help="With --hub-id: the revision to pin.")
     ] = None,
-    cache_dir: Annotated[Path | None, typer.Option("--cache-dir", help="Where hf: data is fetched.")] = None,
+    cache_dir: HubCacheDir = None,
 ) -> None:
     """Write an lmms-eval task package: one YAML per task, level groups, utils.py calling expvid's scoring."""
     from expvid.commands.errors import friendly_errors
     from expvid.export.lmms_eval import write_lmms_eval_package
-    from expvid.suites.settings import SettingsError, parse_pairs
 
-    names = _task_names(tasks)
-    try:
-        settings: dict[str, object] = dict(parse_pairs(suite_option or []))
-    except SettingsError as error:
-        raise typer.BadParameter(str(error), param_hint="-S") from None
+    names = comma_names(tasks)
+    settings = suite_settings(suite_option)
     with friendly_errors():
         root = Path(data)
         if data.startswith("hf:"):
@@ -96,20 +88,12 @@ def inspect(
     data: Annotated[Path, typer.Argument(help="The benchmark (the suite's release layout).", metavar="DATA")],
     out: Annotated[Path, typer.Option("--out", help="Folder for the task package (created).")],
     suite: SuiteName = DEFAULT_SUITE,
-    suite_option: Annotated[list[str] | None, suite_option_flag()] = None,
+    suite_option: SuiteSettings = None,
     tasks: TaskNames = None,
-    frames: Annotated[
-        str | None,
-        typer.Option("--frames", help="Frames per task or level, as for eval (L1=8,tools=4,all=16)."),
-    ] = None,
-    fps: Annotated[float | None, typer.Option("--fps", help="Sample at this rate instead.")] = None,
-    size: Annotated[
-        int | None, typer.Option("--size", help="Square frames of N px (0: source size).")
-    ] = None,
-    max_side: Annotated[
-        int | None,
-        typer.Option("--max-side", help="Longest side at most N px, aspect kept (0: source size)."),
-    ] = None,
+    frames: FrameCounts = None,
+    fps: Fps = None,
+    size: FrameSize = None,
+    max_side: MaxSide = None,
 ) -> None:
     """Write an Inspect AI task package: the items' messages with frames sampled once by expvid, and the
     suite's scorer; `inspect eval` runs it and `expvid score --from inspect LOGDIR` scores its logs."""
@@ -117,10 +101,9 @@ def inspect(
     from expvid.export.inspect import write_inspect_package
     from expvid.run.config import parse_frame_counts
     from expvid.suites.protocol import FrameOptions
-    from expvid.suites.settings import parse_pairs
 
-    names = _task_names(tasks)
-    settings: dict[str, object] = dict(parse_pairs(suite_option or []))  # checked as the option was parsed
+    names = comma_names(tasks)
+    settings = suite_settings(suite_option)
     if size is not None and max_side is not None:
         raise typer.BadParameter("give --size or --max-side, not both", param_hint="--max-side")
     try:
@@ -159,8 +142,3 @@ def _one_file_per_task(suite: str) -> bool:
 
     paths = [spec.path for spec in suite_class(suite).tasks]
     return len(set(paths)) == len(paths)
-
-
-def _task_names(tasks: str | None) -> list[str] | None:
-    """The `--tasks` list (None: every task with items)."""
-    return [t.strip() for t in tasks.split(",") if t.strip()] if tasks else None

@@ -12,6 +12,8 @@ from typing import Annotated, NoReturn
 
 import typer
 
+from expvid.cli.common_options import MaxFrames
+
 
 def frames_command(
     video: Annotated[Path, typer.Argument(help="Video file to sample.", show_default=False)],
@@ -19,7 +21,7 @@ def frames_command(
         int | None, typer.Option("--num", "-n", help="N frames at the midpoints of N equal segments.")
     ] = None,
     fps: Annotated[float | None, typer.Option("--fps", help="Frames per second instead of --num.")] = None,
-    max_frames: Annotated[int | None, typer.Option("--max-frames", help="Cap for --fps sampling.")] = None,
+    max_frames: MaxFrames = None,
     keep_last: Annotated[
         bool, typer.Option("--keep-last", help="Thin --fps frames from the end, keeping the last.")
     ] = False,

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from expvid.cli.common_options import Seed
 from expvid.commands.errors import friendly_errors
 from expvid.run.report import build_table, load_runs, to_csv, to_html, to_markdown
 from expvid.schema import DataError
@@ -94,7 +95,7 @@ def compare_command(
     run_a: Annotated[Path, typer.Argument(help="First run directory.")],
     run_b: Annotated[Path, typer.Argument(help="Second run directory (same items).")],
     n_boot: Annotated[int, typer.Option("--n-boot")] = 2000,
-    seed: Annotated[int, typer.Option("--seed")] = 0,
+    seed: Seed = 0,
 ) -> None:
     """Paired comparison of two runs on their common items (cluster bootstrap + sign-flip test by video)."""
     from expvid.run.compare import compare_runs, format_comparison

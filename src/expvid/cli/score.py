@@ -18,11 +18,11 @@ from typing import Annotated
 
 import typer
 
-from expvid.cli.suite_flags import DEFAULT_SUITE, SuiteCommand, suite_option_flag
+from expvid.cli.common_options import AllowFailures, JudgeApiKeyEnv, JudgeBaseUrl, JudgeSpec, Quiet
+from expvid.cli.suite_flags import DEFAULT_SUITE, SuiteCommand, SuiteSettings, suite_settings
 from expvid.commands.errors import EXIT_ITEMS_FAILED, friendly_errors, require_http_urls, require_spec_urls
 from expvid.run.report import build_table, load_runs, to_markdown
 from expvid.suites.registry import get_suite
-from expvid.suites.settings import SettingsError, parse_pairs
 
 
 def score_command(
@@ -42,13 +42,11 @@ def score_command(
             help="Suite of --data / --from logs (`expvid suites list`; default expvid, or the one Inspect logs name).",
         ),
     ] = None,
-    judge: Annotated[
-        str | None, typer.Option("--judge", help="LLM judge spec (default: offline judge).")
-    ] = None,
-    judge_base_url: Annotated[str | None, typer.Option("--judge-base-url")] = None,
-    judge_api_key_env: Annotated[str | None, typer.Option("--judge-api-key-env")] = None,
-    suite_option: Annotated[list[str] | None, suite_option_flag()] = None,
-    quiet: Annotated[bool, typer.Option("--quiet")] = False,
+    judge: JudgeSpec = None,
+    judge_base_url: JudgeBaseUrl = None,
+    judge_api_key_env: JudgeApiKeyEnv = None,
+    suite_option: SuiteSettings = None,
+    quiet: Quiet = False,
     from_tool: Annotated[
         str | None,
         typer.Option(
@@ -60,13 +58,7 @@ def score_command(
     no_cache: Annotated[
         bool, typer.Option("--no-cache", help="Ask the judge again instead of reusing cached judge replies.")
     ] = False,
-    allow_failures: Annotated[
-        bool,
-        typer.Option(
-            "--allow-failures",
-            help="Exit 0 even when records scored 0 without a model answer or a judgement.",
-        ),
-    ] = False,
+    allow_failures: AllowFailures = False,
 ) -> None:
     """Score a run directory, an external predictions file, or lmms-eval logs (--from lmms-eval).
 
@@ -84,10 +76,7 @@ def score_command(
     choice = JudgeChoice(
         spec=judge, base_url=judge_base_url, api_key_env=judge_api_key_env, no_cache=no_cache
     )
-    try:
-        options: dict[str, object] = dict(parse_pairs(suite_option or []))
-    except SettingsError as error:
-        raise typer.BadParameter(str(error), param_hint="-S") from None
+    options = suite_settings(suite_option)
     if from_tool == "inspect":
         targets = _score_inspect(run_dir, data, out, suite, choice, options, quiet)
         _exit_status(targets, allow_failures)

@@ -15,7 +15,7 @@ Click: help must start fast (tests/cli/test_startup.py).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from typer._click.exceptions import UsageError
@@ -155,4 +155,36 @@ def checked_pairs(values: list[str] | None) -> list[str] | None:
     return values
 
 
-__all__ = ["DEFAULT_SUITE", "DEPRECATED_FLAGS", "SuiteCommand", "rewrite_deprecated", "suite_option_flag"]
+def suite_settings(values: list[str] | None) -> dict[str, object]:
+    """The `-S` pairs as the suite's settings; a bad pair is a usage error naming `-S` (exit 2)."""
+    from expvid.suites.settings import SettingsError, parse_pairs
+
+    try:
+        return dict(parse_pairs(values or []))
+    except SettingsError as error:
+        raise typer.BadParameter(str(error), param_hint="-S") from None
+
+
+#: `-S/--suite-option`, in the signature of every command that loads a suite.
+SuiteSettings = Annotated[list[str] | None, suite_option_flag()]
+#: `--suite` of the commands whose `--data` may be a Hub release that names its suite (eval, audit).
+SuiteOfData = Annotated[
+    str | None,
+    typer.Option(
+        "--suite",
+        help=f"Benchmark suite (default: {DEFAULT_SUITE}, or the suite whose hf: release --data names; "
+        "`expvid suites list`). With --help: also its settings.",
+    ),
+]
+
+
+__all__ = [
+    "DEFAULT_SUITE",
+    "DEPRECATED_FLAGS",
+    "SuiteCommand",
+    "SuiteOfData",
+    "SuiteSettings",
+    "rewrite_deprecated",
+    "suite_option_flag",
+    "suite_settings",
+]
