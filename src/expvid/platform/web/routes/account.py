@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated
 from urllib.parse import quote
 
-from fastapi import APIRouter, Path, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlalchemy import select
 from starlette.concurrency import run_in_threadpool
@@ -14,12 +13,11 @@ from expvid.platform.db.models import User
 from expvid.platform.security.api_tokens import create_token, list_tokens, revoke_token
 from expvid.platform.services.errors import Forbidden, InvalidInput
 from expvid.platform.services.users import change_password, live_token_count
-from expvid.platform.web.api_models import MAX_INT
 from expvid.platform.web.deps import ViewerDep, WriterDep, client_of, database_of, hashes_of, settings_of
+from expvid.platform.web.path_params import TokenId
 from expvid.platform.web.render import page
 
 router = APIRouter(prefix="/account")
-TokenId = Annotated[int, Path(ge=1, le=MAX_INT)]
 
 
 def _tokens_page(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
@@ -23,17 +23,16 @@ from expvid.platform.services.level2 import StepRow
 from expvid.platform.services.recipe_hooks import judged_pages_for
 from expvid.platform.services.review import uses_step_editor
 from expvid.platform.services.tasks import task_spec
-from expvid.platform.web.api_models import MAX_INT
 from expvid.platform.web.audit_views import audit_findings
 from expvid.platform.web.deps import Viewer, ViewerDep, WriterDep, database_of, settings_of
 from expvid.platform.web.drafts import drop_drafts, load_draft, refused
 from expvid.platform.web.forms import _int, content_from_form, echo, rows_from_form
 from expvid.platform.web.media_info import frame_rate
+from expvid.platform.web.path_params import ItemId
 from expvid.platform.web.render import page
 from expvid.platform.web.views import media_file, media_for, timeline_for
 
 router = APIRouter()
-ItemId = Annotated[int, Path(ge=1, le=MAX_INT)]
 
 
 def _context(db: Session, current: Viewer, item_id: int) -> dict[str, object]:

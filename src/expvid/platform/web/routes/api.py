@@ -9,9 +9,10 @@ field); the request body as a whole is capped (413).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Query, Request
+from fastapi import APIRouter, Query, Request
 from starlette.concurrency import run_in_threadpool
 
 from expvid.platform.db.models import Item
@@ -21,26 +22,17 @@ from expvid.platform.services.adjudication import Resolution, adjudication_view,
 from expvid.platform.services.errors import InvalidInput, NotFound
 from expvid.platform.services.reports import agreement_report, progress
 from expvid.platform.services.review import own_decision, preview_step_edit, submit_decision, uses_step_editor
-from expvid.platform.services.search import ItemFilters, search_items
-from expvid.platform.web.api_models import MAX_INT, PreviewBody, ResolutionBody, parse_body
+from expvid.platform.services.search import search_items
+from expvid.platform.web.api_models import PreviewBody, ResolutionBody, parse_body
 from expvid.platform.web.audit_views import audit_findings
 from expvid.platform.web.deps import ViewerDep, WriterDep, database_of, settings_of
 from expvid.platform.web.forms import decision_from_json
-from expvid.platform.web.item_filters import (
-    DisciplineFilter,
-    FlagFilter,
-    PageOffset,
-    ReviewerFilter,
-    SearchText,
-    StateFilter,
-    TaskFilter,
-)
+from expvid.platform.web.item_filters import FiltersQuery, PageOffset
+from expvid.platform.web.path_params import ItemId
 from expvid.platform.web.routes.home import annotator_queue
 from expvid.platform.web.views import visible_history
 
 router = APIRouter(prefix="/api")
-
-ItemId = Annotated[int, Path(ge=1, le=MAX_INT)]
 
 
 async def _json(request: Request) -> dict[str, Any]:
@@ -88,12 +80,7 @@ def me(current: ViewerDep) -> dict[str, Any]:
 def my_items(
     request: Request,
     current: ViewerDep,
-    q: SearchText = None,
-    task: TaskFilter = None,
-    discipline: DisciplineFilter = None,
-    state: StateFilter = None,
-    flag: FlagFilter = None,
-    reviewer: ReviewerFilter = None,
+    filters: FiltersQuery,
     offset: PageOffset = 0,
     limit: Annotated[int, Query(ge=1, le=1000)] = 1000,
 ) -> dict[str, Any]:
@@ -114,10 +101,7 @@ def my_items(
             }
         current.require("admin", "adjudicator")
         if current.actor.role == "adjudicator":
-            state = "conflict"
-        filters = ItemFilters(
-            q=q, task=task, discipline=discipline, state=state, flag=flag, reviewer=reviewer
-        )
+            filters = replace(filters, state="conflict")
         items, total = search_items(db, filters, offset=offset, limit=limit)
         return {
             "total": total,

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Annotated
 from urllib.parse import quote
 
-from fastapi import APIRouter, Path, Query, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -23,16 +23,15 @@ from expvid.platform.services.level2 import rows_from_steps
 from expvid.platform.services.recipe_hooks import hooks_for_task, judged_pages_for
 from expvid.platform.services.review import mark_opened, submit_decision, uses_step_editor
 from expvid.platform.services.settlement import segment_steps
-from expvid.platform.web.api_models import MAX_INT
 from expvid.platform.web.audit_views import audit_findings
 from expvid.platform.web.deps import Viewer, ViewerDep, WriterDep, database_of, settings_of
 from expvid.platform.web.drafts import drop_drafts, load_draft, refused
 from expvid.platform.web.forms import decision_from_form, echo
+from expvid.platform.web.path_params import ItemId
 from expvid.platform.web.render import page
 from expvid.platform.web.views import next_url, review_context, visible_history
 
 router = APIRouter()
-ItemId = Annotated[int, Path(ge=1, le=MAX_INT)]
 DraftToken = Annotated[str | None, Query(max_length=64)]
 
 
