@@ -29,6 +29,7 @@ from expvid.platform.web.forms import _int, content_from_form, echo, rows_from_f
 from expvid.platform.web.media_info import frame_rate
 from expvid.platform.web.path_params import ItemId
 from expvid.platform.web.render import page
+from expvid.platform.web.submissions import write_submission
 from expvid.platform.web.views import media_file, media_for, timeline_for
 
 router = APIRouter()
@@ -134,12 +135,7 @@ def adjudicate(item_id: ItemId, request: Request, current: WriterDep, form: Form
                 content=content,
                 rows=rows,
             )
-        database.write_retry(
-            lambda db: resolve(
-                db, current.actor, item_id, data, min_justification=settings.min_justification,
-                bounds=settings.limits,
-            )
-        )  # fmt: skip
+        write_submission(request, resolve, current.actor, item_id, data)
     except (InvalidInput, Conflict) as error:
         return refused(request, current, f"/adjudicate/{item_id}", echo(form), error)
     with database.write() as db:

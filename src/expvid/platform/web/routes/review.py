@@ -28,6 +28,7 @@ from expvid.platform.web.drafts import drop_drafts, load_draft, refused
 from expvid.platform.web.forms import decision_from_form, echo
 from expvid.platform.web.path_params import ItemId
 from expvid.platform.web.render import page
+from expvid.platform.web.submissions import write_submission
 from expvid.platform.web.views import next_url, review_context, visible_history
 
 router = APIRouter()
@@ -131,12 +132,7 @@ def save_decision(item_id: ItemId, request: Request, current: WriterDep, form: F
             data = decision_from_form(
                 item, form, step_editor=uses_step_editor(item), current_rows=current_rows
             )
-        database.write_retry(
-            lambda db: submit_decision(
-                db, current.actor, item_id, data, min_justification=settings.min_justification,
-                bounds=settings.limits,
-            )
-        )  # fmt: skip
+        write_submission(request, submit_decision, current.actor, item_id, data)
     except (InvalidInput, Conflict) as error:
         data_kept = {**echo(form), "__form__": "decision"}
         return refused(request, current, f"/items/{item_id}", data_kept, error)
