@@ -256,11 +256,7 @@ def resolve(
     the latter is applied like any other and recorded as `own_edit` (with the content itself) in the
     adjudication and the audit trail.
     """
-    problems = limits.too_long("the justification", data.justification, bounds.justification)
-    if data.content is not None:
-        problems += limits.content_problems(data.content, bounds)
-    if data.rows is not None:
-        problems += limits.rows_problems([r.text for r in data.rows], bounds)
+    problems = limits.submission_problems(data.justification, data.content, data.rows, bounds)
     if problems:
         raise InvalidInput(problems)
     item = _load_for_adjudication(db, actor, item_id, lock=True)

@@ -348,13 +348,17 @@ class _Export:
         )
         state = progress(db)
         self.report.videos = len(set(self.placed.values()))
+        # What both the internal verification record and the public dataset card open with.
+        header = {
+            "format": "expvid-release",
+            "exported_at": utc_now().isoformat(),
+            "items": dict(sorted(self.report.items.items())),
+            "total_items": self.report.total,
+        }
         _write_json(
             self.sidecars / "verification.json",
             {
-                "format": "expvid-release",
-                "exported_at": utc_now().isoformat(),
-                "items": dict(sorted(self.report.items.items())),
-                "total_items": self.report.total,
+                **header,
                 "platform_states": state.totals,
                 "sources": [str(root) for root in self.roots.values()],
                 "database": _safe_url(self.database_url),
@@ -365,10 +369,7 @@ class _Export:
             _write_json(
                 self.release / "dataset.json",
                 {
-                    "format": "expvid-release",
-                    "exported_at": utc_now().isoformat(),
-                    "items": dict(sorted(self.report.items.items())),
-                    "total_items": self.report.total,
+                    **header,
                     "videos": self.report.videos,
                     "verification": {
                         "protocol": _protocol(db, in_release),
@@ -438,6 +439,13 @@ class _Export:
             },
         }
 
+    def _sidecar_video(self, experiment: Experiment, relative: str | None, level: int) -> str | None:
+        """A segment's clip or an experiment's full video, placed as `place` does; unlike an item's
+        video it is optional, so a file the import lacks is left out rather than failing the export."""
+        if not relative or not (self.roots[experiment.batch_id] / relative).is_file():
+            return None
+        return self.place(experiment.batch_id, relative, level, experiment.video_id, copy=not self.public)
+
     def _segments(self, exported_by_segment: dict[int, list[str]]) -> None:
         rows = []
         for segment in self.db.scalars(
@@ -445,11 +453,7 @@ class _Export:
         ):
             experiment = self.db.get(Experiment, segment.experiment_id)
             assert experiment is not None  # foreign key
-            clip = None
-            if segment.clip and (self.roots[experiment.batch_id] / segment.clip).is_file():
-                clip = self.place(
-                    experiment.batch_id, segment.clip, 2, experiment.video_id, copy=not self.public
-                )
+            clip = self._sidecar_video(experiment, segment.clip, 2)
             rows.append(
                 {
                     "segment_id": segment.segment_key,
@@ -472,11 +476,7 @@ class _Export:
         for experiment in self.db.scalars(
             select(Experiment).where(Experiment.video_id.in_(sorted(video_ids))).order_by(Experiment.video_id)
         ):
-            full_video = None
-            if experiment.full_video and (self.roots[experiment.batch_id] / experiment.full_video).is_file():
-                full_video = self.place(
-                    experiment.batch_id, experiment.full_video, 3, experiment.video_id, copy=not self.public
-                )
+            full_video = self._sidecar_video(experiment, experiment.full_video, 3)
             rows.append(
                 {
                     "video_id": experiment.video_id,

@@ -11,6 +11,7 @@ from typing import Any
 
 from expvid.platform.config import InputLimits
 from expvid.platform.services.content import Content
+from expvid.platform.services.level2 import StepRow
 
 DEFAULT_LIMITS = InputLimits()
 
@@ -46,4 +47,17 @@ def rows_problems(texts: Sequence[str], limits: InputLimits) -> list[str]:
         problems.append(f"the step list has {len(texts)} rows; at most {limits.steps} are allowed")
     for position, text in enumerate(texts, start=1):
         problems += too_long(f"step row {position}", text, limits.step_text)
+    return problems
+
+
+def submission_problems(
+    justification: str, content: Content | None, rows: Sequence[StepRow] | None, limits: InputLimits
+) -> list[str]:
+    """The fields of a review decision or an adjudication that are too long (checked before anything
+    else is looked at): the justification, and the edited content or step list where there is one."""
+    problems = too_long("the justification", justification, limits.justification)
+    if content is not None:
+        problems += content_problems(content, limits)
+    if rows is not None:
+        problems += rows_problems([r.text for r in rows], limits)
     return problems

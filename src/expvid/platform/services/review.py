@@ -169,16 +169,6 @@ def _proposal(db: Session, item: Item, data: DecisionInput) -> dict[str, Any] | 
     return data.content.as_dict()
 
 
-def input_problems(data: DecisionInput, bounds: InputLimits) -> list[str]:
-    """Fields longer than the limits allow (checked before anything else is looked at)."""
-    problems = limits.too_long("the justification", data.justification, bounds.justification)
-    if data.content is not None:
-        problems += limits.content_problems(data.content, bounds)
-    if data.rows is not None:
-        problems += limits.rows_problems([r.text for r in data.rows], bounds)
-    return problems
-
-
 def submit_decision(
     db: Session,
     actor: Actor,
@@ -191,7 +181,7 @@ def submit_decision(
     """Save (or revise) an annotator's decision; settles the item when all its decisions agree."""
     if actor.role != "annotator":
         raise Forbidden("only annotators record review decisions")
-    too_long = input_problems(data, bounds)
+    too_long = limits.submission_problems(data.justification, data.content, data.rows, bounds)
     if too_long:
         raise InvalidInput(too_long)
     item = lock_item(db, item_id)

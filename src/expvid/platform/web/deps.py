@@ -14,6 +14,7 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import FormData
 
 from expvid.platform.config import PlatformSettings
 from expvid.platform.db.engine import Database
@@ -161,6 +162,14 @@ async def writer(request: Request) -> Viewer:
     return current
 
 
-#: Route parameter types: `current: ViewerDep` for reads, `current: WriterDep` for writes.
+async def submitted_form(request: Request) -> FormData:
+    """The submitted form, read once (the CSRF check in `writer` reads the same parsed form)."""
+    return await request.form()
+
+
+#: Route parameter types: `current: ViewerDep` for reads, `current: WriterDep` for writes, and
+#: `form: FormDep` for a page's whole form. With the form read here, a handler can be a plain function
+#: that FastAPI runs in its thread pool, away from the event loop (handlers do blocking I/O).
 ViewerDep = Annotated[Viewer, Depends(viewer)]
 WriterDep = Annotated[Viewer, Depends(writer)]
+FormDep = Annotated[FormData, Depends(submitted_form)]

@@ -26,6 +26,7 @@ from sqlalchemy.orm import Session
 
 from expvid.platform.db.models import FormDraft, utc_now
 from expvid.platform.security.tokens import new_token
+from expvid.platform.services.errors import Conflict, InvalidInput
 from expvid.platform.web.deps import Viewer, database_of
 
 KEEP = timedelta(days=1)
@@ -122,9 +123,12 @@ def drop_drafts(db: Session, session_id: int, path: str) -> None:
 
 
 def refused(
-    request: Request, current: Viewer, path: str, data: dict[str, Any], problems: list[str], *, conflict: bool
+    request: Request, current: Viewer, path: str, data: dict[str, Any], error: InvalidInput | Conflict
 ) -> Response:
-    """Keep what was typed and send the browser back to `path` to show it (303: a reload never re-posts)."""
+    """Keep what was typed, with the service's refusal (its problems, or the conflicting change), and
+    send the browser back to `path` to show it (303: a reload never re-posts)."""
+    conflict = isinstance(error, Conflict)
+    problems = [str(error)] if isinstance(error, Conflict) else error.problems
     with database_of(request).write() as db:
         token = save_draft(db, current.session.session_id, path, data, problems, conflict=conflict)
     return RedirectResponse(f"{path}?draft={token}", status_code=303)

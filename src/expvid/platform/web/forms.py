@@ -126,15 +126,6 @@ def decision_from_form(
     if step_editor:
         rows = rows_from_form(form)
         changed = normalized_rows(rows) != normalized_rows(current_rows)
-        if verdict == "reject" and changed:
-            # Rejecting the question while correcting the segment's steps: the correction is kept.
-            return DecisionInput(
-                verdict=verdict,
-                justification=_text(form, "justification"),
-                item_version=_int(form, "item_version"),
-                decision_version=_int(form, "decision_version", 0),
-                rows=rows,
-            )
     else:
         content = content_from_form(item, form)
         changed = not same_content(content, Content(item.question, item.options, item.answer))
@@ -142,13 +133,15 @@ def decision_from_form(
         raise InvalidInput(
             ["you changed the item but chose approve: choose edit to propose the change, or undo it"]
         )
+    # Rejecting the question while correcting the segment's steps: the correction is kept.
+    keeps_rows = verdict == "edit" or (verdict == "reject" and step_editor and changed)
     return DecisionInput(
         verdict=verdict,
         justification=_text(form, "justification"),
         item_version=_int(form, "item_version"),
         decision_version=_int(form, "decision_version", 0),
         content=content if verdict == "edit" else None,
-        rows=rows if verdict == "edit" else None,
+        rows=rows if keeps_rows else None,
     )
 
 

@@ -2,24 +2,29 @@
 
 from __future__ import annotations
 
-from typing import Annotated
 from urllib.parse import quote
 
-from fastapi import APIRouter, Path, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlalchemy import select
-from starlette.concurrency import run_in_threadpool
 
 from expvid.platform.db.models import User
 from expvid.platform.security.api_tokens import create_token, list_tokens, revoke_token
 from expvid.platform.services.errors import Forbidden, InvalidInput
 from expvid.platform.services.users import change_password, live_token_count
-from expvid.platform.web.api_models import MAX_INT
-from expvid.platform.web.deps import ViewerDep, WriterDep, client_of, database_of, hashes_of, settings_of
+from expvid.platform.web.deps import (
+    FormDep,
+    ViewerDep,
+    WriterDep,
+    client_of,
+    database_of,
+    hashes_of,
+    settings_of,
+)
+from expvid.platform.web.path_params import TokenId
 from expvid.platform.web.render import page
 
 router = APIRouter(prefix="/account")
-TokenId = Annotated[int, Path(ge=1, le=MAX_INT)]
 
 
 def _tokens_page(
@@ -46,41 +51,34 @@ def tokens_page(request: Request, current: ViewerDep) -> Response:
 
 
 @router.post("/tokens", response_class=HTMLResponse)
-async def new_token(request: Request, current: WriterDep) -> Response:
+def new_token(request: Request, current: WriterDep, form: FormDep) -> Response:
     """Create a token and show it once (the page is not cached; only its digest is stored)."""
-    form = await request.form()
     name = str(form.get("name") or "")
     read_only = form.get("read_only") == "1"
     raw_days = str(form.get("expires_days") or "").strip()
 
-    def work() -> Response:
-        try:
-            days = float(raw_days) if raw_days else None
-        except ValueError:
-            return _tokens_page(
-                request, current, problems=["days until expiry must be a number"], status_code=422
+    try:
+        days = float(raw_days) if raw_days else None
+    except ValueError:
+        return _tokens_page(
+            request, current, problems=["days until expiry must be a number"], status_code=422
+        )
+    try:
+        with database_of(request).write() as db:
+            user = db.scalar(select(User).where(User.id == current.actor.id))
+            assert user is not None
+            token, _ = create_token(
+                db, current.actor, user, name=name, read_only=read_only, expires_days=days
             )
-        try:
-            with database_of(request).write() as db:
-                user = db.scalar(select(User).where(User.id == current.actor.id))
-                assert user is not None
-                token, _ = create_token(
-                    db, current.actor, user, name=name, read_only=read_only, expires_days=days
-                )
-        except InvalidInput as error:
-            return _tokens_page(request, current, problems=error.problems, status_code=422)
-        return _tokens_page(request, current, new_token=token, status_code=201)
-
-    return await run_in_threadpool(work)
+    except InvalidInput as error:
+        return _tokens_page(request, current, problems=error.problems, status_code=422)
+    return _tokens_page(request, current, new_token=token, status_code=201)
 
 
 @router.post("/tokens/{token_id}/revoke")
-async def revoke(token_id: TokenId, request: Request, current: WriterDep) -> Response:
-    def work() -> None:
-        with database_of(request).write() as db:
-            revoke_token(db, current.actor, token_id)
-
-    await run_in_threadpool(work)
+def revoke(token_id: TokenId, request: Request, current: WriterDep) -> Response:
+    with database_of(request).write() as db:
+        revoke_token(db, current.actor, token_id)
     return RedirectResponse("/account/tokens?notice=revoked", status_code=303)
 
 
@@ -104,26 +102,22 @@ def password_page(request: Request, current: ViewerDep) -> Response:
 
 
 @router.post("/password", response_class=HTMLResponse)
-async def change_own_password(request: Request, current: WriterDep) -> Response:
+def change_own_password(request: Request, current: WriterDep, form: FormDep) -> Response:
     """Change one's own password (the current one is checked; other sessions end, this one stays)."""
     if current.via_token:
         raise Forbidden("a password is changed from a signed-in browser, not with an API token")
-    form = await request.form()
     fields = {name: str(form.get(name) or "") for name in ("current", "new", "confirm")}
     keep_tokens = form.get("keep_tokens") == "1"  # revoking is the default: a form without the box revokes
 
-    def work() -> Response:
-        try:
-            revoked = change_password(
-                database_of(request), hashes_of(request), settings_of(request).throttle, current.actor,
-                current=fields["current"], new=fields["new"], confirm=fields["confirm"],
-                session_id=current.session.session_id, ip=client_of(request), revoke_tokens=not keep_tokens,
-            )  # fmt: skip
-        except InvalidInput as error:
-            return _password_page(request, current, problems=error.problems, status_code=422)
-        notice = "password changed; your other browsers are signed out" + (
-            f" and your {revoked} API token(s) revoked: make new ones for your scripts" if revoked else ""
-        )
-        return RedirectResponse(f"/account/password?notice={quote(notice)}", status_code=303)
-
-    return await run_in_threadpool(work)
+    try:
+        revoked = change_password(
+            database_of(request), hashes_of(request), settings_of(request).throttle, current.actor,
+            current=fields["current"], new=fields["new"], confirm=fields["confirm"],
+            session_id=current.session.session_id, ip=client_of(request), revoke_tokens=not keep_tokens,
+        )  # fmt: skip
+    except InvalidInput as error:
+        return _password_page(request, current, problems=error.problems, status_code=422)
+    notice = "password changed; your other browsers are signed out" + (
+        f" and your {revoked} API token(s) revoked: make new ones for your scripts" if revoked else ""
+    )
+    return RedirectResponse(f"/account/password?notice={quote(notice)}", status_code=303)

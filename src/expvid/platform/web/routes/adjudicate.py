@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlalchemy.orm import Session
-from starlette.concurrency import run_in_threadpool
 
 from expvid.platform.db.models import Item, Segment
 from expvid.platform.guidelines import guidelines_for
@@ -23,17 +22,17 @@ from expvid.platform.services.level2 import StepRow
 from expvid.platform.services.recipe_hooks import judged_pages_for
 from expvid.platform.services.review import uses_step_editor
 from expvid.platform.services.tasks import task_spec
-from expvid.platform.web.api_models import MAX_INT
 from expvid.platform.web.audit_views import audit_findings
-from expvid.platform.web.deps import Viewer, ViewerDep, WriterDep, database_of, settings_of
+from expvid.platform.web.deps import FormDep, Viewer, ViewerDep, WriterDep, database_of, settings_of
 from expvid.platform.web.drafts import drop_drafts, load_draft, refused
 from expvid.platform.web.forms import _int, content_from_form, echo, rows_from_form
 from expvid.platform.web.media_info import frame_rate
+from expvid.platform.web.path_params import ItemId
 from expvid.platform.web.render import page
+from expvid.platform.web.submissions import write_submission
 from expvid.platform.web.views import media_file, media_for, timeline_for
 
 router = APIRouter()
-ItemId = Annotated[int, Path(ge=1, le=MAX_INT)]
 
 
 def _context(db: Session, current: Viewer, item_id: int) -> dict[str, object]:
@@ -101,58 +100,44 @@ def _rows_of_version(db: Session, current: Viewer, item_id: int, label: str) -> 
 
 
 @router.post("/adjudicate/{item_id}", response_class=HTMLResponse)
-async def adjudicate(item_id: ItemId, request: Request, current: WriterDep) -> Response:
-    form = await request.form()
+def adjudicate(item_id: ItemId, request: Request, current: WriterDep, form: FormDep) -> Response:
     database = database_of(request)
     settings = settings_of(request)
-
-    def work() -> Response:
-        try:
-            with database.read() as db:
-                found = db.get(Item, item_id)
-                judged = judged_pages_for(found) if found is not None else None
-            if judged is not None:
-                resolution = judged.resolution_from_form(form)
-                database.write_retry(
-                    lambda db: judged.resolve(db, current.actor, item_id, resolution, bounds=settings.limits)
-                )
-                with database.write() as db:
-                    drop_drafts(db, current.session.session_id, f"/adjudicate/{item_id}")
-                return RedirectResponse("/?notice=resolved", status_code=303)
-            with database.read() as db:
-                item = db.get(Item, item_id)
-                if item is None:
-                    raise NotFound(f"item {item_id} not found")
-                outcome = str(form.get("outcome") or "")
-                content = rows = None
-                if outcome == "verified":
-                    if uses_step_editor(item):
-                        rows = rows_from_form(form)
-                    else:
-                        content = content_from_form(item, form)
-                elif uses_step_editor(item):
-                    rows = _rows_of_version(db, current, item_id, str(form.get("keep_steps_of") or ""))
-                data = Resolution(
-                    outcome=outcome,
-                    justification=str(form.get("justification") or ""),
-                    item_version=_int(form, "item_version"),
-                    content=content,
-                    rows=rows,
-                )
+    with database.read() as db:
+        found = db.get(Item, item_id)
+        judged = judged_pages_for(found) if found is not None else None  # a recipe's page kind `procedural`
+    try:
+        if judged is not None:
+            resolution = judged.resolution_from_form(form)
             database.write_retry(
-                lambda db: resolve(
-                    db, current.actor, item_id, data, min_justification=settings.min_justification,
-                    bounds=settings.limits,
-                )
-            )  # fmt: skip
-        except (InvalidInput, Conflict) as error:
-            problems = error.problems if isinstance(error, InvalidInput) else [str(error)]
-            return refused(
-                request, current, f"/adjudicate/{item_id}", echo(form), problems,
-                conflict=isinstance(error, Conflict),
-            )  # fmt: skip
-        with database.write() as db:
-            drop_drafts(db, current.session.session_id, f"/adjudicate/{item_id}")
-        return RedirectResponse("/?notice=resolved", status_code=303)
-
-    return await run_in_threadpool(work)
+                lambda db: judged.resolve(db, current.actor, item_id, resolution, bounds=settings.limits)
+            )
+            with database.write() as db:
+                drop_drafts(db, current.session.session_id, f"/adjudicate/{item_id}")
+            return RedirectResponse("/?notice=resolved", status_code=303)
+        with database.read() as db:
+            item = db.get(Item, item_id)
+            if item is None:
+                raise NotFound(f"item {item_id} not found")
+            outcome = str(form.get("outcome") or "")
+            content = rows = None
+            if outcome == "verified":
+                if uses_step_editor(item):
+                    rows = rows_from_form(form)
+                else:
+                    content = content_from_form(item, form)
+            elif uses_step_editor(item):
+                rows = _rows_of_version(db, current, item_id, str(form.get("keep_steps_of") or ""))
+            data = Resolution(
+                outcome=outcome,
+                justification=str(form.get("justification") or ""),
+                item_version=_int(form, "item_version"),
+                content=content,
+                rows=rows,
+            )
+        write_submission(request, resolve, current.actor, item_id, data)
+    except (InvalidInput, Conflict) as error:
+        return refused(request, current, f"/adjudicate/{item_id}", echo(form), error)
+    with database.write() as db:
+        drop_drafts(db, current.session.session_id, f"/adjudicate/{item_id}")
+    return RedirectResponse("/?notice=resolved", status_code=303)

@@ -7,11 +7,10 @@ from __future__ import annotations
 from typing import Annotated
 from urllib.parse import quote
 
-from fastapi import APIRouter, Path, Request
+from fastapi import APIRouter, Form, Path, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
-from starlette.concurrency import run_in_threadpool
 
 from expvid.platform.db.models import Assignment, Item, User
 from expvid.platform.security.api_tokens import list_tokens, revoke_user_tokens
@@ -29,13 +28,15 @@ from expvid.platform.services.users import (
     set_active,
     update_user,
 )
-from expvid.platform.web.api_models import MAX_INT
 from expvid.platform.web.deps import ViewerDep, WriterDep, database_of, hashes_of, settings_of
+from expvid.platform.web.path_params import ItemId
 from expvid.platform.web.render import page
 
 router = APIRouter(prefix="/admin")
-ItemId = Annotated[int, Path(ge=1, le=MAX_INT)]
 UserName = Annotated[str, Path(max_length=64)]
+#: A text field of a submitted form ("" when absent). The handlers are plain functions: FastAPI reads
+#: the form first and runs them in its thread pool, away from the event loop (they do blocking I/O).
+FormText = Annotated[str, Form()]
 
 
 def _tokens_by_user(request: Request) -> dict[str, int]:
@@ -73,6 +74,17 @@ def _users_page(request: Request, *, problems: list[str] | None = None, status_c
     )  # fmt: skip
 
 
+def _with_notice(path: str, notice: str) -> Response:
+    """Back to `path` after a write, with a line saying what it did."""
+    return RedirectResponse(f"{path}?notice={quote(notice)}", status_code=303)
+
+
+def _check_length(what: str, text: str, request: Request) -> None:
+    problems = too_long(what, text, settings_of(request).limits.reason)
+    if problems:
+        raise InvalidInput(problems)
+
+
 def _moved(result: Reassignment) -> str:
     if not result.released:
         return ""
@@ -87,112 +99,93 @@ def users_page(request: Request, current: ViewerDep) -> Response:
 
 
 @router.post("/users", response_class=HTMLResponse)
-async def create_user(request: Request, current: WriterDep) -> Response:
+def create_user(
+    request: Request,
+    current: WriterDep,
+    username: FormText = "",
+    password: FormText = "",
+    role: FormText = "",
+    disciplines: FormText = "",
+) -> Response:
     current.require("admin")
-    form = await request.form()
-
-    def work() -> Response:
-        try:
-            create_account(
-                database_of(request),
-                hashes_of(request),
-                username=str(form.get("username") or "").strip(),
-                password=str(form.get("password") or ""),
-                role=str(form.get("role") or ""),
-                disciplines=[str(form.get("disciplines") or "")],
-                actor=current.actor,
-            )
-        except InvalidInput as error:
-            return _users_page(request, problems=error.problems, status_code=422)
-        return RedirectResponse("/admin/users?notice=created", status_code=303)
-
-    return await run_in_threadpool(work)
+    try:
+        create_account(
+            database_of(request),
+            hashes_of(request),
+            username=username.strip(),
+            password=password,
+            role=role,
+            disciplines=[disciplines],
+            actor=current.actor,
+        )
+    except InvalidInput as error:
+        return _users_page(request, problems=error.problems, status_code=422)
+    return RedirectResponse("/admin/users?notice=created", status_code=303)
 
 
 @router.post("/users/{username}/active")
-async def toggle_user(username: UserName, request: Request, current: WriterDep) -> Response:
+def toggle_user(username: UserName, request: Request, current: WriterDep, active: FormText = "") -> Response:
     """Activate or deactivate an account; deactivation hands its open items to other annotators."""
     current.require("admin")
-    form = await request.form()
-    active = form.get("active") == "1"
-
-    def work() -> Reassignment:
-        return database_of(request).write_retry(
-            lambda db: set_active(db, username, active, actor=current.actor)
-        )
-
-    result = await run_in_threadpool(work)
-    notice = quote(f"{username} {'activated' if active else 'deactivated'}{_moved(result)}")
-    return RedirectResponse(f"/admin/users?notice={notice}", status_code=303)
+    activate = active == "1"
+    result = database_of(request).write_retry(
+        lambda db: set_active(db, username, activate, actor=current.actor)
+    )
+    return _with_notice(
+        "/admin/users", f"{username} {'activated' if activate else 'deactivated'}{_moved(result)}"
+    )
 
 
 @router.post("/users/{username}/reassign")
-async def reassign_user(username: UserName, request: Request, current: WriterDep) -> Response:
+def reassign_user(
+    username: UserName, request: Request, current: WriterDep, reason: FormText = ""
+) -> Response:
     """Take back an annotator's open items (they stay active) and give them to other annotators."""
     current.require("admin")
-    form = await request.form()
-    reason = str(form.get("reason") or "").strip() or f"reassigned by {current.actor.name}"
-    problems = too_long("the reason", reason, settings_of(request).limits.reason)
-    if problems:
-        raise InvalidInput(problems)
-
-    def work() -> Reassignment:
-        return database_of(request).write_retry(
-            lambda db: reassign_open_items(db, current.actor, username, reason=reason)
-        )
-
-    result = await run_in_threadpool(work)
-    notice = quote(f"{username}{_moved(result) or ': no open items to reassign'}")
-    return RedirectResponse(f"/admin/users?notice={notice}", status_code=303)
+    reason = reason.strip() or f"reassigned by {current.actor.name}"
+    _check_length("the reason", reason, request)
+    result = database_of(request).write_retry(
+        lambda db: reassign_open_items(db, current.actor, username, reason=reason)
+    )
+    return _with_notice("/admin/users", f"{username}{_moved(result) or ': no open items to reassign'}")
 
 
 @router.post("/users/{username}/edit")
-async def edit_user(username: UserName, request: Request, current: WriterDep) -> Response:
+def edit_user(
+    username: UserName, request: Request, current: WriterDep, role: FormText = "", disciplines: FormText = ""
+) -> Response:
     """Change an account's role and disciplines."""
     current.require("admin")
-    form = await request.form()
-    role = str(form.get("role") or "") or None
-    disciplines = str(form.get("disciplines") or "")
-    problems = too_long("the disciplines", disciplines, settings_of(request).limits.reason)
-    if problems:
-        raise InvalidInput(problems)
-
-    def work() -> Response:
-        try:
-            result = database_of(request).write_retry(
-                lambda db: update_user(db, current.actor, username, role=role, disciplines=[disciplines])
-            )
-        except InvalidInput as error:
-            return _users_page(request, problems=error.problems, status_code=422)
-        notice = quote(f"{username} updated{_moved(result)}")
-        return RedirectResponse(f"/admin/users?notice={notice}", status_code=303)
-
-    return await run_in_threadpool(work)
+    _check_length("the disciplines", disciplines, request)
+    try:
+        result = database_of(request).write_retry(
+            lambda db: update_user(db, current.actor, username, role=role or None, disciplines=[disciplines])
+        )
+    except InvalidInput as error:
+        return _users_page(request, problems=error.problems, status_code=422)
+    return _with_notice("/admin/users", f"{username} updated{_moved(result)}")
 
 
 @router.post("/users/{username}/password")
-async def reset_user_password(username: UserName, request: Request, current: WriterDep) -> Response:
+def reset_user_password(
+    username: UserName,
+    request: Request,
+    current: WriterDep,
+    password: FormText = "",
+    keep_tokens: FormText = "",  # revoking is the default
+) -> Response:
     """Set a new password for someone who lost theirs (their sessions end)."""
     current.require("admin")
-    form = await request.form()
-    password = str(form.get("password") or "")
-    keep_tokens = form.get("keep_tokens") == "1"  # revoking is the default
-
-    def work() -> Response:
-        try:
-            revoked = reset_password(database_of(request), hashes_of(request), username=username, password=password,
-                                     actor=current.actor, revoke_tokens=not keep_tokens)  # fmt: skip
-        except InvalidInput as error:
-            return _users_page(
-                request, problems=[f"{username}: {p}" for p in error.problems], status_code=422
-            )
-        notice = quote(
-            f"new password set for {username}; their sessions ended"
-            + (f" and their {revoked} API token(s) were revoked" if revoked else "")
-        )
-        return RedirectResponse(f"/admin/users?notice={notice}", status_code=303)
-
-    return await run_in_threadpool(work)
+    try:
+        revoked = reset_password(database_of(request), hashes_of(request), username=username, password=password,
+                                 actor=current.actor, revoke_tokens=keep_tokens != "1")  # fmt: skip
+    except InvalidInput as error:
+        return _users_page(request, problems=[f"{username}: {p}" for p in error.problems], status_code=422)
+    return _with_notice(
+        "/admin/users",
+        f"new password set for {username}; their sessions ended"
+        + (f" and their {revoked} API token(s) were revoked" if revoked else ""),
+    )
 
 
 @router.post("/assign")
@@ -203,89 +196,68 @@ def run_assignment(request: Request, current: WriterDep) -> Response:
 
 
 @router.post("/users/{username}/tokens/revoke")
-async def revoke_tokens(username: UserName, request: Request, current: WriterDep) -> Response:
+def revoke_tokens(username: UserName, request: Request, current: WriterDep) -> Response:
     """Revoke every API token of an account (a leaked script, someone leaving the team)."""
     current.require("admin")
-
-    def work() -> int:
-        with database_of(request).write() as db:
-            user = db.scalar(select(User).where(User.username == username))
-            if user is None:
-                raise NotFound(f"no user {username!r}")
-            return revoke_user_tokens(db, current.actor, user)
-
-    revoked = await run_in_threadpool(work)
-    notice = quote(f"revoked {revoked} token(s) of {username}")
-    return RedirectResponse(f"/admin/users?notice={notice}", status_code=303)
+    with database_of(request).write() as db:
+        user = db.scalar(select(User).where(User.username == username))
+        if user is None:
+            raise NotFound(f"no user {username!r}")
+        revoked = revoke_user_tokens(db, current.actor, user)
+    return _with_notice("/admin/users", f"revoked {revoked} token(s) of {username}")
 
 
 @router.post("/items/{item_id}/annotators")
-async def add_item_annotator(item_id: ItemId, request: Request, current: WriterDep) -> Response:
+def add_item_annotator(
+    item_id: ItemId, request: Request, current: WriterDep, username: FormText = ""
+) -> Response:
     """Give an item that lacks annotators to a chosen annotator."""
     current.require("admin")
-    form = await request.form()
-    username = str(form.get("username") or "").strip()
-
-    def work() -> None:
-        database_of(request).write_retry(lambda db: add_annotator(db, current.actor, item_id, username))
-
-    await run_in_threadpool(work)
-    return RedirectResponse(
-        f"/items/{item_id}?notice={quote(username + ' added as an annotator')}", status_code=303
-    )
+    username = username.strip()
+    database_of(request).write_retry(lambda db: add_annotator(db, current.actor, item_id, username))
+    return _with_notice(f"/items/{item_id}", f"{username} added as an annotator")
 
 
 @router.post("/short-items/annotators")
-async def add_annotator_to_short_items(request: Request, current: WriterDep) -> Response:
+def add_annotator_to_short_items(
+    request: Request, current: WriterDep, username: FormText = "", discipline: FormText = ""
+) -> Response:
     """Give every open item of a discipline that lacks annotators to one chosen annotator (dashboard)."""
     current.require("admin")
-    form = await request.form()
-    username = str(form.get("username") or "").strip()
-    discipline = str(form.get("discipline") or "")
+    username = username.strip()
 
-    def work() -> int:
-        def change(db: Session) -> int:
-            added = 0
-            for item in short_items(db, limit=100_000):
-                if item.discipline != discipline:
-                    continue
-                try:
-                    add_annotator(db, current.actor, item.id, username)
-                    added += 1
-                except (InvalidInput, Conflict):
-                    continue  # already on it, or wrote it: the item stays listed
-            if not added:
-                raise InvalidInput([f"{username or 'nobody'} could not be added to any {discipline} item"])
-            return added
+    def change(db: Session) -> int:
+        added = 0
+        for item in short_items(db, limit=100_000):
+            if item.discipline != discipline:
+                continue
+            try:
+                add_annotator(db, current.actor, item.id, username)
+                added += 1
+            except (InvalidInput, Conflict):
+                continue  # already on it, or wrote it: the item stays listed
+        if not added:
+            raise InvalidInput([f"{username or 'nobody'} could not be added to any {discipline} item"])
+        return added
 
-        return database_of(request).write_retry(change)
-
-    added = await run_in_threadpool(work)
-    notice = quote(f"{username} added as an annotator to {added} {discipline} item(s)")
-    return RedirectResponse(f"/dashboard?notice={notice}", status_code=303)
+    added = database_of(request).write_retry(change)
+    return _with_notice("/dashboard", f"{username} added as an annotator to {added} {discipline} item(s)")
 
 
 @router.post("/items/{item_id}/reopen")
-async def reopen(item_id: ItemId, request: Request, current: WriterDep) -> Response:
+def reopen(item_id: ItemId, request: Request, current: WriterDep, reason: FormText = "") -> Response:
     """Send a settled item back to its annotators for correction (with a reason, audited)."""
     current.require("admin")
-    form = await request.form()
-    reason = str(form.get("reason") or "").strip()
-    settings = settings_of(request)
-    if len(reason) < settings.min_justification:
+    reason = reason.strip()
+    if len(reason) < settings_of(request).min_justification:
         raise InvalidInput(["reopening an item needs a reason"])
-    problems = too_long("the reason", reason, settings.limits.reason)
-    if problems:
-        raise InvalidInput(problems)
+    _check_length("the reason", reason, request)
 
-    def work() -> None:
-        def change(db: Session) -> None:
-            item = db.get(Item, item_id)
-            if item is None:
-                raise NotFound(f"item {item_id} not found")
-            reopen_for_review(db, current.actor, item, reason=reason)
+    def change(db: Session) -> None:
+        item = db.get(Item, item_id)
+        if item is None:
+            raise NotFound(f"item {item_id} not found")
+        reopen_for_review(db, current.actor, item, reason=reason)
 
-        database_of(request).write_retry(change)
-
-    await run_in_threadpool(work)
+    database_of(request).write_retry(change)
     return RedirectResponse(f"/items/{item_id}?notice=reopened", status_code=303)

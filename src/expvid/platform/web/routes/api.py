@@ -9,10 +9,10 @@ field); the request body as a whole is capped (413).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Query, Request
-from starlette.concurrency import run_in_threadpool
+from fastapi import APIRouter, Depends, Query, Request
 
 from expvid.platform.db.models import Item
 from expvid.platform.security.api_tokens import list_tokens
@@ -21,26 +21,18 @@ from expvid.platform.services.adjudication import Resolution, adjudication_view,
 from expvid.platform.services.errors import InvalidInput, NotFound
 from expvid.platform.services.reports import agreement_report, progress
 from expvid.platform.services.review import own_decision, preview_step_edit, submit_decision, uses_step_editor
-from expvid.platform.services.search import ItemFilters, search_items
-from expvid.platform.web.api_models import MAX_INT, PreviewBody, ResolutionBody, parse_body
+from expvid.platform.services.search import search_items
+from expvid.platform.web.api_models import PreviewBody, ResolutionBody, parse_body
 from expvid.platform.web.audit_views import audit_findings
-from expvid.platform.web.deps import ViewerDep, WriterDep, database_of, settings_of
+from expvid.platform.web.deps import ViewerDep, WriterDep, database_of
 from expvid.platform.web.forms import decision_from_json
-from expvid.platform.web.item_filters import (
-    DisciplineFilter,
-    FlagFilter,
-    PageOffset,
-    ReviewerFilter,
-    SearchText,
-    StateFilter,
-    TaskFilter,
-)
+from expvid.platform.web.item_filters import FiltersQuery, PageOffset
+from expvid.platform.web.path_params import ItemId
 from expvid.platform.web.routes.home import annotator_queue
+from expvid.platform.web.submissions import write_submission
 from expvid.platform.web.views import visible_history
 
 router = APIRouter(prefix="/api")
-
-ItemId = Annotated[int, Path(ge=1, le=MAX_INT)]
 
 
 async def _json(request: Request) -> dict[str, Any]:
@@ -51,6 +43,11 @@ async def _json(request: Request) -> dict[str, Any]:
     if not isinstance(body, dict):
         raise InvalidInput(["the request body must be a JSON object"])
     return body
+
+
+#: `body: JsonBody` is the request's JSON object; with it read here, the handlers are plain functions
+#: that FastAPI runs in its thread pool (they do blocking database work).
+JsonBody = Annotated[dict[str, Any], Depends(_json)]
 
 
 def _item_json(item: Item) -> dict[str, Any]:
@@ -88,12 +85,7 @@ def me(current: ViewerDep) -> dict[str, Any]:
 def my_items(
     request: Request,
     current: ViewerDep,
-    q: SearchText = None,
-    task: TaskFilter = None,
-    discipline: DisciplineFilter = None,
-    state: StateFilter = None,
-    flag: FlagFilter = None,
-    reviewer: ReviewerFilter = None,
+    filters: FiltersQuery,
     offset: PageOffset = 0,
     limit: Annotated[int, Query(ge=1, le=1000)] = 1000,
 ) -> dict[str, Any]:
@@ -114,10 +106,7 @@ def my_items(
             }
         current.require("admin", "adjudicator")
         if current.actor.role == "adjudicator":
-            state = "conflict"
-        filters = ItemFilters(
-            q=q, task=task, discipline=discipline, state=state, flag=flag, reviewer=reviewer
-        )
+            filters = replace(filters, state="conflict")
         items, total = search_items(db, filters, offset=offset, limit=limit)
         return {
             "total": total,
@@ -158,50 +147,32 @@ def item_detail(item_id: ItemId, request: Request, current: ViewerDep) -> dict[s
 
 
 @router.post("/items/{item_id}/decision")
-async def api_decision(item_id: ItemId, request: Request, current: WriterDep) -> dict[str, Any]:
-    body = await _json(request)
-    database = database_of(request)
-    settings = settings_of(request)
-
-    def work() -> dict[str, Any]:
-        with database.read() as db:
-            item = get_visible_item(db, current.actor, item_id)
-            data = decision_from_json(item, body, step_editor=uses_step_editor(item))
-        result = database.write_retry(
-            lambda db: submit_decision(
-                db, current.actor, item_id, data, min_justification=settings.min_justification,
-                bounds=settings.limits,
-            )
-        )  # fmt: skip
-        return {
-            "decision_id": result.decision_id,
-            "decision_version": result.decision_version,
-            "item_state": result.item_state,
-            "item_version": result.item_version,
-        }
-
-    return await run_in_threadpool(work)
+def api_decision(item_id: ItemId, request: Request, current: WriterDep, body: JsonBody) -> dict[str, Any]:
+    with database_of(request).read() as db:
+        item = get_visible_item(db, current.actor, item_id)
+        data = decision_from_json(item, body, step_editor=uses_step_editor(item))
+    result = write_submission(request, submit_decision, current.actor, item_id, data)
+    return {
+        "decision_id": result.decision_id,
+        "decision_version": result.decision_version,
+        "item_state": result.item_state,
+        "item_version": result.item_version,
+    }
 
 
 @router.post("/items/{item_id}/preview")
-async def api_preview(item_id: ItemId, request: Request, current: WriterDep) -> dict[str, Any]:
+def api_preview(item_id: ItemId, request: Request, current: WriterDep, body: JsonBody) -> dict[str, Any]:
     """The question rebuilt from an edited step list, without saving anything (step editor preview).
 
     A 422 with `"code": "cannot_rebuild"` means the list is fine but this question cannot be made
     from it: the editor then offers to reject the question and keep the correction.
     """
-    body = parse_body(PreviewBody, await _json(request))
-    rows = [r.row() for r in body.steps]
-    database = database_of(request)
-
-    def work() -> dict[str, Any]:
-        with database.read() as db:
-            item = get_visible_item(db, current.actor, item_id)
-            if not uses_step_editor(item):
-                raise NotFound("this item has no step list")
-            return preview_step_edit(db, item, rows).as_dict()
-
-    return await run_in_threadpool(work)
+    rows = [r.row() for r in parse_body(PreviewBody, body).steps]
+    with database_of(request).read() as db:
+        item = get_visible_item(db, current.actor, item_id)
+        if not uses_step_editor(item):
+            raise NotFound("this item has no step list")
+        return preview_step_edit(db, item, rows).as_dict()
 
 
 @router.get("/items/{item_id}/history")
@@ -254,28 +225,17 @@ def api_adjudication(item_id: ItemId, request: Request, current: ViewerDep) -> d
 
 
 @router.post("/adjudications/{item_id}")
-async def api_resolve(item_id: ItemId, request: Request, current: WriterDep) -> dict[str, Any]:
-    body = parse_body(ResolutionBody, await _json(request))
-    database = database_of(request)
-    settings = settings_of(request)
+def api_resolve(item_id: ItemId, request: Request, current: WriterDep, body: JsonBody) -> dict[str, Any]:
+    given = parse_body(ResolutionBody, body)
     data = Resolution(
-        outcome=body.outcome,
-        justification=body.justification,
-        item_version=body.item_version,
-        content=body.content.content() if body.content is not None else None,
-        rows=[r.row() for r in body.steps] if body.steps is not None else None,
+        outcome=given.outcome,
+        justification=given.justification,
+        item_version=given.item_version,
+        content=given.content.content() if given.content is not None else None,
+        rows=[r.row() for r in given.steps] if given.steps is not None else None,
     )
-
-    def work() -> dict[str, Any]:
-        item = database.write_retry(
-            lambda db: resolve(
-                db, current.actor, item_id, data, min_justification=settings.min_justification,
-                bounds=settings.limits,
-            )
-        )  # fmt: skip
-        return {"item_state": item.state, "item_version": item.version}
-
-    return await run_in_threadpool(work)
+    item = write_submission(request, resolve, current.actor, item_id, data)
+    return {"item_state": item.state, "item_version": item.version}
 
 
 @router.get("/progress")

@@ -15,15 +15,7 @@ from expvid.platform.services.reports import STATES
 from expvid.platform.services.search import ItemFilters, flag_kinds, reviewers_on_items, search_items
 from expvid.platform.services.tasks import TASKS
 from expvid.platform.web.deps import Viewer, ViewerDep, database_of
-from expvid.platform.web.item_filters import (
-    DisciplineFilter,
-    FlagFilter,
-    PageOffset,
-    ReviewerFilter,
-    SearchText,
-    StateFilter,
-    TaskFilter,
-)
+from expvid.platform.web.item_filters import FiltersQuery, PageOffset
 from expvid.platform.web.render import page
 
 router = APIRouter()
@@ -82,27 +74,18 @@ def home(request: Request, current: ViewerDep) -> Response:
                 "conflicts.html",
                 {"conflicts": conflicts, "notice": request.query_params.get("notice")},
             )
-        return items_page(request, current)
+        return items_page(request, current, ItemFilters())
 
 
 @router.get("/items", response_class=HTMLResponse)
 def items_page(
     request: Request,
     current: ViewerDep,
-    q: SearchText = None,
-    task: TaskFilter = None,
-    discipline: DisciplineFilter = None,
-    state: StateFilter = None,
-    flag: FlagFilter = None,
-    reviewer: ReviewerFilter = None,
+    filters: FiltersQuery,
     offset: PageOffset = 0,
 ) -> Response:
     """Admin browser over all items: text search and filters by task, discipline, state, flag, reviewer."""
     current.require("admin")
-    filters = ItemFilters(
-        q=q or None, task=task or None, discipline=discipline or None, state=state or None,
-        flag=flag or None, reviewer=reviewer or None,
-    )  # fmt: skip
     with database_of(request).read() as db:
         items, total = search_items(db, filters, offset=offset, limit=PAGE_SIZE)
         disciplines = [d for (d,) in db.execute(select(Item.discipline).distinct().order_by(Item.discipline))]

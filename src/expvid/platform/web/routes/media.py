@@ -8,22 +8,19 @@ from __future__ import annotations
 
 import mimetypes
 from pathlib import Path
-from typing import Annotated
 
 from fastapi import APIRouter, Request
-from fastapi import Path as PathParam
 from fastapi.responses import FileResponse, Response
 from sqlalchemy import select
 
 from expvid.platform.db.models import Experiment, ImportBatch, Item
 from expvid.platform.services.access import can_view, get_visible_item
 from expvid.platform.services.errors import NotFound
-from expvid.platform.web.api_models import MAX_INT
 from expvid.platform.web.deps import ViewerDep, database_of
+from expvid.platform.web.path_params import ItemId
 
 router = APIRouter()
 #: An id beyond PostgreSQL's `integer` names nothing (404), it is not a database error.
-ItemId = Annotated[int, PathParam(ge=1, le=MAX_INT)]
 
 
 def _file(root: str, relative: str | None) -> Path:

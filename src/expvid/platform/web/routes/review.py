@@ -9,11 +9,10 @@ from __future__ import annotations
 from typing import Annotated
 from urllib.parse import quote
 
-from fastapi import APIRouter, Path, Query, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlalchemy import select
 from sqlalchemy.orm import Session
-from starlette.concurrency import run_in_threadpool
 
 from expvid.platform.db.models import Assignment, Item, Segment
 from expvid.platform.services.access import get_visible_item
@@ -23,16 +22,16 @@ from expvid.platform.services.level2 import rows_from_steps
 from expvid.platform.services.recipe_hooks import hooks_for_task, judged_pages_for
 from expvid.platform.services.review import mark_opened, submit_decision, uses_step_editor
 from expvid.platform.services.settlement import segment_steps
-from expvid.platform.web.api_models import MAX_INT
 from expvid.platform.web.audit_views import audit_findings
-from expvid.platform.web.deps import Viewer, ViewerDep, WriterDep, database_of, settings_of
+from expvid.platform.web.deps import FormDep, Viewer, ViewerDep, WriterDep, database_of, settings_of
 from expvid.platform.web.drafts import drop_drafts, load_draft, refused
 from expvid.platform.web.forms import decision_from_form, echo
+from expvid.platform.web.path_params import ItemId
 from expvid.platform.web.render import page
+from expvid.platform.web.submissions import write_submission
 from expvid.platform.web.views import next_url, review_context, visible_history
 
 router = APIRouter()
-ItemId = Annotated[int, Path(ge=1, le=MAX_INT)]
 DraftToken = Annotated[str | None, Query(max_length=64)]
 
 
@@ -109,55 +108,35 @@ def _next_item(db: Session, current: Viewer) -> int | None:
 
 
 @router.post("/items/{item_id}/decision", response_class=HTMLResponse)
-async def save_decision(item_id: ItemId, request: Request, current: WriterDep) -> Response:
-    form = await request.form()
+def save_decision(item_id: ItemId, request: Request, current: WriterDep, form: FormDep) -> Response:
     database = database_of(request)
     settings = settings_of(request)
-
-    def work() -> Response:
-        try:
-            with database.read() as db:
-                visible = get_visible_item(db, current.actor, item_id)
-                pages = judged_pages_for(visible)
-                if pages is not None:
-                    judged = pages.judgement_from_form(visible, form)
+    try:
+        with database.read() as db:
+            visible = get_visible_item(db, current.actor, item_id)
+            pages = judged_pages_for(visible)
             if pages is not None:
-                database.write_retry(
-                    lambda db: pages.submit_judgement(
-                        db, current.actor, item_id, judged, bounds=settings.limits
-                    )
-                )
-                return _saved(request, current, item_id)
-            with database.read() as db:
-                item = get_visible_item(db, current.actor, item_id)
-                current_rows = []
-                if uses_step_editor(item):
-                    segment = db.get(Segment, item.segment_id)
-                    assert segment is not None
-                    current_rows = rows_from_steps(segment_steps(segment))
-                data = decision_from_form(
-                    item, form, step_editor=uses_step_editor(item), current_rows=current_rows
-                )
+                judged = pages.judgement_from_form(visible, form)
+        if pages is not None:
             database.write_retry(
-                lambda db: submit_decision(
-                    db, current.actor, item_id, data, min_justification=settings.min_justification,
-                    bounds=settings.limits,
-                )
-            )  # fmt: skip
-        except (InvalidInput, Conflict) as error:
-            problems = error.problems if isinstance(error, InvalidInput) else [str(error)]
-            data_kept = {**echo(form), "__form__": "decision"}
-            return refused(
-                request,
-                current,
-                f"/items/{item_id}",
-                data_kept,
-                problems,
-                conflict=isinstance(error, Conflict),
+                lambda db: pages.submit_judgement(db, current.actor, item_id, judged, bounds=settings.limits)
             )
-        return _saved(request, current, item_id)
-
-    return await run_in_threadpool(work)
+            return _saved(request, current, item_id)
+        with database.read() as db:
+            item = get_visible_item(db, current.actor, item_id)
+            current_rows = []
+            if uses_step_editor(item):
+                segment = db.get(Segment, item.segment_id)
+                assert segment is not None
+                current_rows = rows_from_steps(segment_steps(segment))
+            data = decision_from_form(
+                item, form, step_editor=uses_step_editor(item), current_rows=current_rows
+            )
+        write_submission(request, submit_decision, current.actor, item_id, data)
+    except (InvalidInput, Conflict) as error:
+        data_kept = {**echo(form), "__form__": "decision"}
+        return refused(request, current, f"/items/{item_id}", data_kept, error)
+    return _saved(request, current, item_id)
 
 
 def _saved(request: Request, current: Viewer, item_id: int) -> Response:
@@ -189,75 +168,63 @@ def history_page(item_id: ItemId, request: Request, current: ViewerDep) -> Respo
 
 
 @router.post("/experiments/{video_id}/questions", response_class=HTMLResponse)
-async def write_question(video_id: str, request: Request, current: WriterDep) -> Response:
+def write_question(video_id: str, request: Request, current: WriterDep, form: FormDep) -> Response:
     """A new Level-3 fill-in-the-blank question, written beside the paper and the full video."""
-    form = await request.form()
     database = database_of(request)
     settings = settings_of(request)
     back = str(form.get("back_item") or "")
 
-    def work() -> Response:
-        try:
-            item = database.write_retry(
-                lambda db: create_level3_question(
-                    db,
-                    current.actor,
-                    video_id=video_id,
-                    task=str(form.get("task") or ""),
-                    question=str(form.get("new_question") or ""),
-                    answers=[a for a in str(form.get("new_answers") or "").splitlines() if a.strip()],
-                    justification=str(form.get("new_justification") or ""),
-                    min_justification=settings.min_justification,
-                    bounds=settings.limits,
-                )
+    try:
+        item = database.write_retry(
+            lambda db: create_level3_question(
+                db,
+                current.actor,
+                video_id=video_id,
+                task=str(form.get("task") or ""),
+                question=str(form.get("new_question") or ""),
+                answers=[a for a in str(form.get("new_answers") or "").splitlines() if a.strip()],
+                justification=str(form.get("new_justification") or ""),
+                min_justification=settings.min_justification,
+                bounds=settings.limits,
             )
-        except InvalidInput as error:
-            if back.isdigit() and len(back) < 10:
-                with database.read() as db:
-                    get_visible_item(db, current.actor, int(back))  # 404 for someone else's item
-                data_kept = {**echo(form), "__form__": "author"}
-                return refused(request, current, f"/items/{back}", data_kept, error.problems, conflict=False)
-            raise
-        target = f"/items/{back}" if back.isdigit() else "/"
-        notice = quote(f"new question {item.release_key} created and sent to two other annotators")
-        return RedirectResponse(f"{target}?notice={notice}", status_code=303)
-
-    return await run_in_threadpool(work)
+        )
+    except InvalidInput as error:
+        if back.isdigit() and len(back) < 10:
+            with database.read() as db:
+                get_visible_item(db, current.actor, int(back))  # 404 for someone else's item
+            data_kept = {**echo(form), "__form__": "author"}
+            return refused(request, current, f"/items/{back}", data_kept, error)
+        raise
+    target = f"/items/{back}" if back.isdigit() else "/"
+    notice = quote(f"new question {item.release_key} created and sent to two other annotators")
+    return RedirectResponse(f"{target}?notice={notice}", status_code=303)
 
 
 @router.post("/items/{item_id}/overlays", response_class=HTMLResponse)
-async def add_overlay_route(item_id: ItemId, request: Request, current: WriterDep) -> Response:
+def add_overlay_route(item_id: ItemId, request: Request, current: WriterDep, form: FormDep) -> Response:
     """The overlay tool of a `timed-mcq` page (its recipe's `ReviewHooks.add_overlay`): burn a
     spoken-but-not-visible value onto the released video."""
-    form = await request.form()
     database = database_of(request)
 
-    def work() -> Response:
-        try:
-            start, end = float(str(form.get("start", ""))), float(str(form.get("end", "")))
-        except ValueError:
-            return RedirectResponse(
-                f"/items/{item_id}?notice={quote('overlay: start and end are seconds')}", 303
+    try:
+        start, end = float(str(form.get("start", ""))), float(str(form.get("end", "")))
+    except ValueError:
+        return RedirectResponse(f"/items/{item_id}?notice={quote('overlay: start and end are seconds')}", 303)
+    try:
+        with database.write() as db:
+            item = get_visible_item(db, current.actor, item_id)
+            hooks = hooks_for_task(item.task)
+            if hooks is None:
+                raise ValueError("overlays are for items whose review page offers them")
+            hooks.add_overlay(
+                db,
+                current.actor,
+                item,
+                str(form.get("text", "")),
+                start,
+                end,
+                str(form.get("position", "bottom")),
             )
-        try:
-            with database.write() as db:
-                item = get_visible_item(db, current.actor, item_id)
-                hooks = hooks_for_task(item.task)
-                if hooks is None:
-                    raise ValueError("overlays are for items whose review page offers them")
-                hooks.add_overlay(
-                    db,
-                    current.actor,
-                    item,
-                    str(form.get("text", "")),
-                    start,
-                    end,
-                    str(form.get("position", "bottom")),
-                )
-        except ValueError as error:
-            return RedirectResponse(
-                f"/items/{item_id}?notice={quote('overlay: ' + str(error))}", status_code=303
-            )
-        return RedirectResponse(f"/items/{item_id}?notice={quote('overlay added')}", status_code=303)
-
-    return await run_in_threadpool(work)
+    except ValueError as error:
+        return RedirectResponse(f"/items/{item_id}?notice={quote('overlay: ' + str(error))}", status_code=303)
+    return RedirectResponse(f"/items/{item_id}?notice={quote('overlay added')}", status_code=303)
