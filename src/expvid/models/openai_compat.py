@@ -35,7 +35,8 @@ MAX_PARAM_FALLBACKS = 6
 
 @dataclass(frozen=True)
 class PreparedChat:
-    """A request with its messages encoded once; the parameters are added per attempt and endpoint."""
+    """A request with its messages encoded once (the chat `messages`, or the Responses API's `input`);
+    the parameters are added per attempt and endpoint."""
 
     request: GenerateRequest
     messages: list[dict[str, Any]]
@@ -55,6 +56,9 @@ class OpenAICompatBackend(RemoteBackend):
     kind = "openai"
     #: The API path under the base URL (the Responses backend posts to "/responses").
     api_path = "/chat/completions"
+    #: The wire format: a request's messages encoded once, and one attempt's body composed from them.
+    encode_messages = staticmethod(encode_messages)
+    compose_body = staticmethod(compose_body)
 
     def __init__(self, model: str, *, base_url: str, api_key: str | None, options: BackendOptions) -> None:
         super().__init__(model, base_url=base_url.rstrip("/"), options=options)
@@ -110,15 +114,17 @@ class OpenAICompatBackend(RemoteBackend):
     def reasoning_model(self) -> bool:
         return self.rules.reasons_by_default
 
-    def _prepare(self, request: GenerateRequest) -> Any:
-        """The request with its messages encoded once (`PreparedChat`; the Responses backend's own)."""
-        return PreparedChat(request=request, messages=encode_messages(request, self.options.image_detail))
+    def _prepare(self, request: GenerateRequest) -> PreparedChat:
+        """The request with its messages encoded once, for every attempt and endpoint."""
+        return PreparedChat(
+            request=request, messages=self.encode_messages(request, self.options.image_detail)
+        )
 
     async def _send_once(self, payload: PreparedChat) -> GenerateResponse:
         return await self._post_chat(self.api_path, payload, endpoint=self.base_url or "")
 
-    def _compose(self, prepared: Any, endpoint: str) -> tuple[dict[str, Any], dict[str, Any]]:
-        return compose_body(
+    def _compose(self, prepared: PreparedChat, endpoint: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        return self.compose_body(
             prepared.request,
             prepared.messages,
             model=self.model,

@@ -12,6 +12,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from expvid.models.body_draft import BodyDraft
 from expvid.models.hf.inputs import frame_rate
 from expvid.models.param_fallback import Adjustment
 from expvid.models.param_rules import ChatRules, effort_for
@@ -197,65 +198,42 @@ def compose_body(
 
     `rules` are the model's known parameter rules; `adjustments` what this endpoint's 400s taught.
     """
-    body: dict[str, Any] = {"model": model, "messages": messages}
-    sent: dict[str, Any] = {"input_mode": request.input_mode}
-    not_sent: dict[str, str] = {}
+    draft = BodyDraft(
+        request,
+        rules,
+        adjustments,
+        body={"model": model, "messages": messages},
+        sent={"input_mode": request.input_mode},
+    )
 
     field: str = rules.token_limit_field
     renamed = adjustments.get(field)
     if renamed is not None and renamed.action == "rename" and renamed.to:
         field = renamed.to
-    body[field] = request.max_tokens
-    sent.update(token_limit_field=field, max_tokens=request.max_tokens)
+    draft.body[field] = request.max_tokens
+    draft.sent.update(token_limit_field=field, max_tokens=request.max_tokens)
 
-    effort = _thinking(request, rules, adjustments, body, sent, not_sent)
+    effort = _thinking(draft)
 
-    set_temperature(request, rules, adjustments, effort, body, sent, not_sent)
+    draft.set_temperature(effort)
 
     if request.seed is not None:
-        if "seed" in adjustments:
-            not_sent["seed"] = adjustments["seed"].reason
-            sent["seed"] = None
+        if draft.refused("seed"):
+            draft.sent["seed"] = None
         else:
-            body["seed"] = request.seed
-            sent["seed"] = request.seed
+            draft.send("seed", request.seed)
 
     schema = request.response_schema
-    if schema is not None:
-        if "response_format" in adjustments:
-            not_sent["response_format"] = adjustments["response_format"].reason
-        else:
-            body["response_format"] = response_format(schema)
-            sent["response_format"] = f"json_schema:{schema.name}"
+    if schema is not None and not draft.refused("response_format"):
+        draft.body["response_format"] = response_format(schema)
+        draft.sent["response_format"] = f"json_schema:{schema.name}"
 
     video = video_io_kwargs(request)
-    if video is not None:
-        if "media_io_kwargs" in adjustments:
-            not_sent["media_io_kwargs"] = adjustments["media_io_kwargs"].reason
-        else:
-            body["media_io_kwargs"] = video
-            sent["video"] = video["video"]
+    if video is not None and not draft.refused("media_io_kwargs"):
+        draft.body["media_io_kwargs"] = video
+        draft.sent["video"] = video["video"]
 
-    return with_extra_body(body, sent, not_sent, extra_body, ("temperature", "reasoning_effort", "seed"))
-
-
-def set_temperature(
-    request: GenerateRequest,
-    rules: ChatRules,
-    adjustments: Mapping[str, Adjustment],
-    effort: str | None,
-    body: dict[str, Any],
-    sent: dict[str, Any],
-    not_sent: dict[str, str],
-) -> None:
-    """Send the request's temperature unless the model refuses one (at this effort): then say why."""
-    reason = _temperature_blocked(rules, adjustments, effort)
-    if reason is None:
-        body["temperature"] = request.temperature
-        sent["temperature"] = request.temperature
-    else:
-        sent["temperature"] = None
-        not_sent["temperature"] = reason
+    return draft.finish(extra_body, ("temperature", "reasoning_effort", "seed"))
 
 
 def response_format(schema: ResponseSchema) -> dict[str, Any]:
@@ -267,43 +245,16 @@ def response_format(schema: ResponseSchema) -> dict[str, Any]:
     }
 
 
-def with_extra_body(
-    body: dict[str, Any],
-    sent: dict[str, Any],
-    not_sent: dict[str, str],
-    extra_body: Mapping[str, Any] | None,
-    recorded: Sequence[str],
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The user's `extra_body` merged last; for the `recorded` names its explicit value is what went
-    out (and no longer "not sent"). `sent` gets the reasons for what was left out."""
-    if extra_body:
-        body.update(extra_body)
-        for name in recorded:
-            if name in extra_body:
-                sent[name] = extra_body[name]
-                not_sent.pop(name, None)
-    if not_sent:
-        sent["not_sent"] = not_sent
-    return body, sent
-
-
-def _thinking(
-    request: GenerateRequest,
-    rules: ChatRules,
-    adjustments: Mapping[str, Adjustment],
-    body: dict[str, Any],
-    sent: dict[str, Any],
-    not_sent: dict[str, str],
-) -> str | None:
+def _thinking(draft: BodyDraft) -> str | None:
     """Put the thinking switch in the body as the rules say; returns the reasoning effort sent."""
-    thinking = request.thinking
+    rules = draft.rules
+    thinking = draft.request.thinking
     if rules.thinking_style == "chat_template_kwargs" and thinking is not None:
-        if "chat_template_kwargs" in adjustments:
-            not_sent["chat_template_kwargs"] = adjustments["chat_template_kwargs"].reason
+        if draft.refused("chat_template_kwargs"):
             return None
         enabled = thinking.enabled and thinking.budget_tokens != 0
-        body["chat_template_kwargs"] = {"enable_thinking": enabled}
-        sent["enable_thinking"] = enabled
+        draft.body["chat_template_kwargs"] = {"enable_thinking": enabled}
+        draft.sent["enable_thinking"] = enabled
         return None
     if rules.thinking_style != "reasoning_effort":
         return None
@@ -312,33 +263,14 @@ def _thinking(
     if thinking is None and rules.reasoning_efforts is None:
         return None  # nothing asked and nothing known: the model's default effort applies
     effort = effort_for(budget, enabled, rules.reasoning_efforts) if thinking is not None else None
-    adjusted = adjustments.get("reasoning_effort")
-    if adjusted is not None and effort is not None:
-        if adjusted.action == "omit":
-            not_sent["reasoning_effort"] = adjusted.reason
-            return None
-        if adjusted.action == "value" and adjusted.to:
-            effort = adjusted.to
+    effort = draft.adjusted_effort("reasoning_effort", effort)
+    if "reasoning_effort" in draft.not_sent:
+        return None  # this endpoint refuses the parameter: nothing is recorded as sent
     if effort is None:
-        sent["reasoning_effort"] = None  # the model's default
+        draft.sent["reasoning_effort"] = None  # the model's default
         return None
-    body["reasoning_effort"] = effort
-    sent["reasoning_effort"] = effort
+    draft.send("reasoning_effort", effort)
     return effort
-
-
-def _temperature_blocked(
-    rules: ChatRules, adjustments: Mapping[str, Adjustment], effort: str | None
-) -> str | None:
-    """Why the temperature is not sent, or None when it is."""
-    learned = adjustments.get("temperature")
-    if learned is not None:
-        return f"server refused it: {learned.reason}"
-    if rules.temperature == "omit":
-        return rules.temperature_reason or "not settable for this model"
-    if rules.temperature == "omit_with_reasoning" and effort not in (None, "none"):
-        return rules.temperature_reason or "not settable with reasoning"
-    return None
 
 
 def _int_or_none(value: Any) -> int | None:

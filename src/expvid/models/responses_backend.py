@@ -16,14 +16,13 @@ names the API ("openai-responses"), so an answer from one API is never served fo
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any
 
 from expvid.models.multi_endpoint import MultiEndpointBackend
 from expvid.models.openai_compat import OpenAICompatBackend
 from expvid.models.param_rules import bare_model_name
 from expvid.models.responses_wire import compose_responses_body, encode_input, parse_response
-from expvid.models.types import BackendConfigError, GenerateRequest, GenerateResponse
+from expvid.models.types import BackendConfigError, GenerateResponse
 
 #: Models OpenAI serves on /v1/responses only (chat completions answers them with a 404).
 RESPONSES_ONLY = re.compile(
@@ -42,23 +41,16 @@ def resolved_api(model: str, api: str | None) -> str:
     return api or default_api(model)
 
 
-@dataclass(frozen=True)
-class PreparedInput:
-    """A request with its `input` list encoded once; parameters are added per attempt and endpoint."""
-
-    request: GenerateRequest
-    input_items: list[dict[str, Any]]
-
-
 class ResponsesProtocol:
     """The Responses wire on top of an OpenAI-compatible backend (single or multi-endpoint)."""
 
     kind = "openai-responses"
     api_path = "/responses"
+    encode_messages = staticmethod(encode_input)
+    compose_body = staticmethod(compose_responses_body)
 
     model: str
     rules: Any
-    learned: Any
     options: Any
 
     def __init__(self, model: str, *args: Any, **kwargs: Any) -> None:
@@ -68,19 +60,6 @@ class ResponsesProtocol:
                 f"openai:{model} on the Responses API takes images, not videos; use --input-mode images"
             )
         super().__init__(model, *args, **kwargs)  # type: ignore[call-arg]
-
-    def _prepare(self, request: GenerateRequest) -> Any:
-        return PreparedInput(request=request, input_items=encode_input(request, self.options.image_detail))
-
-    def _compose(self, prepared: Any, endpoint: str) -> tuple[dict[str, Any], dict[str, Any]]:
-        return compose_responses_body(
-            prepared.request,
-            prepared.input_items,
-            model=self.model,
-            rules=self.rules,
-            adjustments=self.learned.for_endpoint(endpoint),
-            extra_body=self.options.extra_body,
-        )
 
     def _parse_body(self, raw: bytes) -> GenerateResponse:
         return parse_response(raw, model=self.model)

@@ -24,7 +24,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from expvid.models.openai_wire import data_url, set_temperature, usage_from, with_extra_body
+from expvid.models.body_draft import BodyDraft
+from expvid.models.openai_wire import data_url, usage_from
 from expvid.models.param_fallback import Adjustment
 from expvid.models.param_rules import ChatRules, effort_for
 from expvid.models.retry import AttemptFailure
@@ -66,20 +67,24 @@ def compose_responses_body(
     extra_body: dict[str, Any] | None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The body for one attempt and the record of what it sends (`sent`), as the chat path records it."""
-    body: dict[str, Any] = {"model": model, "input": input_items, "store": False}
-    sent: dict[str, Any] = {"api": "responses", "input_mode": "images"}
-    not_sent: dict[str, str] = {}
-    body["max_output_tokens"] = request.max_tokens
-    sent.update(token_limit_field="max_output_tokens", max_tokens=request.max_tokens)
+    draft = BodyDraft(
+        request,
+        rules,
+        adjustments,
+        body={"model": model, "input": input_items, "store": False},
+        sent={"api": "responses", "input_mode": "images"},
+    )
+    draft.body["max_output_tokens"] = request.max_tokens
+    draft.sent.update(token_limit_field="max_output_tokens", max_tokens=request.max_tokens)
 
-    effort = _reasoning(request, rules, adjustments, body, sent, not_sent)
-    set_temperature(request, rules, adjustments, effort, body, sent, not_sent)
-    sent["seed"] = None
+    effort = _reasoning(draft)
+    draft.set_temperature(effort)
+    draft.sent["seed"] = None
     if request.seed is not None:
-        not_sent["seed"] = NO_SEED
+        draft.not_sent["seed"] = NO_SEED
     schema = request.response_schema
     if schema is not None:  # the Responses API's form of structured output
-        body["text"] = {
+        draft.body["text"] = {
             "format": {
                 "type": "json_schema",
                 "name": schema.name,
@@ -87,44 +92,28 @@ def compose_responses_body(
                 "strict": schema.strict,
             }
         }
-        sent["response_format"] = f"json_schema:{schema.name}"
-    return with_extra_body(body, sent, not_sent, extra_body, ("temperature", "reasoning"))
+        draft.sent["response_format"] = f"json_schema:{schema.name}"
+    return draft.finish(extra_body, ("temperature", "reasoning"))
 
 
-def _reasoning(
-    request: GenerateRequest,
-    rules: ChatRules,
-    adjustments: Mapping[str, Adjustment],
-    body: dict[str, Any],
-    sent: dict[str, Any],
-    not_sent: dict[str, str],
-) -> str | None:
+def _reasoning(draft: BodyDraft) -> str | None:
     """`reasoning: {effort, summary}` for reasoning models; returns the effort sent (None: default)."""
-    if rules.thinking_style != "reasoning_effort":
+    if draft.rules.thinking_style != "reasoning_effort":
         return None
     reasoning: dict[str, Any] = {}
-    thinking = request.thinking
+    thinking = draft.request.thinking
     effort = None
     if thinking is not None:
-        effort = effort_for(thinking.budget_tokens, thinking.enabled, rules.reasoning_efforts)
-    adjusted = adjustments.get("reasoning.effort")
-    if adjusted is not None and effort is not None:
-        if adjusted.action == "omit":
-            not_sent["reasoning.effort"] = adjusted.reason
-            effort = None
-        elif adjusted.action == "value" and adjusted.to:
-            effort = adjusted.to
+        effort = effort_for(thinking.budget_tokens, thinking.enabled, draft.rules.reasoning_efforts)
+    effort = draft.adjusted_effort("reasoning.effort", effort)
     if effort is not None:
         reasoning["effort"] = effort
-    sent["reasoning_effort"] = effort
-    summary = adjustments.get("reasoning.summary")
-    if summary is None:
+    draft.sent["reasoning_effort"] = effort
+    if not draft.refused("reasoning.summary"):
         reasoning["summary"] = "auto"
-        sent["reasoning_summary"] = "auto"
-    else:
-        not_sent["reasoning.summary"] = summary.reason
+        draft.sent["reasoning_summary"] = "auto"
     if reasoning:
-        body["reasoning"] = reasoning
+        draft.body["reasoning"] = reasoning
     return effort
 
 

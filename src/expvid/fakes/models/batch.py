@@ -48,10 +48,10 @@ import re
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -68,6 +68,7 @@ from expvid.fakes.models.request_shapes import (
 )
 from expvid.fakes.models.usage import provider_prompt_tokens
 
+T = TypeVar("T")
 #: Creation order of every batch (ties of `created_at`, a second's resolution, listed newest first).
 _ORDER: Iterator[int] = itertools.count()
 OPENAI_ENDPOINTS = {"/v1/chat/completions": "openai", "/v1/responses": "openai-responses"}
@@ -118,6 +119,7 @@ class OpenAIBatch:
     #: The model of its lines (the queue limit is per model) and its prompt tokens once validated.
     model: str = ""
     prompt_tokens: int = 0
+    T = TypeVar("T")
     #: Creation order (ties of `created_at`, a second's resolution, are listed newest first).
     order: int = field(default_factory=lambda: next(_ORDER))
 
@@ -207,6 +209,18 @@ def _anthropic_error(status: int, message: str) -> Response:
     return JSONResponse(error_body("anthropic", status, message), status_code=status)
 
 
+def _no_file(file_id: str) -> Response:
+    return _openai_error(404, f"No such File object: {file_id}", param="id")
+
+
+def _no_openai_batch(batch_id: str) -> Response:
+    return _openai_error(404, f"No batch found with id '{batch_id}'.", param="batch_id")
+
+
+def _no_message_batch(batch_id: str) -> Response:
+    return _anthropic_error(404, f"message batch {batch_id} not found")
+
+
 class BatchEndpoints:
     """In-memory files and batches, answered in the providers' shapes (thread-safe)."""
 
@@ -233,21 +247,69 @@ class BatchEndpoints:
     def routes(self) -> list[Route]:
         return [
             Route("/v1/files", self._upload, methods=["POST"]),
-            Route("/v1/files/{file_id}", self._file, methods=["GET", "DELETE"]),
-            Route("/v1/files/{file_id}/content", self._file_content, methods=["GET"]),
+            Route(
+                "/v1/files/{file_id}",
+                self._by_id(self.files, _no_file, self._file),
+                methods=["GET", "DELETE"],
+            ),
+            Route(
+                "/v1/files/{file_id}/content",
+                self._by_id(self.files, _no_file, self._file_content),
+                methods=["GET"],
+            ),
             Route("/v1/batches", self._openai_batches, methods=["POST", "GET"]),
             Route("/v1/batches/{batch_id}", self._openai_retrieve, methods=["GET"]),
-            Route("/v1/batches/{batch_id}/cancel", self._openai_cancel, methods=["POST"]),
+            Route(
+                "/v1/batches/{batch_id}/cancel",
+                self._by_id(self.openai, _no_openai_batch, self._openai_cancel),
+                methods=["POST"],
+            ),
             Route("/v1/messages/batches", self._anthropic_batches, methods=["POST", "GET"]),
-            Route("/v1/messages/batches/{batch_id}", self._anthropic_retrieve, methods=["GET"]),
-            Route("/v1/messages/batches/{batch_id}/cancel", self._anthropic_cancel, methods=["POST"]),
-            Route("/v1/messages/batches/{batch_id}/results", self._anthropic_results, methods=["GET"]),
+            Route(
+                "/v1/messages/batches/{batch_id}",
+                self._by_id(self.anthropic, _no_message_batch, self._anthropic_retrieve),
+                methods=["GET"],
+            ),
+            Route(
+                "/v1/messages/batches/{batch_id}/cancel",
+                self._by_id(self.anthropic, _no_message_batch, self._anthropic_cancel),
+                methods=["POST"],
+            ),
+            Route(
+                "/v1/messages/batches/{batch_id}/results",
+                self._by_id(self.anthropic, _no_message_batch, self._anthropic_results),
+                methods=["GET"],
+            ),
             *self.gemini.routes(),
         ]
 
     def note(self, request: Request) -> None:
         with self._lock:
             self.calls.append((request.method, request.url.path))
+
+    def _lookup(
+        self, request: Request, table: Mapping[str, T], not_found: Callable[[str], Response]
+    ) -> T | Response:
+        """Note the call; then the object that the path's id names in `table`, or the provider's 404."""
+        self.note(request)
+        (key,) = request.path_params.values()
+        with self._lock:
+            found = table.get(key)
+        return not_found(key) if found is None else found
+
+    def _by_id(
+        self,
+        table: Mapping[str, T],
+        not_found: Callable[[str], Response],
+        handler: Callable[[Request, T], Response],
+    ) -> Callable[[Request], Awaitable[Response]]:
+        """An endpoint for a path that names one object of `table`: `handler` answers for it once found."""
+
+        async def endpoint(request: Request) -> Response:
+            found = self._lookup(request, table, not_found)
+            return found if isinstance(found, Response) else handler(request, found)
+
+        return endpoint
 
     def _authorised(self, request: Request) -> bool:
         key = self.server.api_key
@@ -296,25 +358,15 @@ class BatchEndpoints:
             self.files[stored.id] = stored
         return JSONResponse(stored.obj())
 
-    async def _file(self, request: Request) -> Response:
-        self.note(request)
-        file_id = request.path_params["file_id"]
-        with self._lock:
-            stored = self.files.get(file_id)
-            if stored is not None and request.method == "DELETE":
-                del self.files[file_id]
-                return JSONResponse({"id": file_id, "object": "file", "deleted": True})
-        if stored is None:
-            return _openai_error(404, f"No such File object: {file_id}", param="id")
+    def _file(self, request: Request, stored: StoredFile) -> Response:
+        if request.method == "DELETE":
+            with self._lock:
+                if self.files.pop(stored.id, None) is None:  # deleted meanwhile
+                    return _no_file(stored.id)
+            return JSONResponse({"id": stored.id, "object": "file", "deleted": True})
         return JSONResponse(stored.obj())
 
-    async def _file_content(self, request: Request) -> Response:
-        self.note(request)
-        file_id = request.path_params["file_id"]
-        with self._lock:
-            stored = self.files.get(file_id)
-        if stored is None:
-            return _openai_error(404, f"No such File object: {file_id}", param="id")
+    def _file_content(self, request: Request, stored: StoredFile) -> Response:
         return Response(stored.content, media_type="application/octet-stream")
 
     # -- OpenAI batches -------------------------------------------------------------------------
@@ -433,23 +485,15 @@ class BatchEndpoints:
     async def _openai_retrieve(self, request: Request) -> Response:
         if _gemini_client(request):
             return await self.gemini.one(request, request.path_params["batch_id"])
-        self.note(request)
-        batch_id = request.path_params["batch_id"]
-        with self._lock:
-            batch = self.openai.get(batch_id)
-        if batch is None:
-            return _openai_error(404, f"No batch found with id '{batch_id}'.", param="batch_id")
+        batch = self._lookup(request, self.openai, _no_openai_batch)
+        if isinstance(batch, Response):
+            return batch
         self._advance(batch)
         with self._lock:
             return JSONResponse(batch.obj())
 
-    async def _openai_cancel(self, request: Request) -> Response:
-        self.note(request)
-        batch_id = request.path_params["batch_id"]
+    def _openai_cancel(self, request: Request, batch: OpenAIBatch) -> Response:
         with self._lock:
-            batch = self.openai.get(batch_id)
-            if batch is None:
-                return _openai_error(404, f"No batch found with id '{batch_id}'.", param="batch_id")
             if batch.status not in ("validating", "in_progress", "finalizing"):
                 return _openai_error(
                     409, f"Cannot cancel a batch with status '{batch.status}'.", param="batch_id"
@@ -780,20 +824,12 @@ class BatchEndpoints:
                 made.append(batch.id)
         return made
 
-    async def _anthropic_retrieve(self, request: Request) -> Response:
-        self.note(request)
-        batch = self._message_batch(request)
-        if batch is None:
-            return _anthropic_error(404, f"message batch {request.path_params['batch_id']} not found")
+    def _anthropic_retrieve(self, request: Request, batch: MessageBatch) -> Response:
         self._advance_messages(batch)
         with self._lock:
             return JSONResponse(batch.obj(self.server.url))
 
-    async def _anthropic_cancel(self, request: Request) -> Response:
-        self.note(request)
-        batch = self._message_batch(request)
-        if batch is None:
-            return _anthropic_error(404, f"message batch {request.path_params['batch_id']} not found")
+    def _anthropic_cancel(self, request: Request, batch: MessageBatch) -> Response:
         with self._lock:
             if batch.processing_status == "in_progress":
                 batch.processing_status = "canceling"
@@ -801,11 +837,7 @@ class BatchEndpoints:
                 batch.polls = 0
             return JSONResponse(batch.obj(self.server.url))
 
-    async def _anthropic_results(self, request: Request) -> Response:
-        self.note(request)
-        batch = self._message_batch(request)
-        if batch is None:
-            return _anthropic_error(404, f"message batch {request.path_params['batch_id']} not found")
+    def _anthropic_results(self, request: Request, batch: MessageBatch) -> Response:
         with self._lock:
             if batch.processing_status != "ended":
                 return _anthropic_error(
@@ -813,10 +845,6 @@ class BatchEndpoints:
                 )
             content = "".join(json.dumps(result) + "\n" for result in batch.results)
         return Response(content.encode("utf-8"), media_type="application/binary")
-
-    def _message_batch(self, request: Request) -> MessageBatch | None:
-        with self._lock:
-            return self.anthropic.get(request.path_params["batch_id"])
 
     def _advance_messages(self, batch: MessageBatch) -> None:
         plan = self.plan

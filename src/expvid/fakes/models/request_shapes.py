@@ -9,11 +9,14 @@ from __future__ import annotations
 import base64
 import binascii
 import io
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from PIL import Image, UnidentifiedImageError
 
+#: Message roles of OpenAI's Chat Completions and Responses APIs.
+ROLES = frozenset({"system", "user", "assistant", "developer"})
 FORMAT_MIME = {"JPEG": "image/jpeg", "PNG": "image/png", "WEBP": "image/webp", "GIF": "image/gif"}
 
 
@@ -97,19 +100,35 @@ def parse_openai(body: dict[str, Any], record: RecordedRequest) -> None:
     for i, message in enumerate(messages):
         where = f"messages[{i}]"
         _require(isinstance(message, dict), f"{where} must be an object")
-        role = message.get("role")
-        _require(role in {"system", "user", "assistant", "developer"}, f"{where}.role {role!r} is not valid")
-        record.roles.append(role)
-        content = message.get("content")
-        if isinstance(content, str):
-            record.texts.append(content)
-            continue
-        _require(isinstance(content, list), f"{where}.content must be a string or a list of parts")
-        for j, part in enumerate(content):
-            _parse_openai_part(part, f"{where}.content[{j}]", record)
+        _parse_message(message, where, record, _parse_openai_part, allow_empty=True)
     for name in ("temperature", "max_tokens", "max_completion_tokens", "seed"):
         if name in body:
             _require(isinstance(body[name], int | float), f"{name} must be a number")
+
+
+def _parse_message(
+    message: Any,
+    where: str,
+    record: RecordedRequest,
+    parse_part: Callable[[Any, str, RecordedRequest], None],
+    *,
+    allow_empty: bool,
+) -> None:
+    """An OpenAI message's role and content: a string, or a list of parts each checked by `parse_part`
+    (the Responses API refuses an empty list, Chat Completions takes one)."""
+    role = message.get("role")
+    _require(role in ROLES, f"{where}.role {role!r} is not valid")
+    record.roles.append(role)
+    content = message.get("content")
+    if isinstance(content, str):
+        record.texts.append(content)
+        return
+    _require(
+        isinstance(content, list) and (allow_empty or bool(content)),
+        f"{where}.content must be a string or a list of parts",
+    )
+    for j, part in enumerate(content):
+        parse_part(part, f"{where}.content[{j}]", record)
 
 
 def _parse_openai_part(part: Any, where: str, record: RecordedRequest) -> None:
@@ -125,14 +144,19 @@ def _parse_openai_part(part: Any, where: str, record: RecordedRequest) -> None:
     image_url = part.get("image_url")
     _require(isinstance(image_url, dict), f"{where}.image_url must be an object")
     url = _string(image_url.get("url"), f"{where}.image_url.url")
+    detail = image_url.get("detail", "auto")
+    _require(detail in IMAGE_DETAILS, f"{where}.image_url.detail {detail!r} is not 'low', 'high' or 'auto'")
+    _record_image(url, detail, where, record)
+
+
+def _record_image(url: str, detail: str, where: str, record: RecordedRequest) -> None:
+    """An image sent as a base64 data URL (the only kind accepted), decoded, checked and recorded."""
     header, sep, data = url.partition(",")
     _require(
         bool(sep) and header.startswith("data:") and header.endswith(";base64"),
         f"{where}: only base64 data URLs are accepted",
     )
     mime = header[len("data:") : -len(";base64")]
-    detail = image_url.get("detail", "auto")
-    _require(detail in IMAGE_DETAILS, f"{where}.image_url.detail {detail!r} is not 'low', 'high' or 'auto'")
     record.images.append(decode_image(data, mime, where))
     record.image_mimes.append(mime)
     record.image_details.append(detail)
@@ -155,7 +179,6 @@ def _parse_video_url(part: dict[str, Any], where: str, record: RecordedRequest) 
     record.videos.append(frames)
 
 
-RESPONSES_ROLES = frozenset({"user", "assistant", "system", "developer"})
 IMAGE_DETAILS = frozenset({"low", "high", "auto"})
 
 
@@ -179,19 +202,7 @@ def parse_responses(body: dict[str, Any], record: RecordedRequest) -> None:
         _require(
             item.get("type", "message") == "message", f"{where}.type {item.get('type')!r} is not 'message'"
         )
-        role = item.get("role")
-        _require(role in RESPONSES_ROLES, f"{where}.role {role!r} is not valid")
-        record.roles.append(role)
-        content = item.get("content")
-        if isinstance(content, str):
-            record.texts.append(content)
-            continue
-        _require(
-            isinstance(content, list) and bool(content),
-            f"{where}.content must be a string or a list of parts",
-        )
-        for j, part in enumerate(content):
-            _parse_responses_part(part, f"{where}.content[{j}]", record)
+        _parse_message(item, where, record, _parse_responses_part, allow_empty=False)
     limit = body.get("max_output_tokens")
     if limit is not None:
         _require(
@@ -226,16 +237,7 @@ def _parse_responses_part(part: Any, where: str, record: RecordedRequest) -> Non
     _require(kind == "input_image", f"{where}.type {kind!r} is not 'input_text' or 'input_image'")
     detail = part.get("detail")
     _require(detail in IMAGE_DETAILS, f"{where}.detail {detail!r} is not 'low', 'high' or 'auto'")
-    url = _string(part.get("image_url"), f"{where}.image_url")
-    header, sep, data = url.partition(",")
-    _require(
-        bool(sep) and header.startswith("data:") and header.endswith(";base64"),
-        f"{where}: only base64 data URLs are accepted",
-    )
-    mime = header[len("data:") : -len(";base64")]
-    record.images.append(decode_image(data, mime, where))
-    record.image_mimes.append(mime)
-    record.image_details.append(detail)
+    _record_image(_string(part.get("image_url"), f"{where}.image_url"), detail, where, record)
 
 
 def _parse_anthropic_blocks(content: Any, where: str, record: RecordedRequest) -> None:

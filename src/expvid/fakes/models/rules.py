@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from expvid.fakes.models.request_shapes import RecordedRequest
 
@@ -67,27 +67,36 @@ def _listing(values: Collection[str]) -> str:
     return ", ".join(quoted[:-1]) + f", and {quoted[-1]}"
 
 
-def _applies(record: RecordedRequest, protocol: str, models: Collection[str] | None) -> bool:
-    return record.protocol == protocol and (models is None or record.model in models)
+@dataclass(kw_only=True, eq=False)
+class ProtocolRules:
+    """Rules for the requests of one `protocol`, to every model or only to `models`: `check` says
+    why a request they apply to is refused (None: it is not)."""
 
+    protocol: ClassVar[str]
+    models: Collection[str] | None = None
 
-class OpenAIReasoningRules:
-    """The chat-completions parameter rules of an OpenAI reasoning model (o-series, gpt-5)."""
-
-    def __init__(
-        self,
-        *,
-        models: Collection[str] | None = None,
-        efforts: tuple[str, ...] = ("minimal", "low", "medium", "high"),
-        temperature_error: str = "unsupported_value",
-    ) -> None:
-        self.models = None if models is None else frozenset(models)
-        self.efforts = efforts
-        self.temperature_error = temperature_error
+    def __post_init__(self) -> None:
+        if self.models is not None:
+            self.models = frozenset(self.models)
 
     def __call__(self, record: RecordedRequest) -> Rejection | None:
-        if not _applies(record, "openai", self.models):
+        if record.protocol != self.protocol or (self.models is not None and record.model not in self.models):
             return None
+        return self.check(record)
+
+    def check(self, record: RecordedRequest) -> Rejection | None:
+        raise NotImplementedError
+
+
+@dataclass(kw_only=True, eq=False)
+class OpenAIReasoningRules(ProtocolRules):
+    """The chat-completions parameter rules of an OpenAI reasoning model (o-series, gpt-5)."""
+
+    protocol = "openai"
+    efforts: tuple[str, ...] = ("minimal", "low", "medium", "high")
+    temperature_error: str = "unsupported_value"
+
+    def check(self, record: RecordedRequest) -> Rejection | None:
         body = record.body
         if "max_tokens" in body:
             return openai_error(
@@ -128,15 +137,13 @@ class OpenAIReasoningRules:
         return _no_video(record) or _unknown_arguments(record)
 
 
-class OpenAIChatRules:
+@dataclass(kw_only=True, eq=False)
+class OpenAIChatRules(ProtocolRules):
     """OpenAI's non-reasoning chat models: the classic parameters, but no video and no extras."""
 
-    def __init__(self, *, models: Collection[str] | None = None) -> None:
-        self.models = None if models is None else frozenset(models)
+    protocol = "openai"
 
-    def __call__(self, record: RecordedRequest) -> Rejection | None:
-        if not _applies(record, "openai", self.models):
-            return None
+    def check(self, record: RecordedRequest) -> Rejection | None:
         return _no_video(record) or _unknown_arguments(record)
 
 
@@ -187,7 +194,8 @@ RESPONSES_FIELDS = frozenset(
 )  # fmt: skip
 
 
-class OpenAIResponsesRules:
+@dataclass(kw_only=True, eq=False)
+class OpenAIResponsesRules(ProtocolRules):
     """The Responses API's parameter rules for one kind of model.
 
     Reasoning models (`reasoning=True`: o-series, gpt-5 family): `temperature` / `top_p` ->
@@ -198,22 +206,12 @@ class OpenAIResponsesRules:
     fields (`max_tokens`, `seed`) -> 400 unknown_parameter.
     """
 
-    def __init__(
-        self,
-        *,
-        models: Collection[str] | None = None,
-        reasoning: bool = True,
-        efforts: tuple[str, ...] = ("minimal", "low", "medium", "high"),
-        verified: bool = True,
-    ) -> None:
-        self.models = None if models is None else frozenset(models)
-        self.reasoning = reasoning
-        self.efforts = efforts
-        self.verified = verified
+    protocol = "openai-responses"
+    reasoning: bool = True
+    efforts: tuple[str, ...] = ("minimal", "low", "medium", "high")
+    verified: bool = True
 
-    def __call__(self, record: RecordedRequest) -> Rejection | None:
-        if not _applies(record, "openai-responses", self.models):
-            return None
+    def check(self, record: RecordedRequest) -> Rejection | None:
         body = record.body
         unknown = sorted(set(body) - RESPONSES_FIELDS)
         if unknown:
@@ -273,15 +271,14 @@ class ResponsesOnlyModels:
         )  # fmt: skip
 
 
-class AnthropicRules:
+@dataclass(kw_only=True, eq=False)
+class AnthropicRules(ProtocolRules):
     """Claude's Messages API limits: images per request, temperature range, thinking temperature."""
 
-    def __init__(self, *, max_images: int = 100) -> None:
-        self.max_images = max_images
+    protocol = "anthropic"
+    max_images: int = 100
 
-    def __call__(self, record: RecordedRequest) -> Rejection | None:
-        if record.protocol != "anthropic":
-            return None
+    def check(self, record: RecordedRequest) -> Rejection | None:
         if record.n_images > self.max_images:
             return anthropic_error(
                 f"Too much media: 0 document pages + {record.n_images} images > {self.max_images}"
@@ -300,23 +297,15 @@ class AnthropicRules:
         return None
 
 
-class GeminiThinkingRules:
+@dataclass(kw_only=True, eq=False)
+class GeminiThinkingRules(ProtocolRules):
     """The thinking-budget rules of a Gemini model, answered as the Gemini API answers them."""
 
-    def __init__(
-        self,
-        *,
-        models: Collection[str] | None = None,
-        budget_range: tuple[int, int] = (128, 32768),
-        can_disable: bool = False,
-    ) -> None:
-        self.models = None if models is None else frozenset(models)
-        self.budget_range = budget_range
-        self.can_disable = can_disable
+    protocol = "gemini"
+    budget_range: tuple[int, int] = (128, 32768)
+    can_disable: bool = False
 
-    def __call__(self, record: RecordedRequest) -> Rejection | None:
-        if not _applies(record, "gemini", self.models):
-            return None
+    def check(self, record: RecordedRequest) -> Rejection | None:
         config = record.body.get("generationConfig") or {}
         thinking = config.get("thinkingConfig") or config.get("thinking_config") or {}
         budget = thinking.get("thinkingBudget", thinking.get("thinking_budget"))

@@ -28,7 +28,7 @@ import json
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -91,6 +91,18 @@ PARSERS: dict[str, Parser] = {
 }
 
 
+class _Recorded(Generic[T]):
+    """A list the handlers append to from the server's threads (kept as `_<name>`), read as a copy
+    taken under the server's lock."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._attribute = f"_{name}"
+
+    def __get__(self, server: LoopbackServer, owner: type | None = None) -> list[T]:
+        with server._lock:
+            return list(getattr(server, self._attribute))
+
+
 class LoopbackServer(FakeServer):
     """A loopback API server; use as a context manager or call start() / stop()."""
 
@@ -146,28 +158,12 @@ class LoopbackServer(FakeServer):
         if responder is not None:
             self.responder = responder
 
-    def _copy(self, records: list[T]) -> list[T]:
-        """A copy of one of the recorded lists, taken under the lock (handlers append from other threads)."""
-        with self._lock:
-            return list(records)
-
-    @property
-    def requests(self) -> list[RecordedRequest]:
-        return self._copy(self._requests)
-
-    @property
-    def rejections(self) -> list[str]:
-        """Why requests were refused with 400/401 (bad shape, bad image, wrong key)."""
-        return self._copy(self._rejections)
-
-    @property
-    def refused(self) -> list[RecordedRequest]:
-        """Well-formed requests that a provider rule answered with an error (in arrival order)."""
-        return self._copy(self._refused)
-
-    @property
-    def responder_errors(self) -> list[str]:
-        return self._copy(self._responder_errors)
+    requests = _Recorded[RecordedRequest]()
+    #: Why requests were refused with 400/401 (bad shape, bad image, wrong key).
+    rejections = _Recorded[str]()
+    #: Well-formed requests that a provider rule answered with an error (in arrival order).
+    refused = _Recorded[RecordedRequest]()
+    responder_errors = _Recorded[str]()
 
     @property
     def in_flight(self) -> int:

@@ -17,30 +17,24 @@ its custom ids, which say for certain whether it is the chunk's (`custom_ids`).
 
 from __future__ import annotations
 
-import asyncio
 import json
-import random
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
-import httpx2
-
-from expvid.models.batch.openai_batch import CLOCK_SKEW, HTTP_RETRIES, NOT_SENT
+from expvid.models.batch.openai_batch import NOT_SENT
+from expvid.models.batch.sdk_client import SDKBatchClient
 from expvid.models.batch.types import (
-    BatchAPIError,
+    CLOCK_SKEW,
     BatchHandle,
     BatchLabel,
     BatchResult,
     BatchState,
     Lookup,
-    RequestError,
-    create_failure,
-    retry_pause,
+    ordered_results,
 )
 
-T = TypeVar("T")
 #: How long after the intent a create call can still have made its batch (the SDK's timeout and more).
 CREATE_WINDOW = timedelta(minutes=15)
 LIST_PAGE = 1000
@@ -56,61 +50,32 @@ FINAL_ERRORS = frozenset(
 )
 
 
-class AnthropicBatchAPI:
+class AnthropicBatchAPI(SDKBatchClient):
     provider = "anthropic"
 
     def __init__(self, client: Callable[[], Any], sdk: Any) -> None:
-        self._client = client
-        self._sdk = sdk
-        self._rng = random.Random()
+        super().__init__(client)
+        self.status_error = sdk.APIStatusError
+        self.transport_errors = (sdk.APIConnectionError,)
 
-    async def _call(self, what: str, make: Callable[[], Awaitable[T]]) -> T:
-        sdk = self._sdk
-        for attempt in range(HTTP_RETRIES + 1):
-            try:
-                return await make()
-            except sdk.APIStatusError as error:
-                status = error.status_code
-                if not (status >= 500 or status in (408, 409, 429)) or attempt == HTTP_RETRIES:
-                    raise BatchAPIError(f"{what}: HTTP {status}: {error.message}") from None
-            except sdk.APIConnectionError as error:
-                if attempt == HTTP_RETRIES:
-                    raise BatchAPIError(f"{what}: {type(error).__name__}: {error}") from None
-            await asyncio.sleep(retry_pause(attempt, self._rng))
-        raise AssertionError("unreachable")
+    def _status(self, error: Any) -> tuple[int, str]:
+        return error.status_code, error.message
 
-    async def upload(self, lines_file: Path) -> str | None:
-        return None  # the requests go in the create call itself
+    def _not_sent(self, error: BaseException) -> bool:
+        return isinstance(error.__cause__, NOT_SENT)
 
     async def create(self, lines_file: Path, *, input_file_id: str | None, label: BatchLabel) -> BatchHandle:
         """One create call; retried only when it certainly did not reach the API."""
         del input_file_id, label  # message batches have neither
-        sdk = self._sdk
         requests = [
             json.loads(raw) for raw in lines_file.read_text(encoding="utf-8").splitlines() if raw.strip()
         ]
-        for attempt in range(HTTP_RETRIES + 1):
-            try:
-                batch = await self._client().messages.batches.create(requests=requests)
-            except sdk.APIStatusError as error:
-                refused = create_failure(
-                    "create message batch", error.status_code, error.message, last=attempt == HTTP_RETRIES
-                )
-                if refused is not None:
-                    raise refused from None
-            except sdk.APIConnectionError as error:
-                if not isinstance(error.__cause__, NOT_SENT) and not isinstance(
-                    error.__cause__, httpx2.ConnectTimeout
-                ):
-                    raise BatchAPIError(
-                        f"create message batch: {type(error).__name__}: {error}", uncertain=True
-                    ) from None
-                if attempt == HTTP_RETRIES:
-                    raise BatchAPIError(f"create message batch: {type(error).__name__}: {error}") from None
-            else:
-                return BatchHandle(provider="anthropic", batch_id=batch.id, endpoint="/v1/messages")
-            await asyncio.sleep(retry_pause(attempt, self._rng))
-        raise AssertionError("unreachable")
+        batch = await self._call(
+            "create message batch",
+            lambda: self._client().messages.batches.create(requests=requests),
+            create=True,
+        )
+        return BatchHandle(provider="anthropic", batch_id=batch.id, endpoint="/v1/messages")
 
     async def poll(self, handle: BatchHandle) -> BatchState:
         batch = await self._call(
@@ -125,13 +90,12 @@ class AnthropicBatchAPI:
 
         entries = await self._call(f"results of {handle.batch_id}", fetch)
         found = {entry.custom_id: _result(entry) for entry in entries}
-        missing = RequestError(
-            kind="missing", message=f"no result for this request in batch {handle.batch_id}"
+        return ordered_results(
+            found,
+            custom_ids,
+            kind="missing",
+            message=f"no result for this request in batch {handle.batch_id}",
         )
-        return [
-            found.get(custom_id) or BatchResult(custom_id=custom_id, error=missing)
-            for custom_id in custom_ids
-        ]
 
     async def cancel(self, handle: BatchHandle) -> BatchState:
         batch = await self._call(
@@ -180,9 +144,6 @@ class AnthropicBatchAPI:
             )
         return lookup
 
-    async def cleanup(self, handle: BatchHandle) -> None:
-        return None
-
 
 def _state(batch: Any) -> BatchState:
     counts = getattr(batch, "request_counts", None)
@@ -206,14 +167,8 @@ def _result(entry: Any) -> BatchResult:
         inner = getattr(result.error, "error", None)
         error_type = str(getattr(inner, "type", "api_error"))
         message = str(getattr(inner, "message", "errored"))
-        return BatchResult(
-            custom_id=entry.custom_id,
-            error=RequestError(
-                kind="http", message=f"{error_type}: {message}", retryable=error_type not in FINAL_ERRORS
-            ),
+        return BatchResult.failed(
+            entry.custom_id, "http", f"{error_type}: {message}", retryable=error_type not in FINAL_ERRORS
         )
     label = "cancelled" if kind == "canceled" else str(kind)
-    return BatchResult(
-        custom_id=entry.custom_id,
-        error=RequestError(kind=label, message=f"the request was {kind} before it ran", retryable=True),
-    )
+    return BatchResult.failed(entry.custom_id, label, f"the request was {kind} before it ran")

@@ -19,29 +19,24 @@ off; reads are retried here, a create only when it certainly did not reach the A
 
 from __future__ import annotations
 
-import asyncio
 import json
-import random
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
-from expvid.models.batch.openai_batch import CLOCK_SKEW, HTTP_RETRIES
+from expvid.models.batch.sdk_client import SDKBatchClient
 from expvid.models.batch.types import (
-    BatchAPIError,
+    CLOCK_SKEW,
     BatchHandle,
     BatchLabel,
     BatchResult,
     BatchState,
     Lookup,
-    RequestError,
-    create_failure,
-    retry_pause,
+    ordered_results,
 )
 from expvid.models.gemini_backend import transport_errors
 
-T = TypeVar("T")
 ENDED = frozenset({"JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED", "JOB_STATE_CANCELLED", "JOB_STATE_EXPIRED"})
 #: google.rpc codes of a request that asking again cannot fix (INVALID_ARGUMENT, NOT_FOUND,
 #: PERMISSION_DENIED, FAILED_PRECONDITION, UNAUTHENTICATED).
@@ -51,35 +46,22 @@ FINAL_CODES = frozenset({3, 5, 7, 9, 16})
 _NOT_SENT_NAMES = frozenset({"ConnectError", "ConnectTimeout", "PoolTimeout", "ClientConnectorError"})
 
 
-def _not_sent(error: BaseException) -> bool:
-    return type(error).__name__ in _NOT_SENT_NAMES
-
-
-class GeminiBatchAPI:
+class GeminiBatchAPI(SDKBatchClient):
     provider = "gemini"
 
     def __init__(self, client: Callable[[], Any], *, model: str, types: Any, errors: Any) -> None:
-        self._client = client
+        super().__init__(client)
         self.model = model
         self._types = types
-        self._errors = errors
+        self.status_error = errors.APIError
         timeouts, network = transport_errors()
-        self._transport: tuple[type[BaseException], ...] = (*timeouts, *network)
-        self._rng = random.Random()
+        self.transport_errors = (*timeouts, *network)
 
-    async def _call(self, what: str, make: Callable[[], Awaitable[T]]) -> T:
-        for attempt in range(HTTP_RETRIES + 1):
-            try:
-                return await make()
-            except self._errors.APIError as error:
-                code = int(error.code or 0)
-                if not (code >= 500 or code in (408, 409, 429)) or attempt == HTTP_RETRIES:
-                    raise BatchAPIError(f"{what}: HTTP {code}: {error.message}") from None
-            except self._transport as error:
-                if attempt == HTTP_RETRIES:
-                    raise BatchAPIError(f"{what}: {type(error).__name__}: {error}") from None
-            await asyncio.sleep(retry_pause(attempt, self._rng))
-        raise AssertionError("unreachable")
+    def _status(self, error: Any) -> tuple[int, str]:
+        return int(error.code or 0), str(error.message)
+
+    def _not_sent(self, error: BaseException) -> bool:
+        return type(error).__name__ in _NOT_SENT_NAMES
 
     def inlined(self, lines_file: Path) -> list[Any]:
         return [
@@ -88,33 +70,16 @@ class GeminiBatchAPI:
             if raw.strip()
         ]
 
-    async def upload(self, lines_file: Path) -> str | None:
-        return None  # inlined requests go in the create call
-
     async def create(self, lines_file: Path, *, input_file_id: str | None, label: BatchLabel) -> BatchHandle:
         del input_file_id
         requests = self.inlined(lines_file)
         config = {"display_name": label.display_name()}
-        for attempt in range(HTTP_RETRIES + 1):
-            try:
-                job = await self._client().aio.batches.create(model=self.model, src=requests, config=config)
-            except self._errors.APIError as error:
-                refused = create_failure(
-                    "create batch", int(error.code or 0), str(error.message), last=attempt == HTTP_RETRIES
-                )
-                if refused is not None:
-                    raise refused from None
-            except self._transport as error:
-                if not _not_sent(error):
-                    raise BatchAPIError(
-                        f"create batch: {type(error).__name__}: {error}", uncertain=True
-                    ) from None
-                if attempt == HTTP_RETRIES:
-                    raise BatchAPIError(f"create batch: {type(error).__name__}: {error}") from None
-            else:
-                return BatchHandle(provider="gemini", batch_id=str(job.name), endpoint="batchGenerateContent")
-            await asyncio.sleep(retry_pause(attempt, self._rng))
-        raise AssertionError("unreachable")
+        job = await self._call(
+            "create batch",
+            lambda: self._client().aio.batches.create(model=self.model, src=requests, config=config),
+            create=True,
+        )
+        return BatchHandle(provider="gemini", batch_id=str(job.name), endpoint="batchGenerateContent")
 
     async def _get(self, handle: BatchHandle) -> Any:
         return await self._call(
@@ -131,12 +96,13 @@ class GeminiBatchAPI:
         kind = {"JOB_STATE_CANCELLED": "cancelled", "JOB_STATE_EXPIRED": "expired"}.get(
             state.status, "missing"
         )
-        missing = RequestError(
+        return ordered_results(
+            found,
+            custom_ids,
             kind="batch_failed" if state.status == "JOB_STATE_FAILED" else kind,
             message=state.failure
             or f"no result for this request in batch {handle.batch_id} ({state.status})",
         )
-        return [found.get(cid) or BatchResult(custom_id=cid, error=missing) for cid in custom_ids]
 
     async def custom_ids(self, handle: BatchHandle) -> set[str]:
         return set(_inlined_results(await self._get(handle)))
@@ -176,9 +142,6 @@ class GeminiBatchAPI:
                 )
         return lookup
 
-    async def cleanup(self, handle: BatchHandle) -> None:
-        return None  # inlined requests leave no input file behind
-
 
 def _state(job: Any) -> BatchState:
     state = getattr(job, "state", None)
@@ -213,10 +176,7 @@ def _inlined_results(job: Any) -> dict[str, BatchResult]:
         error = entry.error
         code = int(getattr(error, "code", 0) or 0)
         message = str(getattr(error, "message", None) or "no response")
-        found[custom_id] = BatchResult(
-            custom_id=custom_id,
-            error=RequestError(
-                kind="http", message=f"code {code}: {message}", retryable=code not in FINAL_CODES
-            ),
+        found[custom_id] = BatchResult.failed(
+            custom_id, "http", f"code {code}: {message}", retryable=code not in FINAL_CODES
         )
     return found

@@ -33,21 +33,23 @@ import json
 import random
 import re
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import httpx2
 
 from expvid.models.batch.types import (
+    CLOCK_SKEW,
+    HTTP_RETRIES,
     BatchAPIError,
     BatchHandle,
     BatchLabel,
     BatchResult,
     BatchState,
     Lookup,
-    RequestError,
     create_failure,
+    ordered_results,
     retry_pause,
 )
 from expvid.models.param_fallback import unsupported_from_error
@@ -58,11 +60,8 @@ __all__ = ["HTTP_RETRIES", "BatchAPIError", "OpenAIBatchAPI"]
 TERMINAL = frozenset({"completed", "failed", "expired", "cancelled"})
 #: Error codes of requests that were never run: asking again can succeed.
 NOT_RUN = {"batch_expired": "expired", "batch_cancelled": "cancelled"}
-HTTP_RETRIES = 5
 #: The most batches one page of `GET /batches` returns.
 LIST_PAGE = 100
-#: Clock difference allowed between this machine and the provider when listing back to a time.
-CLOCK_SKEW = timedelta(minutes=10)
 QUEUE_REFUSAL = "token_limit_exceeded"
 #: Transport failures that happen before a request is sent: repeating it cannot create a duplicate.
 NOT_SENT = (httpx2.ConnectError, httpx2.ConnectTimeout, httpx2.PoolTimeout)
@@ -158,15 +157,13 @@ class OpenAIBatchAPI:
         batch = (await self._call("GET", f"/batches/{handle.batch_id}")).json()
         state = _state(batch)
         found = await self._result_lines(batch)
-        missing = RequestError(
+        return ordered_results(
+            found,
+            custom_ids,
             kind="batch_failed" if batch.get("status") == "failed" else "missing",
             message=state.failure
             or f"no result for this request in batch {handle.batch_id} ({batch.get('status')})",
         )
-        return [
-            found.get(custom_id) or BatchResult(custom_id=custom_id, error=missing)
-            for custom_id in custom_ids
-        ]
 
     async def _result_lines(self, batch: dict[str, Any]) -> dict[str, BatchResult]:
         found: dict[str, BatchResult] = {}
@@ -293,15 +290,9 @@ def _result(line: dict[str, Any]) -> BatchResult:
             # A parameter this model does not take: asked online, the backend learns the fix from
             # the same 400 (`param_fallback`) and the request goes out right.
             kind, retryable = "parameter", True
-        return BatchResult(
-            custom_id=custom_id,
-            error=RequestError(
-                kind=kind, message=f"HTTP {status}: {detail[:300]}", status=status, retryable=retryable
-            ),
+        return BatchResult.failed(
+            custom_id, kind, f"HTTP {status}: {detail[:300]}", status=status, retryable=retryable
         )
     code = str((error or {}).get("code") or "error")
     message = str((error or {}).get("message") or "no response")
-    kind = NOT_RUN.get(code, "other")
-    return BatchResult(
-        custom_id=custom_id, error=RequestError(kind=kind, message=f"{code}: {message}", retryable=True)
-    )
+    return BatchResult.failed(custom_id, NOT_RUN.get(code, "other"), f"{code}: {message}")

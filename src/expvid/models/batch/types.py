@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import random
-from datetime import datetime
+from collections.abc import Mapping
+from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -12,6 +13,10 @@ from expvid.models.retry import backoff_delay
 
 #: First pause (seconds, doubling, full jitter, at most 30 s) before a batch endpoint call is repeated.
 RETRY_BASE_S = 1.0
+#: How many times a batch endpoint call is repeated (429 / 5xx / network errors) before it fails.
+HTTP_RETRIES = 5
+#: Clock difference allowed between this machine and the provider when listing back to a time.
+CLOCK_SKEW = timedelta(minutes=10)
 
 
 def retry_pause(attempt: int, rng: random.Random | None = None) -> float:
@@ -103,6 +108,22 @@ class BatchResult(BaseModel):
     #: The answer's JSON body as the online endpoint returns it (None when it failed).
     body: dict[str, Any] | None = None
     error: RequestError | None = None
+
+    @classmethod
+    def failed(
+        cls, custom_id: str, kind: str, message: str, *, retryable: bool = True, status: int | None = None
+    ) -> BatchResult:
+        """A request with no answer, and why (`RequestError`'s fields)."""
+        error = RequestError(kind=kind, message=message, status=status, retryable=retryable)
+        return cls(custom_id=custom_id, error=error)
+
+
+def ordered_results(
+    found: Mapping[str, BatchResult], custom_ids: list[str], *, kind: str, message: str
+) -> list[BatchResult]:
+    """One result per custom id, in their order; one the provider's results lack fails as `kind`
+    (retryable: nothing is silently dropped)."""
+    return [found.get(cid) or BatchResult.failed(cid, kind, message) for cid in custom_ids]
 
 
 def create_failure(what: str, status: int, message: str, *, last: bool) -> BatchAPIError | None:
