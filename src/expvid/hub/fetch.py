@@ -43,7 +43,6 @@ from expvid.suites.release_layout import Selection
 DEFAULT_ENDPOINT = "https://huggingface.co"
 #: Above this many allow patterns, files are downloaded one by one instead of through snapshot_download.
 MAX_PATTERNS = 64
-_SHOWN_PROBLEMS = 50
 
 
 def resolve_endpoint(endpoint: str | None) -> str:
@@ -144,15 +143,7 @@ def fetch_release(request: FetchRequest, *, echo: Echo = lambda _: None) -> Fetc
         versions=versions(),
         resolved_from="cache" if offline else "hub",
         resolved_at=resolved_at if offline else None,
-        verification=Verification(
-            complete=not problems,
-            items=len(dataset),
-            media_present=checked.present,
-            media_readable=checked.readable,
-            probed=request.probe,
-            n_problems=len(problems),
-            problems=problems[:_SHOWN_PROBLEMS],
-        ),
+        verification=Verification.of(len(dataset), checked, problems, probed=request.probe),
     )
     record.write(root)
     return FetchOutcome(record=record, root=root, problems=problems, downloaded_files=hub.downloaded)
