@@ -27,6 +27,7 @@ commit sha, so a branch that moves during the fetch cannot mix two revisions.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -199,21 +200,19 @@ def _load(layout: Any, root: Path, selection: Selection, *, check_media: bool) -
     return dataset
 
 
+@dataclass
 class _Hub:
     """The two huggingface_hub calls a fetch makes, with the Hub's errors turned into advice."""
 
-    def __init__(
-        self, repo: str, endpoint: str, token: str | bool | None, root: Path, workers: int, progress: bool
-    ) -> None:
-        self.repo = repo
-        self.endpoint = endpoint
-        self.token = token
-        self.root = root
-        self.workers = workers
-        self.progress = progress
-        self.downloaded = 0
-        #: Offline: the files must already be here; nothing is downloaded.
-        self.offline = False
+    repo: str
+    endpoint: str
+    token: str | bool | None
+    root: Path
+    workers: int
+    progress: bool
+    downloaded: int = 0
+    #: Offline: the files must already be here; nothing is downloaded.
+    offline: bool = False
 
     def resolve(self, revision: str) -> tuple[str, dict[str, int]]:
         from huggingface_hub import HfApi
