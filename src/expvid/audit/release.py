@@ -34,24 +34,16 @@ def resolve_release(
     echo: Callable[[str], None] = lambda _: None,
 ) -> tuple[Path, str]:
     """(local root, suite name) of `--data`: a folder, or an `hf:` spec fetched into the cache."""
-    name = suite or DEFAULT_SUITE
     if not data.startswith("hf:"):
         root = Path(data)
         if not root.exists():
             raise DataError(f"--data {data}: no such file or directory")
-        return root, name
+        return root, suite or DEFAULT_SUITE
     from expvid.hub.dataspec import resolve_data
     from expvid.media.cache import default_cache_dir
 
-    return resolve_data(
-        data,
-        suite=name,
-        tasks=tasks,
-        settings=settings,
-        cache_root=cache_root or default_cache_dir(),
-        echo=echo,
-        suite_was_given=suite is not None,
-    )
+    cache_root = cache_root or default_cache_dir()
+    return resolve_data(data, suite=suite, tasks=tasks, settings=settings, cache_root=cache_root, echo=echo)
 
 
 def load_release(

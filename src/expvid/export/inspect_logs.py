@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from expvid.export.agreement import TaskAgreement, agreement, expvid_value, item_scores
 from expvid.schema import DataError
 
 PREDICTIONS = "inspect_predictions.jsonl"
@@ -49,17 +50,6 @@ class ModelLogs:
     samples: dict[str, LoggedSample] = field(default_factory=dict)
     logs: list[str] = field(default_factory=list)
     other_epochs: int = 0
-
-
-@dataclass
-class TaskAgreement:
-    n: int = 0
-    agree: int = 0
-    inspect_sum: float = 0.0
-    inspect_n: int = 0
-    expvid_earned: float = 0.0
-    expvid_possible: float = 0.0
-    disagree: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -197,36 +187,21 @@ async def score_inspect_logs(
 
 
 def _compare(group: ModelLogs, target: Path) -> InspectComparison:
-    scores = {}
-    for line in (target / "item_scores.jsonl").read_text(encoding="utf-8").splitlines():
-        record = json.loads(line)
-        scores[record["item_id"]] = record
+    scores = item_scores(target)
     comparison = InspectComparison(group.model, target, other_epochs=group.other_epochs)
     with (target / COMPARISON).open("w", encoding="utf-8") as handle:
         for sample in group.samples.values():
             mine = scores.get(sample.item_id)
-            expvid = mine["earned"] / mine["possible"] if mine and mine["possible"] else None
+            expvid = expvid_value(mine)
             theirs = sample.inspect_score
-            agree = None if theirs is None or expvid is None else abs(theirs - expvid) < 1e-9
             row = {
                 "item": sample.item_id, "task": sample.task, "where": sample.where, "inspect": theirs,
                 "expvid": None if mine is None else {"score": expvid, "earned": mine["earned"],
                                                       "possible": mine["possible"], "status": mine["status"]},
-                "agree": agree,
+                "agree": agreement(theirs, expvid),
             }  # fmt: skip
             handle.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
-            task = comparison.tasks.setdefault(sample.task, TaskAgreement())
-            task.n += 1
-            if theirs is not None:
-                task.inspect_sum += theirs
-                task.inspect_n += 1
-            if mine is not None:
-                task.expvid_earned += mine["earned"]
-                task.expvid_possible += mine["possible"]
-            if agree:
-                task.agree += 1
-            elif agree is False:
-                task.disagree.append(row)
+            comparison.tasks.setdefault(sample.task, TaskAgreement()).add(theirs, mine, row)
     return comparison
 
 
@@ -237,12 +212,8 @@ def summary_lines(comparisons: list[InspectComparison], limit: int = 10) -> list
         lines += [f"### {comparison.model} ({comparison.out})", "",
                   "| task | items | Inspect (mean) | expvid | agree | differ |", "|---|---|---|---|---|---|"]  # fmt: skip
         for name, task in sorted(comparison.tasks.items()):
-            theirs = "n/a" if not task.inspect_n else f"{100 * task.inspect_sum / task.inspect_n:.2f}"
-            mine = (
-                "n/a"
-                if not task.expvid_possible
-                else f"{100 * task.expvid_earned / task.expvid_possible:.2f}"
-            )
+            theirs = "n/a" if task.theirs_mean is None else f"{task.theirs_mean:.2f}"
+            mine = "n/a" if task.expvid_score is None else f"{task.expvid_score:.2f}"
             lines.append(f"| {name} | {task.n} | {theirs} | {mine} | {task.agree} | {len(task.disagree)} |")
         if comparison.other_epochs:
             lines.append(f"{comparison.other_epochs} sample(s) of epochs after the first are not scored")

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from expvid.export.agreement import TaskAgreement, agreement, expvid_value, item_scores
 from expvid.export.lmms_eval_logs import (
     LoggedSample,
     Matcher,
@@ -41,27 +42,13 @@ COMPARISON = "lmms_eval_comparison.jsonl"
 
 
 @dataclass
-class TaskComparison:
-    lmms_task: str
-    n: int = 0
-    lmms_eval_sum: float = 0.0
-    lmms_eval_n: int = 0
-    expvid_earned: float = 0.0
-    expvid_possible: float = 0.0
-    agree: int = 0
-    disagree: list[dict[str, Any]] = field(default_factory=list)
+class TaskComparison(TaskAgreement):
+    """An lmms-eval task's agreement; the mean of lmms-eval's per-item values (`theirs_mean`) is not
+    what it reports for a task whose items weigh differently: that is `reported`."""
+
     #: What lmms-eval reported for the task (results.json), on 0-100, and where it was read.
     reported: float | None = None
     reported_from: str | None = None
-
-    @property
-    def lmms_eval_mean(self) -> float | None:
-        """The mean of lmms-eval's per-item values (0-100): not what it reports for a task whose items weigh differently."""
-        return 100 * self.lmms_eval_sum / self.lmms_eval_n if self.lmms_eval_n else None
-
-    @property
-    def expvid_score(self) -> float | None:
-        return 100 * self.expvid_earned / self.expvid_possible if self.expvid_possible else None
 
 
 @dataclass
@@ -232,17 +219,13 @@ async def _compare_one(
     await score_external(
         suite=suite, data=data, predictions=predictions, out=out, judge=judge, show_progress=show_progress
     )
-    scores = {}
-    for line in (out / "item_scores.jsonl").read_text(encoding="utf-8").splitlines():
-        record = json.loads(line)
-        scores[record["item_id"]] = record
+    scores = item_scores(out)
     comparison = Comparison(out=out, skipped_files=skipped)
     with (out / COMPARISON).open("w", encoding="utf-8") as handle:
         for item_id, sample in matched:
             mine = scores.get(item_id)
             theirs = lmms_eval_score(sample.metrics)
-            expvid_value = mine["earned"] / mine["possible"] if mine and mine["possible"] else None
-            agree = None if theirs is None or expvid_value is None else abs(theirs[1] - expvid_value) < 1e-9
+            their_score, expvid = None if theirs is None else theirs[1], expvid_value(mine)
             row = {
                 "item": item_id,
                 "lmms_task": sample.lmms_task,
@@ -250,30 +233,20 @@ async def _compare_one(
                 "doc_id": sample.doc_id,
                 "lmms_eval": None if theirs is None else {"metric": theirs[0], "score": theirs[1], "value": sample.metrics[theirs[0]]},
                 "expvid": None if mine is None else {
-                    "score": expvid_value, "earned": mine["earned"], "possible": mine["possible"],
+                    "score": expvid, "earned": mine["earned"], "possible": mine["possible"],
                     "status": mine["status"], "extracted": mine.get("extracted"),
                 },
-                "agree": agree,
+                "agree": agreement(their_score, expvid),
             }  # fmt: skip
             handle.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
             comparison.rows += 1
-            task = comparison.tasks.setdefault(sample.lmms_task, TaskComparison(sample.lmms_task))
-            task.n += 1
-            if theirs is not None:
-                task.lmms_eval_sum += theirs[1]
-                task.lmms_eval_n += 1
-            if mine is not None:
-                task.expvid_earned += mine["earned"]
-                task.expvid_possible += mine["possible"]
-            if agree:
-                task.agree += 1
-            elif agree is False:
-                task.disagree.append(row)
+            task = comparison.tasks.setdefault(sample.lmms_task, TaskComparison())
+            task.add(their_score, mine, row)
     for name, (value, where) in reported_scores(files).items():
         reported_task = comparison.tasks.get(name)
         headline = _headline(value)
         if reported_task is not None and headline is not None:
-            reported_task.reported = _as_percent(headline, reported_task.lmms_eval_mean)
+            reported_task.reported = _as_percent(headline, reported_task.theirs_mean)
             reported_task.reported_from = where
     return comparison
 
@@ -299,7 +272,7 @@ def summary_lines(comparison: Comparison | list[Comparison], limit: int = 10) ->
         if task.reported is not None:
             theirs = f"{task.reported:.2f}"
         else:
-            theirs = "n/a" if task.lmms_eval_mean is None else f"{task.lmms_eval_mean:.2f}*"
+            theirs = "n/a" if task.theirs_mean is None else f"{task.theirs_mean:.2f}*"
         mine = "n/a" if task.expvid_score is None else f"{task.expvid_score:.2f}"
         lines.append(f"| {name} | {task.n} | {theirs} | {mine} | {task.agree} | {len(task.disagree)} |")
         grouped[name] = task.disagree

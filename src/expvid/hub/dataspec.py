@@ -17,6 +17,7 @@ from typing import Any
 from expvid.hub.fetch import Echo, FetchError, FetchRequest, fetch_release
 from expvid.hub.sources import parse_hub_spec
 from expvid.schema import DataError
+from expvid.suites.defaults import DEFAULT_SUITE
 
 
 def hub_cache_dir(cache_root: Path, repo_id: str, revision: str) -> Path:
@@ -27,24 +28,25 @@ def hub_cache_dir(cache_root: Path, repo_id: str, revision: str) -> Path:
 def resolve_data(
     data: str,
     *,
-    suite: str,
+    suite: str | None,
     tasks: Sequence[str] | None,
     settings: Mapping[str, Any] | None,
     cache_root: Path,
     echo: Echo,
-    suite_was_given: bool = True,
 ) -> tuple[Path, str]:
-    """(local dataset root, suite) for a `--data` value; `hf:` specs are fetched first."""
+    """(local dataset root, suite) for a `--data` value; `hf:` specs are fetched first. `suite` None:
+    `--suite` was not given, so a suite's release names its own suite (others get the default)."""
     try:
         spec = parse_hub_spec(data)
     except ValueError as error:
         raise DataError(str(error)) from None
     if spec is None:
-        return Path(data), suite
+        return Path(data), suite or DEFAULT_SUITE
     if spec.suite is not None and spec.suite != suite:
-        if suite_was_given:
+        if suite is not None:
             raise DataError(f"{spec.repo_id} is the {spec.suite} release; use --suite {spec.suite}")
         suite = spec.suite
+    suite = suite or DEFAULT_SUITE
     target = hub_cache_dir(cache_root, spec.repo_id, spec.revision)
     echo(f"fetching {spec.repo_id}@{spec.revision} into {target}")
     try:

@@ -27,6 +27,7 @@ commit sha, so a branch that moves during the fetch cannot mix two revisions.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -43,7 +44,6 @@ from expvid.suites.release_layout import Selection
 DEFAULT_ENDPOINT = "https://huggingface.co"
 #: Above this many allow patterns, files are downloaded one by one instead of through snapshot_download.
 MAX_PATTERNS = 64
-_SHOWN_PROBLEMS = 50
 
 
 def resolve_endpoint(endpoint: str | None) -> str:
@@ -144,15 +144,7 @@ def fetch_release(request: FetchRequest, *, echo: Echo = lambda _: None) -> Fetc
         versions=versions(),
         resolved_from="cache" if offline else "hub",
         resolved_at=resolved_at if offline else None,
-        verification=Verification(
-            complete=not problems,
-            items=len(dataset),
-            media_present=checked.present,
-            media_readable=checked.readable,
-            probed=request.probe,
-            n_problems=len(problems),
-            problems=problems[:_SHOWN_PROBLEMS],
-        ),
+        verification=Verification.of(len(dataset), checked, problems, probed=request.probe),
     )
     record.write(root)
     return FetchOutcome(record=record, root=root, problems=problems, downloaded_files=hub.downloaded)
@@ -208,21 +200,19 @@ def _load(layout: Any, root: Path, selection: Selection, *, check_media: bool) -
     return dataset
 
 
+@dataclass
 class _Hub:
     """The two huggingface_hub calls a fetch makes, with the Hub's errors turned into advice."""
 
-    def __init__(
-        self, repo: str, endpoint: str, token: str | bool | None, root: Path, workers: int, progress: bool
-    ) -> None:
-        self.repo = repo
-        self.endpoint = endpoint
-        self.token = token
-        self.root = root
-        self.workers = workers
-        self.progress = progress
-        self.downloaded = 0
-        #: Offline: the files must already be here; nothing is downloaded.
-        self.offline = False
+    repo: str
+    endpoint: str
+    token: str | bool | None
+    root: Path
+    workers: int
+    progress: bool
+    downloaded: int = 0
+    #: Offline: the files must already be here; nothing is downloaded.
+    offline: bool = False
 
     def resolve(self, revision: str) -> tuple[str, dict[str, int]]:
         from huggingface_hub import HfApi

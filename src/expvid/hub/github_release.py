@@ -95,15 +95,7 @@ def fetch_github_release(
         fingerprint=questions.fingerprint(),
         license=release.license,
         versions=versions(),
-        verification=Verification(
-            complete=not problems,
-            items=len(questions),
-            media_present=checked.present,
-            media_readable=checked.readable,
-            probed=request.probe,
-            n_problems=len(problems),
-            problems=problems[:50],
-        ),
+        verification=Verification.of(len(questions), checked, problems, probed=request.probe),
         external_media=note,
     )
     record.write(root)

@@ -12,11 +12,14 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
 from expvid.schema import DataError
+
+if TYPE_CHECKING:
+    from expvid.hub.verify import MediaCheck
 
 FETCH_FILE = "fetch.json"
 FORMAT = "expvid-fetch/1"
@@ -33,6 +36,10 @@ class SourceInfo(BaseModel):
     url: str
 
 
+#: How many of a fetch's problems `fetch.json` keeps (the command prints them all).
+SHOWN_PROBLEMS = 50
+
+
 class Verification(BaseModel):
     """What the completeness check found after the download."""
 
@@ -47,6 +54,20 @@ class Verification(BaseModel):
     n_problems: int = 0
     #: The first problems, as `file:line: message` or `path: problem` (all are printed by the CLI).
     problems: list[str] = Field(default_factory=list)
+
+    @classmethod
+    def of(cls, items: int, media: MediaCheck, problems: list[str], *, probed: bool) -> Verification:
+        """The record of a fetch's check: `problems` are all it found (the release's and the media's),
+        of which the first `SHOWN_PROBLEMS` are kept."""
+        return cls(
+            complete=not problems,
+            items=items,
+            media_present=media.present,
+            media_readable=media.readable,
+            probed=probed,
+            n_problems=len(problems),
+            problems=problems[:SHOWN_PROBLEMS],
+        )
 
 
 class FetchRecord(BaseModel):

@@ -96,28 +96,14 @@ class Ledger:
 
     def overflow(self, bound: Bound) -> BudgetStop | None:
         """The stop this bound would cause now, or None when it fits."""
-        if (
-            self.max_cost is not None
-            and self.spent_usd + self.reserved_usd + (bound.usd or 0.0) > self.max_cost
+        for limit, budget, spent, reserved, next_bound in (
+            ("max_cost", self.max_cost, self.spent_usd, self.reserved_usd, bound.usd),
+            ("max_tokens_total", self.max_tokens, self.spent_tokens, self.reserved_tokens, bound.tokens),
         ):
-            return BudgetStop(
-                limit="max_cost",
-                budget=self.max_cost,
-                spent=self.spent_usd,
-                scope=self.scope,
-                next_bound=bound.usd,
-            )
-        if (
-            self.max_tokens is not None
-            and self.spent_tokens + self.reserved_tokens + bound.tokens > self.max_tokens
-        ):
-            return BudgetStop(
-                limit="max_tokens_total",
-                budget=self.max_tokens,
-                spent=self.spent_tokens,
-                scope=self.scope,
-                next_bound=bound.tokens,
-            )
+            if budget is not None and spent + reserved + (next_bound or 0) > budget:
+                return BudgetStop(
+                    limit=limit, budget=budget, spent=spent, scope=self.scope, next_bound=next_bound
+                )
         return None
 
     def take(self, bound: Bound) -> None:

@@ -41,6 +41,27 @@ class OptionError(ValueError):
         self.flag = flag
 
 
+#: The options `EvalConfig` takes as given, under the same name (it checks their values itself).
+_AS_GIVEN = {
+    "model",
+    "out",
+    "limit",
+    "concurrency",
+    "temperature",
+    "max_tokens",
+    "seed",
+    "samples",
+    "strict",
+    "judge",
+    "judge_base_url",
+    "judge_api_key_env",
+    "stop_after_errors",
+    "max_tokens_total",
+    "input_mode",
+    "frames_control",
+}
+
+
 class EvalOptions(BaseModel):
     """The options of `expvid eval` exactly as given (None: not given)."""
 
@@ -187,7 +208,8 @@ class EvalOptions(BaseModel):
         return ThinkingConfig(enabled=enabled, budget_tokens=self.thinking_budget)
 
     def to_config(self, *, default_cache: Path, echo: Callable[[str], None] = lambda _: None) -> EvalConfig:
-        """The run's configuration; an `hf:` dataset is fetched into the cache first."""
+        """The run's configuration; an `hf:` dataset is fetched into the cache first, once every
+        option is known to be usable."""
         self.check_urls()
         if self.input_mode not in ("images", "video"):
             raise OptionError("--input-mode", f"expected 'images' or 'video', got {self.input_mode!r}")
@@ -197,76 +219,42 @@ class EvalOptions(BaseModel):
                 f"expected one of {', '.join(FRAMES_CONTROLS)}, got {self.frames_control!r}",
             )
         settings = self.suite_settings()
-        frames = self.frame_options()
-        backend_options = self.backend_options()
         tasks = self.task_names()
-        cache_dir = None if self.no_cache else (self.cache_dir or default_cache)
+        parsed = {  # what the options mean, each checked before any work
+            "frames": self.frame_options(),
+            "backend_options": self.backend_options(),
+            "thinking": self.thinking_config(),
+            "prices": self.prices(),
+            "batch": self.batch_settings(),
+        }
         data, suite = self.resolve_data(settings, tasks, self.cache_dir or default_cache, echo)
         try:
-            return self._config(data, suite, tasks, frames, backend_options, settings, cache_dir)
+            return EvalConfig(
+                **self.model_dump(include=_AS_GIVEN),
+                **parsed,
+                suite=suite,
+                data=data,
+                tasks=tasks,
+                suite_settings=settings,
+                cache_dir=None if self.no_cache else (self.cache_dir or default_cache),
+                retry_failed=not self.no_retry_failed,
+                max_cost=self.max_cost or None,
+            )
         except ValidationError as error:
             message = str(error.errors()[0]["msg"]).removeprefix("Value error, ")
             if "--frames-control" not in message:
                 raise
             raise OptionError("--frames-control", message) from None
 
-    def _config(
-        self,
-        data: Path,
-        suite: str,
-        tasks: list[str] | None,
-        frames: FrameOptions,
-        backend_options: dict[str, Any],
-        settings: dict[str, str],
-        cache_dir: Path | None,
-    ) -> EvalConfig:
-        return EvalConfig(
-            suite=suite,
-            data=data,
-            model=self.model,
-            out=self.out,
-            tasks=tasks,
-            limit=self.limit,
-            concurrency=self.concurrency,
-            frames=frames,
-            temperature=self.temperature,
-            max_tokens=self.max_tokens,
-            seed=self.seed,
-            judge=self.judge,
-            judge_base_url=self.judge_base_url,
-            judge_api_key_env=self.judge_api_key_env,
-            backend_options=backend_options,
-            cache_dir=cache_dir,
-            strict=self.strict,
-            retry_failed=not self.no_retry_failed,
-            stop_after_errors=self.stop_after_errors,
-            samples=self.samples,
-            suite_settings=settings,
-            thinking=self.thinking_config(),
-            input_mode=self.input_mode,
-            frames_control=self.frames_control,  # checked in to_config
-            prices=self.prices(),
-            max_cost=self.max_cost or None,
-            max_tokens_total=self.max_tokens_total,
-            batch=self.batch_settings(),
-        )
-
     def resolve_data(
         self, settings: dict[str, str], tasks: list[str] | None, cache_root: Path, echo: Callable[[str], None]
     ) -> tuple[Path, str]:
         """(dataset root, suite): `--data` as a local root, or an `hf:` spec fetched into the cache
         (the suite then defaults to the one whose release the repo is)."""
-        suite = self.suite or DEFAULT_SUITE
         if not self.data.startswith("hf:"):
-            return Path(self.data), suite
+            return Path(self.data), self.suite or DEFAULT_SUITE
         from expvid.hub.dataspec import resolve_data
 
         return resolve_data(
-            self.data,
-            suite=suite,
-            tasks=tasks,
-            settings=settings,
-            cache_root=cache_root,
-            echo=echo,
-            suite_was_given=self.suite is not None,
+            self.data, suite=self.suite, tasks=tasks, settings=settings, cache_root=cache_root, echo=echo
         )

@@ -219,6 +219,21 @@ def cell_frames(cell: Cell) -> FrameOptions:
     return FrameOptions(**explicit)
 
 
+#: The settings of a cell's `EvalConfig` taken as given, under the same names: the model's, the
+#: set's and the suite entry's.
+_FROM_MODEL = {
+    "model",
+    "temperature",
+    "max_tokens",
+    "thinking",
+    "frames_control",
+    "max_cost",
+    "max_tokens_total",
+}
+_FROM_SET = {"seed", "n_bootstrap", "decode_workers", "samples", "cache_dir"}
+_FROM_SUITE = {"tasks", "limit", "judge", "judge_base_url", "judge_api_key_env"}
+
+
 def cell_config(config: EvalSetConfig, cell: Cell, data_root: Path) -> EvalConfig:
     """The `EvalConfig` of one cell: what `expvid eval` would run for it."""
     model = cell.model
@@ -244,34 +259,19 @@ def cell_config(config: EvalSetConfig, cell: Cell, data_root: Path) -> EvalConfi
         prices[""] = Price(
             input_per_m=model.price[0], output_per_m=model.price[1], cached_input_per_m=cached, source=source
         )
-    cache = config.cache_dir
     try:
         return EvalConfig(
+            **model.model_dump(include=_FROM_MODEL),
+            **config.model_dump(include=_FROM_SET),
+            **cell.suite.model_dump(include=_FROM_SUITE),
             suite=cell.suite.name,
             data=data_root,
-            model=model.model,
             out=cell.run_dir(config.out),
-            tasks=cell.suite.tasks,
-            limit=cell.suite.limit,
             concurrency=model.concurrency or 8,
             frames=cell_frames(cell),
-            temperature=model.temperature,
-            max_tokens=model.max_tokens,
-            seed=config.seed,
-            judge=cell.suite.judge,
-            judge_base_url=cell.suite.judge_base_url,
-            judge_api_key_env=cell.suite.judge_api_key_env,
             backend_options=backend,
-            cache_dir=cache,
-            n_bootstrap=config.n_bootstrap,
-            decode_workers=config.decode_workers,
-            samples=config.samples,
             suite_settings=cell_settings(cell),
-            thinking=model.thinking,
-            frames_control=model.frames_control,
             prices=prices,
-            max_cost=model.max_cost,
-            max_tokens_total=model.max_tokens_total,
             batch=batch,
         )
     except ValidationError as error:

@@ -32,6 +32,7 @@ from expvid.run.error_streak import RunStopped
 from expvid.run.frames_control import control_sampler
 from expvid.run.generate import GenerationPhase
 from expvid.run.identity import identity_defaults, resolved_identity, stored_identity
+from expvid.run.judge_choice import JudgeChoice, judge_spec
 from expvid.run.manifest import DatasetState, check_resumable, new_manifest
 from expvid.run.media_inputs import MediaPreparer
 from expvid.run.progress import run_progress
@@ -50,7 +51,7 @@ from expvid.run.spending import RunPricing, batch_adapter_for, record_spending
 from expvid.run.terminal import message_console
 from expvid.schema import DataError, Item, SamplerSettings
 from expvid.schema.dataset import Dataset
-from expvid.suites.protocol import EvalSuite, FrameOptions, GenerationDefaults, judge_needed
+from expvid.suites.protocol import EvalSuite, FrameOptions, GenerationDefaults
 from expvid.suites.registry import get_suite
 
 if TYPE_CHECKING:  # the batch machinery is imported only by runs that use --batch (start-up time)
@@ -94,32 +95,6 @@ def _backend_options(config: EvalConfig, responses: Path | None) -> dict[str, An
     options.setdefault("input_mode", config.input_mode)
     if config.frames.max_images is not None:
         options.setdefault("max_images", config.frames.max_images)
-    return options
-
-
-def judge_spec(suite: EvalSuite, spec: str | None, base_url: str | None) -> str | None:
-    """The judge backend spec: as given; or, with only a judge URL, the paper's judge model served
-    there (ExpVid: Phi-3-mini); or None for the suite's offline judge."""
-    if spec is not None or base_url is None:
-        return spec
-    model = getattr(suite, "default_judge_model", None)
-    if model is None:
-        raise DataError(f"--judge-base-url needs --judge MODEL for the {suite.name} suite")
-    return f"openai:{model}"
-
-
-def _judge_options(config: EvalConfig, responses: Path | None) -> dict[str, Any]:
-    # A judge's cached replies are keyed by its server too: another or a repaired judge server
-    # judges again instead of replaying what the old one said.
-    options: dict[str, Any] = {
-        "concurrency": config.judge_concurrency,
-        "cache_dir": responses,
-        "cache_scope": "server",
-    }
-    if config.judge_base_url:
-        options["base_url"] = config.judge_base_url
-    if config.judge_api_key_env:
-        options["api_key_env"] = config.judge_api_key_env
     return options
 
 
@@ -320,10 +295,7 @@ async def _evaluate(
     adapter = batch_adapter_for(backend) if config.batch is not None else None
     frames, image_limit = apply_image_limit(config.frames, backend)  # e.g. Claude: 100 images a request
     check_input_mode(config.input_mode, backend, frames)
-    spec = judge_spec(suite, config.judge, config.judge_base_url)
-    judge = (
-        suite.build_judge(spec, _judge_options(config, response_dir)) if judge_needed(suite, items) else None
-    )
+    judge = JudgeChoice.of(config).build(suite, items, response_dir)
 
     manifest = new_manifest(
         config,
@@ -419,25 +391,17 @@ async def _evaluate(
         rundir.write_manifest(manifest)
         if stopped is not None:  # nothing to score yet: the rest of the items were never asked
             raise stopped
+        fingerprint = DatasetPrint(state.fingerprint, state.annotations, covers_media=True)
         scores = await judge_and_score(
-            suite=suite,
-            rundir=rundir,
-            inputs=ScoringInputs(
-                items=items,
-                predictions=predictions,
-                samples=config.samples,
-                invalid=selection.invalid,
-                partial=selection.partial,
-                notes=asr_notes,
+            suite,
+            rundir,
+            ScoringInputs(
+                selection, predictions, config.model, fingerprint, samples=config.samples, notes=asr_notes
             ),
             judge=judge,
             judge_concurrency=config.judge_concurrency,
-            model=config.model,
-            fingerprint=DatasetPrint(state.fingerprint, state.annotations, covers_media=True),
-            n_bootstrap=config.n_bootstrap,
-            seed=config.seed or 0,
+            config=config,
             progress=progress,
-            human_judgments=getattr(suite, "human_judgments", None),
             extras=run_extras(rundir.root, manifest.config),
         )
     return EvalResult(

@@ -94,6 +94,12 @@ def frames_sent(settings: SamplerSettings | None) -> dict[str, object]:
     return {"size": settings.size, "max_side": settings.max_side, "image_format": settings.image_format}
 
 
+#: What a draft's predictions all say, answered or failed: whose, and what was shown.
+_SHARED_BY_PREDICTIONS = ("item_id", "task", "model", "sample", "frames", "n_images")
+#: What a prediction keeps of the response as the backend returned it, under the same names.
+_KEPT_AS_ANSWERED = ("reasoning", "refusal", "finish_reason", "usage", "cached", "request_hash")
+
+
 class PredictionDraft(BaseModel):
     """Everything a prediction records besides the answer: which item, what was shown, the prompt.
 
@@ -112,7 +118,7 @@ class PredictionDraft(BaseModel):
     frames_from_cache: bool = False
 
     def _base(self) -> dict[str, Any]:
-        return {"item_id": self.item_id, "task": self.task, "model": self.model, "sample": self.sample}
+        return {name: getattr(self, name) for name in _SHARED_BY_PREDICTIONS}
 
     def answer(self, response: GenerateResponse, *, batch: dict[str, Any] | None = None) -> Prediction:
         """The prediction of an answer. The raw text is kept as the model wrote it (any <think> block
@@ -129,17 +135,10 @@ class PredictionDraft(BaseModel):
             meta["batch_id"] = batch.get("id")
         return Prediction(
             **self._base(),
+            **{name: getattr(response, name) for name in _KEPT_AS_ANSWERED},
             response=response.text,
-            reasoning=response.reasoning,
-            refusal=response.refusal,
-            finish_reason=response.finish_reason,
             sent=sent,
-            frames=self.frames,
-            n_images=self.n_images,
             latency_s=response.latency_s if batch is None else None,
-            usage=response.usage,
-            cached=response.cached,
-            request_hash=response.request_hash,
             # finish_reason also stays in meta, where run directories made before the field keep it.
             meta=meta,
         )
@@ -159,8 +158,6 @@ class PredictionDraft(BaseModel):
             **self._base(),
             error=message,
             error_kind=kind,
-            frames=self.frames,
-            n_images=self.n_images,
             latency_s=latency_s,
             sent={"input_mode": self.mode, **sent, **self.frame_record} if sent else {},
             meta=self.meta | {"status": status} | (extra_meta or {}),

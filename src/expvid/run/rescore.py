@@ -8,13 +8,13 @@ and nothing is scored until they all match (a silently dropped prediction would 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from expvid.run.config import EvalConfig
 from expvid.run.cost import run_extras
-from expvid.run.evaluate import judge_spec, make_suite_named, refuse_uncountable, suite_settings_record
+from expvid.run.evaluate import make_suite_named, refuse_uncountable, suite_settings_record
+from expvid.run.judge_choice import JudgeChoice
 from expvid.run.manifest import new_manifest
 from expvid.run.progress import run_progress
 from expvid.run.rundir import AppendLog, RunDir
@@ -23,38 +23,6 @@ from expvid.run.selection import select_records, suite_task_names
 from expvid.run.terminal import message_console
 from expvid.schema import DataError, Item, JudgeSettings, Prediction, RecordProblem, read_jsonl
 from expvid.schema.dataset import Dataset
-from expvid.suites.protocol import EvalSuite, RunJudge, judge_needed
-
-
-@dataclass(frozen=True)
-class JudgeChoice:
-    spec: str | None = None
-    base_url: str | None = None
-    api_key_env: str | None = None
-    concurrency: int = 4
-    #: Ask the judge again instead of answering from the response cache (`expvid score --no-cache`).
-    no_cache: bool = False
-
-    def options(self, cache_dir: Path | None) -> dict[str, Any]:
-        # Judge replies are cached per server (see `models.cache`), and not at all with --no-cache.
-        options: dict[str, Any] = {
-            "concurrency": self.concurrency,
-            "cache_dir": None if self.no_cache else cache_dir,
-            "cache_scope": "server",
-        }
-        if self.base_url:
-            options["base_url"] = self.base_url
-        if self.api_key_env:
-            options["api_key_env"] = self.api_key_env
-        return options
-
-
-def _judge_for(
-    suite: EvalSuite, items: list[Item], choice: JudgeChoice, cache: Path | None
-) -> RunJudge | None:
-    if not judge_needed(suite, items):
-        return None
-    return suite.build_judge(judge_spec(suite, choice.spec, choice.base_url), choice.options(cache))
 
 
 def _rescoring_settings(manifest: Any, config: EvalConfig, changes: dict[str, Any]) -> dict[str, Any]:
@@ -108,7 +76,7 @@ async def rescore_run(
         )
     selection = select_records(dataset, config.tasks, config.limit, suite_task_names(suite))
     cache = config.cache_dir / "responses" if config.cache_dir else None
-    run_judge = _judge_for(suite, selection.items, judge, cache)
+    run_judge = judge.build(suite, selection.items, cache)
     if run_judge is not None:
         rundir.write_manifest(manifest.model_copy(update={"judge": run_judge.manifest_settings()}))
     fingerprint = DatasetPrint(
@@ -118,23 +86,15 @@ async def rescore_run(
     )
     with run_progress(message_console(stderr=True), show_progress) as progress:
         return await judge_and_score(
-            suite=suite,
-            rundir=rundir,
-            inputs=ScoringInputs(
-                items=selection.items,
-                predictions=rundir.predictions(),
-                samples=config.samples,
-                invalid=selection.invalid,
-                partial=selection.partial,
+            suite,
+            rundir,
+            ScoringInputs(
+                selection, rundir.predictions(), manifest.model, fingerprint, samples=config.samples
             ),
             judge=run_judge,
             judge_concurrency=judge.concurrency,
-            model=manifest.model,
-            fingerprint=fingerprint,
-            n_bootstrap=config.n_bootstrap,
-            seed=config.seed or 0,
+            config=config,
             progress=progress,
-            human_judgments=getattr(suite, "human_judgments", None),
             extras=run_extras(rundir.root, manifest.config),
         )
 
@@ -234,7 +194,7 @@ async def score_external(
     rundir = RunDir(out)
     if rundir.predictions_path.exists():
         rundir.predictions_path.unlink()  # the file is the source of truth; re-import it whole
-    run_judge = _judge_for(the_suite, selection.items, judge, None)
+    run_judge = judge.build(the_suite, selection.items, None)
     annotations = dataset.annotations_fingerprint()
     rundir.write_manifest(
         new_manifest(
@@ -251,24 +211,16 @@ async def score_external(
     with AppendLog(rundir.predictions_path) as log:
         for prediction in matched.values():
             log.append(prediction)
+    fingerprint = DatasetPrint(annotations, annotations, covers_media=False)
     with run_progress(message_console(stderr=True), show_progress) as progress:
         return await judge_and_score(
-            suite=the_suite,
-            rundir=rundir,
-            inputs=ScoringInputs(
-                items=selection.items,
-                predictions={(k, 0): v for k, v in matched.items()},
-                invalid=selection.invalid,
-                partial=selection.partial,
-            ),
+            the_suite,
+            rundir,
+            ScoringInputs(selection, {(k, 0): v for k, v in matched.items()}, config.model, fingerprint),
             judge=run_judge,
             judge_concurrency=judge.concurrency,
-            model=config.model,
-            fingerprint=DatasetPrint(annotations, annotations, covers_media=False),
-            n_bootstrap=config.n_bootstrap,
-            seed=0,
+            config=config,
             progress=progress,
-            human_judgments=getattr(the_suite, "human_judgments", None),
         )
 
 

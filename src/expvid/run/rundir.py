@@ -131,31 +131,27 @@ def latest_by_key(path: Path, model: type[M], key: str) -> dict[tuple[str, int],
     return latest
 
 
+class _RunFile:
+    """A file of every run directory: `rundir.scores_path` is `rundir.root / SCORES`."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, rundir: RunDir, owner: type[RunDir]) -> Path:
+        return rundir.root / self.name
+
+
 class RunDir:
     """Paths and readers of one run directory."""
 
+    manifest_path = _RunFile(MANIFEST)
+    predictions_path = _RunFile(PREDICTIONS)
+    judgments_path = _RunFile(JUDGMENTS)
+    item_scores_path = _RunFile(ITEM_SCORES)
+    scores_path = _RunFile(SCORES)
+
     def __init__(self, root: Path) -> None:
         self.root = root
-
-    @property
-    def manifest_path(self) -> Path:
-        return self.root / MANIFEST
-
-    @property
-    def predictions_path(self) -> Path:
-        return self.root / PREDICTIONS
-
-    @property
-    def judgments_path(self) -> Path:
-        return self.root / JUDGMENTS
-
-    @property
-    def item_scores_path(self) -> Path:
-        return self.root / ITEM_SCORES
-
-    @property
-    def scores_path(self) -> Path:
-        return self.root / SCORES
 
     def exists(self) -> bool:
         return self.manifest_path.is_file()

@@ -27,6 +27,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, FiniteFloat, ValidationError
 
+from expvid.run.config import EvalConfig
 from expvid.run.cost import RunCost, RunExtras
 from expvid.run.judging import JudgeTask, JudgingPhase, judge_identity, load_judgments
 from expvid.run.progress import RunProgress
@@ -44,6 +45,7 @@ from expvid.run.score_extras import (
     pass_at_k_report,
     summarise_metrics,
 )
+from expvid.run.selection import Selection
 from expvid.schema import ErrorKind, ExtractionStatus, Item, ItemScore, JudgeSettings, Judgment, Prediction
 from expvid.schema.dataset import InvalidRecord
 from expvid.scoring import Extraction, ScoreReport, build_report
@@ -125,19 +127,6 @@ class RunItemScore(ItemScore):
     truncated: bool = False
 
 
-@dataclass
-class ScoringInputs:
-    items: Sequence[Item]
-    predictions: dict[tuple[str, int], Prediction]
-    samples: int = 1
-    #: Invalid records of the run's tasks (scored 0 in their task) and of unknown task (counted).
-    invalid: Sequence[InvalidRecord] = ()
-    #: Why the run leaves records out (--limit, --tasks), or None.
-    partial: str | None = None
-    #: Caveats the report must show with the scores (e.g. `-S with_asr=true` on a built benchmark).
-    notes: Sequence[str] = ()
-
-
 @dataclass(frozen=True)
 class DatasetPrint:
     """The fingerprints a scores.json records (see `RunSummary`)."""
@@ -145,6 +134,33 @@ class DatasetPrint:
     fingerprint: str | None
     annotations: str | None = None
     covers_media: bool = False
+
+
+@dataclass
+class ScoringInputs:
+    """What is scored: a model's predictions on the selected records of a dataset."""
+
+    #: The items, the invalid records of the run's tasks (scored 0 in their task) and of unknown
+    #: task (counted), and why the run leaves records out (--limit, --tasks).
+    selection: Selection
+    predictions: dict[tuple[str, int], Prediction]
+    model: str
+    fingerprint: DatasetPrint
+    samples: int = 1
+    #: Caveats the report must show with the scores (e.g. `-S with_asr=true` on a built benchmark).
+    notes: Sequence[str] = ()
+
+    @property
+    def items(self) -> Sequence[Item]:
+        return self.selection.items
+
+    @property
+    def invalid(self) -> Sequence[InvalidRecord]:
+        return self.selection.invalid
+
+    @property
+    def partial(self) -> str | None:
+        return self.selection.partial
 
 
 def invalid_score(record: InvalidRecord) -> RunItemScore:
@@ -235,23 +251,23 @@ def _score_one(suite: EvalSuite, item: Item, extraction: Extraction, judgment: J
 
 
 async def judge_and_score(
-    *,
     suite: EvalSuite,
     rundir: RunDir,
     inputs: ScoringInputs,
+    *,
     judge: RunJudge | None,
     judge_concurrency: int,
-    model: str,
-    fingerprint: str | DatasetPrint | None,
-    n_bootstrap: int,
-    seed: int,
+    config: EvalConfig,
     progress: RunProgress,
-    human_judgments: Path | None = None,
     extras: RunExtras | None = None,
 ) -> RunScores:
+    """Judge what needs a judge, then score; the bootstrap's draws and seed are the run's (`config`),
+    and the suite's human judgments (PromQA) are compared with the judge's when it has them."""
+    n_bootstrap, seed = config.n_bootstrap, config.seed or 0
+    human_judgments: Path | None = getattr(suite, "human_judgments", None)
     items = list(inputs.items)
     by_id = {item.id: item for item in items}
-    dataset_print = fingerprint if isinstance(fingerprint, DatasetPrint) else DatasetPrint(fingerprint)
+    dataset_print = inputs.fingerprint
     scored: list[tuple[Item, Prediction]] = [
         (item, prediction)
         for item in items
@@ -374,7 +390,7 @@ async def judge_and_score(
     failed = [p for p in headline_predictions if not p.ok]
     summary = RunSummary(
         suite=suite.name,
-        model=model,
+        model=inputs.model,
         judge=judge.manifest_settings() if judge is not None and to_judge else None,
         n_items=len(items),
         n_predictions=len(headline),

@@ -10,9 +10,17 @@ Scores written before some of these counts existed simply lack those lines.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from operator import attrgetter
 from typing import Any
 
 from expvid.run.scoring_phase import RunScores, RunSummary
+
+#: Answers scored as they are or 0 for a reason the reader must know: a task count, and what it counts.
+_ANSWER_CAVEATS = (
+    ("n_truncated", "answer(s) cut by the token limit (finish_reason: length), scored as they are"),
+    ("n_unparseable", "unparseable answer(s) scored 0"),
+    ("n_judge_failed", "item(s) whose judge failed scored 0"),
+)
 
 
 def _per_task(tasks: Mapping[str, Any], count: Callable[[Any], int]) -> tuple[int, str]:
@@ -86,18 +94,10 @@ def run_caveats(label: str, scores: RunScores) -> list[str]:
             f"{label}: {run.n_invalid_unknown_task} record(s) unreadable even as to their task: in no task's "
             "score (see `expvid data check`)"
         )
-    n_truncated, where = _per_task(tasks, lambda t: t.n_truncated)
-    if n_truncated:
-        lines.append(
-            f"{label}: {n_truncated} answer(s) cut by the token limit (finish_reason: length), scored as "
-            f"they are (by task: {where})"
-        )
-    n_unparseable, where = _per_task(tasks, lambda t: t.n_unparseable)
-    if n_unparseable:
-        lines.append(f"{label}: {n_unparseable} unparseable answer(s) scored 0 (by task: {where})")
-    n_judge, where = _per_task(tasks, lambda t: t.n_judge_failed)
-    if n_judge:
-        lines.append(f"{label}: {n_judge} item(s) whose judge failed scored 0 (by task: {where})")
+    for count, what in _ANSWER_CAVEATS:
+        n, where = _per_task(tasks, attrgetter(count))
+        if n:
+            lines.append(f"{label}: {n} {what} (by task: {where})")
     return lines
 
 
