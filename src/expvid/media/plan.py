@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 from expvid.media.errors import SamplingError, WindowError
 
@@ -107,6 +107,20 @@ def fps_times(
     else:
         raise SamplingError(None, f"thinning must be one of {THINNING}, got {thinning!r}")
     return [candidates[i] for i in picked]
+
+
+class FrameRequest(TypedDict, total=False):
+    """Which frames to take, as keywords (`FramePlan.build`, and the sampler's `sample_video`):
+    exactly one of `num_frames`, `fps` or `times`, and an optional window; see `FramePlan`."""
+
+    num_frames: int | None
+    fps: float | None
+    max_frames: int | None
+    thinning: Thinning
+    times: Sequence[float] | None
+    start: float | None
+    end: float | None
+    spacing: Spacing
 
 
 @dataclass(frozen=True, slots=True)

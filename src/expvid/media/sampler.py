@@ -10,10 +10,10 @@ run can log exactly what was sent. Frame choice, decoding and caching are in `pl
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, Unpack
 
 import av
 import numpy as np
@@ -24,7 +24,7 @@ from expvid.media.decode import DecodeStats, decode_frames
 from expvid.media.errors import MediaError, SamplingError
 from expvid.media.index import load_index
 from expvid.media.info import VideoInfo
-from expvid.media.plan import FramePlan, Spacing, Thinning
+from expvid.media.plan import FramePlan, FrameRequest, Spacing, Thinning
 from expvid.media.transform import (
     IMAGE_FORMATS,
     INTERPOLATION,
@@ -179,27 +179,21 @@ def probe(path: str | os.PathLike[str]) -> VideoInfo:
 def sample_video(
     path: str | os.PathLike[str],
     *,
-    num_frames: int | None = None,
-    fps: float | None = None,
-    max_frames: int | None = None,
-    thinning: Thinning = "uniform",
-    times: Sequence[float] | None = None,
-    start: float | None = None,
-    end: float | None = None,
     size: int | None = 224,
     max_side: int | None = None,
     image_format: str = "jpeg",
     quality: int = 90,
     cache: CacheOption = True,
     workers: int | None = None,
-    spacing: Spacing = "midpoints",
     cache_only: bool = False,
+    **request: Unpack[FrameRequest],
 ) -> SampledVideo:
     """Sample frames of a video as encoded images.
 
-    Choose frames with exactly one of: `num_frames` (midpoints of N equal segments of the window,
-    or with `spacing="linspace"` N frame positions spread from the first to the last frame),
-    `fps` (+ `max_frames` cap, `thinning` "uniform" or "keep_last"), or explicit `times`. The
+    Choose frames (the `FrameRequest` keywords) with exactly one of: `num_frames` (midpoints of N
+    equal segments of the window, or with `spacing="linspace"` N frame positions spread from the
+    first to the last frame), `fps` (+ `max_frames` cap, `thinning` "uniform" or "keep_last"), or
+    explicit `times`. The
     window [`start`, `end`] defaults to the whole video; outside the video is an error. Times are
     seconds from the video's time 0 as a player counts it (`media.timeline`: the first timestamp of
     an MPEG-TS, else the timeline's zero), and frame times are reported the same way.
@@ -210,7 +204,7 @@ def sample_video(
     Raises `MediaError` subclasses naming the file. Blocking: call it via `asyncio.to_thread`
     from async code.
     """
-    plan = _plan(path, num_frames, fps, max_frames, thinning, times, start, end, spacing)
+    plan = _plan(path, request)
     _check_output(path, size, max_side, image_format, quality)
     output = {"size": size, "max_side": max_side, "format": image_format, "quality": quality}
     mime = MIME_TYPES[image_format]
@@ -238,20 +232,14 @@ def sample_video(
 def sample_video_arrays(
     path: str | os.PathLike[str],
     *,
-    num_frames: int | None = None,
-    fps: float | None = None,
-    max_frames: int | None = None,
-    thinning: Thinning = "uniform",
-    times: Sequence[float] | None = None,
-    start: float | None = None,
-    end: float | None = None,
     size: int | None = 224,
     max_side: int | None = None,
     cache: CacheOption = True,
     workers: int | None = None,
+    **request: Unpack[FrameRequest],
 ) -> SampledArrays:
     """Like `sample_video`, but frames are RGB uint8 arrays (cached uncompressed)."""
-    plan = _plan(path, num_frames, fps, max_frames, thinning, times, start, end)
+    plan = _plan(path, request)
     _check_output(path, size, max_side, "jpeg", 90)
     output = {"size": size, "max_side": max_side, "format": "rgb24"}
 
@@ -279,18 +267,16 @@ def sample_with_settings(
 ) -> SampledVideo:
     """`sample_video` driven by a run's `SamplerSettings` (uniform | linspace | fps | fps_keep_last)."""
     if settings.strategy in ("uniform", "linspace"):
-        spacing = "linspace" if settings.strategy == "linspace" else "midpoints"
-        mode: dict[str, Any] = {"num_frames": settings.num_frames, "spacing": spacing}
+        spacing: Spacing = "linspace" if settings.strategy == "linspace" else "midpoints"
+        request: FrameRequest = {"num_frames": settings.num_frames, "spacing": spacing}
     elif settings.strategy in ("fps", "fps_keep_last"):
-        thinning = "keep_last" if settings.strategy == "fps_keep_last" else "uniform"
-        mode = {"fps": settings.fps, "max_frames": settings.max_frames, "thinning": thinning}
+        thinning: Thinning = "keep_last" if settings.strategy == "fps_keep_last" else "uniform"
+        request = {"fps": settings.fps, "max_frames": settings.max_frames, "thinning": thinning}
     else:
         raise SamplingError(path, f"unknown sampler strategy {settings.strategy!r}")
+    request.update({"start": start, "end": end})
     return sample_video(
         path,
-        **mode,
-        start=start,
-        end=end,
         size=settings.size,
         max_side=settings.max_side,
         image_format=settings.image_format,
@@ -298,6 +284,7 @@ def sample_with_settings(
         cache=cache,
         workers=workers,
         cache_only=cache_only,
+        **request,
     )
 
 
@@ -321,28 +308,9 @@ def cached_sample_with_settings(
 # -- internals --------------------------------------------------------------------------------
 
 
-def _plan(
-    path: str | os.PathLike[str],
-    num_frames: int | None,
-    fps: float | None,
-    max_frames: int | None,
-    thinning: Thinning,
-    times: Sequence[float] | None,
-    start: float | None,
-    end: float | None,
-    spacing: Spacing = "midpoints",
-) -> FramePlan:
+def _plan(path: str | os.PathLike[str], request: FrameRequest) -> FramePlan:
     try:
-        return FramePlan.build(
-            num_frames=num_frames,
-            fps=fps,
-            max_frames=max_frames,
-            thinning=thinning,
-            times=times,
-            start=start,
-            end=end,
-            spacing=spacing,
-        )
+        return FramePlan.build(**request)
     except MediaError as error:
         raise error.for_path(path) from None
 

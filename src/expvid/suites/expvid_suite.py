@@ -31,7 +31,7 @@ from expvid.schema import (
     describe_validation_error,
 )
 from expvid.schema.dataset import Dataset, FileProblem, TaskSpec
-from expvid.suites.records import RecordError, RecordReader, text_id
+from expvid.suites.records import RecordError, RecordReader, check_fields, text_id
 from expvid.suites.release_io import jsonl_records, read_release_bytes
 
 SUITE = "expvid"
@@ -267,11 +267,7 @@ def _reader(spec: TaskSpec, root: Path) -> RecordReader:
 def record_to_item(
     spec: TaskSpec, record: dict[str, Any], root: Path, resolver: _VideoResolver | None = None
 ) -> Item:
-    missing = [name for name in _REQUIRED if name not in record]
-    if spec.answer_type is AnswerType.CHOICE and "options" not in record:
-        missing.append("options")
-    if missing:
-        raise RecordError(f"missing field(s): {', '.join(missing)}")
+    check_fields(record, (*_REQUIRED, "options") if spec.answer_type is AnswerType.CHOICE else _REQUIRED)
 
     record_id = record["id"]
     if isinstance(record_id, bool) or not isinstance(record_id, int | str) or str(record_id) == "":

@@ -30,6 +30,21 @@ def text_id(value: Any) -> str | None:
     return None if value is None or isinstance(value, bool | dict | list) else str(value)
 
 
+def check_fields(record: dict[str, Any], required: Iterable[str]) -> None:
+    """`RecordError` naming every field of `required` the record lacks."""
+    missing = [name for name in required if name not in record]
+    if missing:
+        raise RecordError(f"missing field(s): {', '.join(missing)}")
+
+
+def text_field(record: dict[str, Any], name: str) -> str:
+    """The record's field `name`, which must be a non-empty string (`RecordError` otherwise)."""
+    value = record[name]
+    if not isinstance(value, str) or not value.strip():
+        raise RecordError(f"{name} must be a non-empty string, got {value!r}")
+    return value
+
+
 @dataclass(frozen=True)
 class RecordReader:
     """How one suite's records become items (see the module docstring)."""

@@ -16,9 +16,9 @@ without its think blocks (`judge_input`, a setting the suite declares). Without 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Unpack
 
 from expvid.models.factory import create_backend
 from expvid.models.types import ResponseSchema
@@ -29,6 +29,7 @@ from expvid.scoring.extraction import extract_reply_text
 from expvid.scoring.judges.prompted import OfflineMatchJudge, PromptedJudge
 from expvid.suites.judge_adapter import JudgeAdapter
 from expvid.suites.parquet_io import PARQUET_SUFFIX
+from expvid.suites.protocol import LoadOptions
 from expvid.suites.records import RecordReader, read_json_release, read_parquet_release, text_id
 from expvid.suites.release_io import release_root, wanted_tasks
 from expvid.suites.suite import Suite
@@ -98,17 +99,11 @@ class VideoQASuite(Suite):
                 return root / name
         raise DataError(f"{root}: no {self.name} question file (looked for {', '.join(self.release_files)})")
 
-    def load(
-        self,
-        root: Path,
-        *,
-        tasks: Sequence[str] | None = None,
-        strict: bool = False,
-        check_media: bool = True,
-    ) -> Dataset:
+    def load(self, root: Path, **options: Unpack[LoadOptions]) -> Dataset:
         """Every record of the release file as an item or an invalid record (file:line)."""
         root_path = release_root(root, self.name)
-        wanted = wanted_tasks(tasks, (spec.name for spec in self.tasks), suite_label=self.name, noun="task")
+        names = (spec.name for spec in self.tasks)
+        wanted = wanted_tasks(options.get("tasks"), names, suite_label=self.name, noun="task")
         path = self.release_file(root_path)
         dataset = Dataset(
             suite=self.name, root=root_path, tasks=tuple(spec for spec in self.tasks if spec.name in wanted)
@@ -120,7 +115,7 @@ class VideoQASuite(Suite):
             key_name=self.duplicate_key or self.id_field,
         )
         reader.read(dataset, path, self.read_records(dataset, path), wanted)
-        if strict and dataset.problems:
+        if options.get("strict") and dataset.problems:
             raise DataError(dataset.problems)
         self.remember_chance_answers(dataset)
         return dataset

@@ -12,7 +12,7 @@ Reading the reply: the official code splits on "[Judge]" and keeps whatever foll
 without exactly one "[Judge]" is dropped with a log line. Here the judge is the digit 0, 1 or 2
 after the LAST "[Judge]" (optionally followed by ":" or wrapped in brackets or markdown); anything
 else is a judge failure, recorded as such and never scored as 0. Score = mean(judge) x 50.
-The call itself (budget, failures, description) is the shared `GradedLLMJudge`'s.
+The call itself (budget, failures, description) is the shared `PaperJudge`'s.
 """
 
 from __future__ import annotations
@@ -21,18 +21,18 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any
+from typing import Any, ClassVar
 
-from expvid.models.types import ModelBackend
 from expvid.schema import Judgment
-from expvid.scoring.judges.graded import GradedLLMJudge
+from expvid.scoring.judges.graded import GradedParseError
+from expvid.suites.paper_judge import PaperJudge
 
 TEMPLATE_FILE = "judge_ternary_step.txt"
 JUDGE_MAX_TOKENS = 256  # official evaluate.py default
 _JUDGE = re.compile(r"\[Judge\][\s*_:：\-]*[\[(]?\s*([0-2])(?![0-9.])")
 
 
-class TernaryParseError(ValueError):
+class TernaryParseError(GradedParseError):
     """The judge's reply holds no "[Judge] N" with N in 0, 1, 2."""
 
 
@@ -107,30 +107,20 @@ def official_split(reply: str) -> str | None:
     return parts[1].strip()
 
 
-class TernaryJudge(GradedLLMJudge):
+class TernaryJudge(PaperJudge):
     """ProMQA's LLM judge behind any `ModelBackend`; one request per prediction, temperature 0."""
 
-    def __init__(
-        self,
-        backend: ModelBackend,
-        *,
-        max_tokens: int = JUDGE_MAX_TOKENS,
-        seed: int = 0,
-        template: str | None = None,
-        name: str | None = None,
-    ) -> None:
-        super().__init__(
-            backend,
-            name=name or f"promqa-ternary:{backend.name}",
-            protocol="ProMQA ternary-step judge (0 unmatch, 1 partial, 2 match); score = mean x 50",
-            template=template if template is not None else load_template(),
-            parse=parse_ternary,
-            parse_errors=(TernaryParseError,),
-            max_tokens=max_tokens,
-            seed=seed,
-            purpose="promqa_judge",
-            described={"sees_frames": False},
-        )
+    family = "promqa-ternary"
+    protocol_text = "ProMQA ternary-step judge (0 unmatch, 1 partial, 2 match); score = mean x 50"
+    official_max_tokens = JUDGE_MAX_TOKENS
+    purpose_label = "promqa_judge"
+    facts: ClassVar[Mapping[str, Any]] = {"sees_frames": False}
+
+    def default_template(self) -> str:
+        return load_template()
+
+    def read_reply(self, reply: str | None) -> float:
+        return parse_ternary(reply)
 
     @property
     def template_sha256(self) -> str:

@@ -18,9 +18,8 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 from pydantic import ValidationError
 
@@ -37,7 +36,8 @@ from expvid.suites.promqa.spec import (
     TASKS,
     VIDEO_CANDIDATES,
 )
-from expvid.suites.records import RecordError, RecordReader, read_json_release
+from expvid.suites.protocol import LoadOptions
+from expvid.suites.records import RecordError, RecordReader, check_fields, read_json_release, text_field
 from expvid.suites.release_io import read_release_bytes, release_root, wanted_tasks
 
 _REQUIRED = (
@@ -125,21 +125,15 @@ def _line_of_key(text: str, key: str) -> int:
     return text.count("\n", 0, position) + 1 if position >= 0 else 1
 
 
-def load_promqa(
-    root: Path | str,
-    *,
-    tasks: Iterable[str] | None = None,
-    strict: bool = False,
-    check_media: bool = True,
-) -> Dataset:
+def load_promqa(root: Path | str, **options: Unpack[LoadOptions]) -> Dataset:
     """Load ProMQA from `root` (examples.json, graphs.json, videos/); `tasks` selects question types.
 
     Every example becomes an item or an invalid record (counted in its question type when that is
-    readable); a missing recording leaves the item in place (scored as a media failure when run).
+    readable); a missing recording leaves the item in place (scored as a media failure when run;
+    `check_media` is not needed: see `Dataset.missing_media()`).
     """
-    del check_media  # see `Dataset.missing_media()`
     root_path = release_root(root, "ProMQA")
-    wanted = wanted_tasks(tasks, _TYPES, suite_label="ProMQA", noun="question type")
+    wanted = wanted_tasks(options.get("tasks"), _TYPES, suite_label="ProMQA", noun="question type")
     for name in (EXAMPLES_FILE, GRAPHS_FILE):
         if not (root_path / name).is_file():
             raise DataError(
@@ -157,7 +151,7 @@ def load_promqa(
         key_name="question_id",
     )
     reader.read(dataset, path, read_json_release(dataset, path), wanted)
-    if strict and dataset.problems:
+    if options.get("strict") and dataset.problems:
         raise DataError(dataset.problems)
     return dataset
 
@@ -188,12 +182,8 @@ def _check_step(step: Any, name: str) -> None:
 
 
 def record_to_item(record: dict[str, Any], root: Path, recipes: dict[str, str]) -> Item:
-    missing = [name for name in _REQUIRED if name not in record]
-    if missing:
-        raise RecordError(f"missing field(s): {', '.join(missing)}")
-    question_id = record["question_id"]
-    if not isinstance(question_id, str) or not question_id.strip():
-        raise RecordError(f"question_id must be a non-empty string, got {question_id!r}")
+    check_fields(record, _REQUIRED)
+    question_id = text_field(record, "question_id")
     kind = record["type"]
     if kind not in _TYPES:
         raise RecordError(f"type {kind!r} is not one of {', '.join(name for name, _ in QUESTION_TYPES)}")

@@ -15,13 +15,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from expvid.schema import JudgeSettings, Judgment
-from expvid.scoring.judges.embeddings import MiniLMEmbedder, offline_judge_description
+from expvid.scoring.judges.embeddings import MiniLMEmbedder
+from expvid.suites.offline_judge import OfflineJudge
 
 MATCH_THRESHOLD = 0.8
 PARTIAL_THRESHOLD = 0.6
 
 
-class OfflineTernaryJudge:
+class OfflineTernaryJudge(OfflineJudge):
     """0/1/2 by embedding similarity to the gold answers (see the module docstring)."""
 
     name = "promqa-ternary:offline-minilm"
@@ -38,7 +39,7 @@ class OfflineTernaryJudge:
         match: float = MATCH_THRESHOLD,
         partial: float = PARTIAL_THRESHOLD,
     ) -> None:
-        self.embedder = embedder or MiniLMEmbedder()
+        super().__init__(embedder)
         self.match = match
         self.partial = partial
 
@@ -46,26 +47,15 @@ class OfflineTernaryJudge:
         self, *, item_id: str, task: str, gold_answers: Sequence[str], prediction: str, **_: Any
     ) -> Judgment:
         if not prediction.strip():
-            return Judgment(item_id=item_id, task=task, judge=self.name, score=0.0, raw="empty prediction")
+            return self.judged(item_id=item_id, task=task, score=0, raw="empty prediction")
         pairs = [(prediction, gold) for gold in gold_answers]
         similarities = await asyncio.to_thread(self.embedder.similarity, pairs)
         best = max(similarities)
         value = 2 if best >= self.match else 1 if best >= self.partial else 0
-        return Judgment(
-            item_id=item_id,
-            task=task,
-            judge=self.name,
-            score=float(value),
-            raw=f"best cosine similarity {best:.4f}",
-        )
+        return self.judged(item_id=item_id, task=task, score=value, raw=f"best cosine similarity {best:.4f}")
 
     def describe(self) -> dict[str, Any]:
-        return {
-            **offline_judge_description(self.name),
-            "thresholds": {"match": self.match, "partial": self.partial},
-        }
+        return {**super().describe(), "thresholds": {"match": self.match, "partial": self.partial}}
 
     def manifest_settings(self) -> JudgeSettings:
-        return JudgeSettings(
-            name=self.name, model="all-MiniLM-L6-v2 (offline)", threshold=self.match, offline=True
-        )
+        return super().manifest_settings().model_copy(update={"threshold": self.match})

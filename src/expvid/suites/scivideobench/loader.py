@@ -24,7 +24,7 @@ from expvid.schema import (
     VideoRef,
     describe_validation_error,
 )
-from expvid.suites.records import RecordError
+from expvid.suites.records import RecordError, check_fields
 from expvid.suites.scivideobench.spec import (
     DISCIPLINE_GROUPS,
     QUESTION_TYPES,
@@ -92,9 +92,7 @@ def _duration(raw: Any) -> float:
 
 
 def record_to_item(record: dict[str, Any], root: Path) -> Item:
-    missing = [name for name in _REQUIRED if name not in record]
-    if missing:
-        raise RecordError(f"missing field(s): {', '.join(missing)}")
+    check_fields(record, _REQUIRED)
     video_id = _identifier(record, "video_id")
     question_id = _identifier(record, "question_id")
     question = record["question"]

@@ -8,16 +8,16 @@ listed prefixes, a random letter when there is none) is computed beside it as th
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, Unpack
 
 from pydantic import field_validator, model_validator
 
 from expvid.schema import Item
 from expvid.schema.dataset import Dataset
 from expvid.scoring import Extraction
-from expvid.suites.protocol import GenerationDefaults
+from expvid.suites.protocol import GenerationDefaults, LoadOptions
 from expvid.suites.sample_report import SampleReport
 from expvid.suites.scivideobench.loader import record_to_item
 from expvid.suites.scivideobench.official_extraction import MODE_NAME, extract_official
@@ -187,16 +187,10 @@ class SciVideoBenchSuite(VideoQASuite):
         return SampleReport(root=sample.root, seconds=sample.seconds, what=what)
 
 
-def load_scivideobench(
-    root: Path | str,
-    *,
-    tasks: Sequence[str] | None = None,
-    strict: bool = False,
-    check_media: bool = True,
-) -> Dataset:
+def load_scivideobench(root: Path | str, **options: Unpack[LoadOptions]) -> Dataset:
     """Load the release at `root`; `tasks` selects question types (conceptual, hypothetical, quantitative).
 
     Every record becomes an item or an invalid record (counted in its question type when that is
     readable); a missing video leaves the item in place (scored as a media failure when run).
     """
-    return SciVideoBenchSuite().load(Path(root), tasks=tasks, strict=strict, check_media=check_media)
+    return SciVideoBenchSuite().load(Path(root), **options)

@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import re
 
-from expvid.models.types import ModelBackend
 from expvid.schema import Judgment
-from expvid.scoring.judges.graded import GradedLLMJudge, GradedParseError, parse_scale_score
+from expvid.scoring.judges.graded import GradedParseError, parse_scale_score
+from expvid.suites.paper_judge import PaperJudge
 from expvid.suites.sfe.prompts import prompt_file
 
 TEMPLATE_FILE = "judge.txt"
@@ -62,31 +62,22 @@ def render_prompt(template: str, *, question: str, answer: str, prediction: str)
     return template.replace("{question}", question).replace("{answer}", answer).replace("{pred}", prediction)
 
 
-class GradedJudge(GradedLLMJudge):
+class GradedJudge(PaperJudge):
     """SFE's 0-10 LLM judge behind any `ModelBackend`."""
 
-    def __init__(
-        self,
-        backend: ModelBackend,
-        *,
-        max_tokens: int = JUDGE_MAX_TOKENS,
-        seed: int = 0,
-        template: str | None = None,
-        system: str | None = None,
-        name: str | None = None,
-    ) -> None:
-        super().__init__(
-            backend,
-            name=name or f"sfe-0-10:{backend.name}",
-            protocol="SFE appendix E judge, 0-10; headline = mean x 10",
-            template=template if template is not None else load_text(TEMPLATE_FILE),
-            system=system if system is not None else load_text(SYSTEM_FILE),
-            parse=parse_zero_to_ten,
-            parse_errors=(GradedParseError,),
-            max_tokens=max_tokens,
-            seed=seed,
-            purpose="sfe_judge",
-        )
+    family = "sfe-0-10"
+    protocol_text = "SFE appendix E judge, 0-10; headline = mean x 10"
+    official_max_tokens = JUDGE_MAX_TOKENS
+    purpose_label = "sfe_judge"
+
+    def default_template(self) -> str:
+        return load_text(TEMPLATE_FILE)
+
+    def default_system(self) -> str:
+        return load_text(SYSTEM_FILE)
+
+    def read_reply(self, reply: str | None) -> float:
+        return parse_zero_to_ten(reply)
 
     async def decide(
         self, *, item_id: str, task: str, question: str, answer: str, prediction: str

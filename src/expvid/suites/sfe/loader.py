@@ -35,7 +35,7 @@ from expvid.schema import (
     describe_validation_error,
 )
 from expvid.schema.dataset import Dataset, FileProblem
-from expvid.suites.records import RecordError, RecordReader, read_json_release
+from expvid.suites.records import RecordError, RecordReader, check_fields, read_json_release, text_field
 from expvid.suites.release_io import release_root, wanted_tasks
 from expvid.suites.sfe.official_boxes import parse_official_boxes
 from expvid.suites.sfe.parquet import IMAGE_CACHE, PARQUET_SUFFIX, ImageStore, file_sha256, parquet_records
@@ -239,12 +239,8 @@ def record_to_item(
     level_map: dict[str, int],
     store: ImageStore | None = None,
 ) -> Item:
-    missing = [name for name in _REQUIRED if name not in record]
-    if missing:
-        raise RecordError(f"missing field(s): {', '.join(missing)}")
-    raw_id = record["id"]
-    if not isinstance(raw_id, str) or not raw_id.strip():
-        raise RecordError(f"id must be a non-empty string, got {raw_id!r}")
+    check_fields(record, _REQUIRED)
+    raw_id = text_field(record, "id")
     task_id = raw_id.split("/")[0].strip().upper()
     question_type = str(record["question_type"]).strip().lower()
     if question_type not in QUESTION_TYPES:

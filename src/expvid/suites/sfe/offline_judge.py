@@ -18,15 +18,15 @@ import asyncio
 import re
 from typing import Any
 
-from expvid.schema import AnswerType, Item, JudgeSettings, Judgment
+from expvid.schema import AnswerType, Item, Judgment
 from expvid.scoring.extraction.choice import extract_choice
-from expvid.scoring.judges.embeddings import MiniLMEmbedder, offline_judge_description
 from expvid.scoring.judges.text_match import normalise, same_number
+from expvid.suites.offline_judge import OfflineJudge
 
 _LETTER = re.compile(r"^\(?([A-J])\)?[.:)]?$")
 
 
-class OfflineGradedJudge:
+class OfflineGradedJudge(OfflineJudge):
     """0-10 by option letter, exact or numeric match, or embedding similarity (see the module docstring)."""
 
     name = "sfe-0-10:offline-minilm"
@@ -35,9 +35,6 @@ class OfflineGradedJudge:
         "exact-match questions, MiniLM similarity x 10 for open questions), not by the paper's GPT-4o 0-10 "
         "judge; such scores are not comparable to the paper's."
     )
-
-    def __init__(self, embedder: MiniLMEmbedder | None = None) -> None:
-        self.embedder = embedder or MiniLMEmbedder()
 
     async def decide(
         self,
@@ -63,29 +60,15 @@ class OfflineGradedJudge:
             found = extract_choice(prediction, probe)
             value = 10 if found.ok and found.value == letter.group(1) else 0
             raw = f"letter {found.value if found.ok else 'none'} vs gold {letter.group(1)}"
-            return Judgment(item_id=item_id, task=task, judge=self.name, score=float(value), raw=raw)
+            return self.judged(item_id=item_id, task=task, score=value, raw=raw)
         if not prediction.strip():
-            return Judgment(item_id=item_id, task=task, judge=self.name, score=0.0, raw="empty prediction")
+            return self.judged(item_id=item_id, task=task, score=0, raw="empty prediction")
         if normalise(prediction) == normalise(answer):
-            return Judgment(
-                item_id=item_id, task=task, judge=self.name, score=10.0, raw="normalised exact match"
-            )
+            return self.judged(item_id=item_id, task=task, score=10, raw="normalised exact match")
         if task == "exact_match":
             same = same_number(prediction, answer)
             raw = "numeric match" if same else "no exact or numeric match"
-            return Judgment(item_id=item_id, task=task, judge=self.name, score=10.0 if same else 0.0, raw=raw)
+            return self.judged(item_id=item_id, task=task, score=10 if same else 0, raw=raw)
         (similarity,) = await asyncio.to_thread(self.embedder.similarity, [(prediction, answer)])
         value = max(0, min(10, round(10 * similarity)))
-        return Judgment(
-            item_id=item_id,
-            task=task,
-            judge=self.name,
-            score=float(value),
-            raw=f"cosine similarity {similarity:.4f}",
-        )
-
-    def describe(self) -> dict[str, Any]:
-        return offline_judge_description(self.name)
-
-    def manifest_settings(self) -> JudgeSettings:
-        return JudgeSettings(name=self.name, model="all-MiniLM-L6-v2 (offline)", offline=True)
+        return self.judged(item_id=item_id, task=task, score=value, raw=f"cosine similarity {similarity:.4f}")
