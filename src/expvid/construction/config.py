@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from expvid.construction.accounting import Price
-from expvid.construction.speech.settings import SpeechSettings
+from expvid.construction.build_settings import BuildSettings
 from expvid.construction.timeline import DEFAULT_MAX_PAD, DEFAULT_TOLERANCE
 
 #: Version of what a saved stage holds; part of every stage fingerprint, so a stage saved by an older
@@ -34,22 +33,12 @@ class CurationSettings(BaseModel):
     top_k: int = Field(default=30, ge=1)
 
 
-class BuildConfig(BaseModel):
-    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+class BuildConfig(BuildSettings):
+    """The ExpVid recipe's settings (`expvid build`)."""
 
-    sources: Path
-    out: Path
-    llm: str
+    #: Optional captioner of Level-1 clips (the paper's Qwen caption; it also checks that an operation
+    #: is visible, G.1.6); None: the clips are not captioned.
     vlm: str | None = None
-    #: Text-only model of the blind audit; None means the drafting LLM.
-    blind_llm: str | None = None
-    backend_options: dict[str, Any] = Field(default_factory=dict)
-    prices: dict[str, Price] = Field(default_factory=dict)
-    #: Speech-to-text for experiments with a video and no transcript (Whisper over the
-    #: narration, as one recipe's paper does;
-    #: `expvid.construction.speech`); None: such experiments are rejected ("no transcript"). Not in
-    #: stage fingerprints: the transcript it makes is, by content.
-    stt: SpeechSettings | None = None
     curation: CurationSettings = CurationSettings()
     #: Drafting: temperature, token cap, attempts per call (1 + retries with feedback).
     temperature: float = 0.0

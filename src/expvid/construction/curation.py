@@ -126,11 +126,10 @@ def prompt_values(experiment: LoadedExperiment) -> dict[str, str]:
 async def score_transcript(context: BuildContext, experiment: LoadedExperiment) -> StageOutput:
     """The LLM's five scores for one transcript (reused from the state directory when unchanged)."""
     key = fingerprint(context.config, experiment)
-    saved = context.state.load(experiment.video_id, STAGE, key)
-    if saved is not None:
+    output, reused = context.state.resume(experiment.video_id, STAGE, key)
+    if reused:
         context.progress.advance(STAGE)
-        return saved
-    output = StageOutput(video_id=experiment.video_id, stage=STAGE, fingerprint=key)
+        return output
     values = prompt_values(experiment)
     try:
         async with context.calls:

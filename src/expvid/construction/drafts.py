@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -141,7 +141,34 @@ class Problem(BaseModel):
     failed: bool = False
 
 
-class StageOutput(BaseModel):
+class _Tallied(Protocol):
+    video_id: str
+    dropped: dict[str, dict[str, int]]
+    problems: list[Problem]
+
+
+class DropsAndProblems:
+    """Drafts dropped by reason and problems met, for an output model (a stage's, a recipe role's)
+    that declares the fields `video_id`, `dropped` and `problems` itself (so that they keep their
+    place in its saved JSON)."""
+
+    def drop(self: _Tallied, task: str, reason: str, count: int = 1) -> None:
+        reasons = self.dropped.setdefault(task, {})
+        reasons[reason] = reasons.get(reason, 0) + count
+
+    def _add_problem(self: _Tallied, stage: str, message: str, *, transient: bool, failed: bool) -> None:
+        self.problems.append(
+            Problem(video_id=self.video_id, stage=stage, message=message, transient=transient, failed=failed)
+        )
+
+    @property
+    def complete(self: _Tallied) -> bool:
+        """False when a unit failed (a backend error, no usable reply, a clip that could not be cut):
+        such an output is not saved and is made again next time (its answered calls come from the cache)."""
+        return not any(p.transient or p.failed for p in self.problems)
+
+
+class StageOutput(DropsAndProblems, BaseModel):
     """Everything one stage produced for one experiment."""
 
     video_id: str
@@ -156,22 +183,8 @@ class StageOutput(BaseModel):
     problems: list[Problem] = Field(default_factory=list)
     notes: dict[str, Any] = Field(default_factory=dict)
 
-    def drop(self, task: str, reason: str, count: int = 1) -> None:
-        reasons = self.dropped.setdefault(task, {})
-        reasons[reason] = reasons.get(reason, 0) + count
-
     def problem(self, message: str, *, transient: bool = False, failed: bool = False) -> None:
-        self.problems.append(
-            Problem(
-                video_id=self.video_id, stage=self.stage, message=message, transient=transient, failed=failed
-            )
-        )
-
-    @property
-    def complete(self) -> bool:
-        """False when a unit failed (a backend error, no usable reply, a clip that could not be cut):
-        such a stage is not saved and is re-run next time (its answered calls come from the cache)."""
-        return not any(p.transient or p.failed for p in self.problems)
+        self._add_problem(self.stage, message, transient=transient, failed=failed)
 
 
 def span_key(start: float, end: float) -> str:

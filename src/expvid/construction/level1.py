@@ -147,12 +147,10 @@ def fingerprint(config: BuildConfig, experiment: LoadedExperiment) -> str:
 
 
 async def run_level1(context: BuildContext, experiment: LoadedExperiment) -> StageOutput:
-    key = fingerprint(context.config, experiment)
-    saved = context.state.load(experiment.video_id, STAGE, key)
-    if saved is not None:
-        return saved
-    output = StageOutput(video_id=experiment.video_id, stage=STAGE, fingerprint=key)
     config = context.config
+    output, reused = context.state.resume(experiment.video_id, STAGE, fingerprint(config, experiment))
+    if reused:
+        return output
     assert experiment.transcript is not None
     sentences = await asyncio.to_thread(
         segment_sentences,

@@ -120,7 +120,7 @@ def describe_problem(error: Exception) -> str:
 
 
 class ClientSettings(Protocol):
-    """The asking settings of a build config (every recipe's config has them), for `LLMClient.for_build`."""
+    """The asking settings of a build config (every recipe's config has them), for `LLMClient`."""
 
     @property
     def max_attempts(self) -> int: ...
@@ -136,45 +136,23 @@ class LLMClient:
     def __init__(
         self,
         backend: ModelBackend,
-        *,
         role: str,
+        settings: ClientSettings,
         ledger: Ledger,
-        max_attempts: int = 3,
-        temperature: float = 0.0,
-        max_tokens: int = 8192,
         retries: RetryBook | None = None,
     ) -> None:
-        if max_attempts < 1:
+        """The client of one role as a build asks it: the config's attempts, temperature and token limit."""
+        if settings.max_attempts < 1:
             raise ValueError("max_attempts must be at least 1")
         self.backend = backend
         self.role = role
         self.ledger = ledger
-        self.max_attempts = max_attempts
-        self.temperature = temperature
-        self.max_tokens = max_tokens
+        self.max_attempts = settings.max_attempts
+        self.temperature = settings.temperature
+        self.max_tokens = settings.max_tokens
         self.retries = retries
         ledger.models[role] = backend.name
         self._in_flight: dict[str, asyncio.Future[GenerateResponse]] = {}
-
-    @classmethod
-    def for_build(
-        cls,
-        backend: ModelBackend,
-        role: str,
-        settings: ClientSettings,
-        ledger: Ledger,
-        retries: RetryBook | None,
-    ) -> LLMClient:
-        """The client of one role as a build asks it: the config's attempts, temperature and token limit."""
-        return cls(
-            backend,
-            role=role,
-            ledger=ledger,
-            max_attempts=settings.max_attempts,
-            temperature=settings.temperature,
-            max_tokens=settings.max_tokens,
-            retries=retries,
-        )
 
     @property
     def model(self) -> str:

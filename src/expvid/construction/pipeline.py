@@ -161,7 +161,7 @@ async def build_candidates(
     backends = _backends(config, state)
 
     def client(backend: ModelBackend, role: str) -> LLMClient:
-        return LLMClient.for_build(backend, role, config, ledger, retries)
+        return LLMClient(backend, role, config, ledger, retries)
 
     llm = client(backends["llm"], "llm")
     vlm = client(backends["vlm"], "vlm") if "vlm" in backends else None

@@ -32,6 +32,14 @@ def _letter(value: Any) -> Any:
     return value
 
 
+def four_lettered(options: dict[str, str]) -> dict[str, str]:
+    """The options keyed A, B, C, D in that order (letters read leniently), or why they are not four."""
+    options = {key.strip().upper(): text for key, text in options.items()}
+    if sorted(options) != list(LETTERS4):
+        raise ValueError(f"options must be exactly A, B, C and D, got {sorted(options)}")
+    return {letter: options[letter] for letter in LETTERS4}
+
+
 Text = Annotated[str, BeforeValidator(_stripped), Field(min_length=1)]
 Letter = Annotated[Literal["A", "B", "C", "D"], BeforeValidator(_letter)]
 Score = Annotated[float, Field(ge=0, le=5)]
@@ -53,13 +61,8 @@ class TranscriptScores(_Lenient):
     comment: str | None = None
 
     def criteria(self) -> dict[str, float]:
-        return {
-            "continuity": self.continuity,
-            "alignment": self.alignment,
-            "clarity": self.clarity,
-            "integrity": self.integrity,
-            "focus": self.focus,
-        }
+        """The five scores by criterion name, in the paper's order (the comment left out)."""
+        return self.model_dump(exclude={"comment"})
 
 
 # --- Level 1 (G.1) ------------------------------------------------------------------------------
@@ -89,12 +92,10 @@ class FourOptionMCQ(_Lenient):
     @field_validator("options")
     @classmethod
     def _four_distinct(cls, options: dict[str, str]) -> dict[str, str]:
-        options = {key.strip().upper(): text for key, text in options.items()}
-        if sorted(options) != list(LETTERS4):
-            raise ValueError(f"options must be exactly A, B, C and D, got {sorted(options)}")
+        options = four_lettered(options)
         if len({norm_text(t) for t in options.values()}) != 4:
             raise ValueError("two options have the same text")
-        return {letter: options[letter] for letter in LETTERS4}
+        return options
 
     @property
     def correct(self) -> str:
@@ -202,10 +203,7 @@ class OrderingMCQ(_Lenient):
     @field_validator("options")
     @classmethod
     def _four(cls, options: dict[str, str]) -> dict[str, str]:
-        options = {key.strip().upper(): text for key, text in options.items()}
-        if sorted(options) != list(LETTERS4):
-            raise ValueError(f"options must be exactly A, B, C and D, got {sorted(options)}")
-        return {letter: options[letter] for letter in LETTERS4}
+        return four_lettered(options)
 
 
 # --- Level 3 ------------------------------------------------------------------------------------

@@ -104,6 +104,14 @@ class BuildState:
         self.reused += 1
         return output
 
+    def resume(self, video_id: str, stage: str, fingerprint: str) -> tuple[StageOutput, bool]:
+        """The saved output of a finished stage made with the same fingerprint and True, else a new
+        output of the stage (carrying the fingerprint) to fill and False."""
+        saved = self.load(video_id, stage, fingerprint)
+        if saved is not None:
+            return saved, True
+        return StageOutput(video_id=video_id, stage=stage, fingerprint=fingerprint), False
+
     def save(self, output: StageOutput) -> None:
         if not output.complete:
             return

@@ -68,21 +68,14 @@ def build_expvid(
         CurationSettings,
         build_candidates,
         estimate_candidates,
-        parse_price,
     )
     from expvid.construction.config import RELEASE_SUITE
+    from expvid.construction.recipes.build_flags import prices_of, redo_of
     from expvid.construction.recipes.speech_options import STT_KEYS, recipe_options, stt_settings
-    from expvid.construction.retries import redo_problem
 
     # The expvid recipe's own settings are flags; -R carries only speech-to-text (the speech options every recipe shares).
     stt = stt_settings(recipe_options(recipe_option or [], STT_KEYS))
-    prices = {}
-    for text in price or []:
-        try:
-            roles, value = parse_price(text)
-        except ValueError as error:
-            raise typer.BadParameter(str(error), param_hint="--price") from None
-        prices.update(dict.fromkeys(roles, value))
+    prices = prices_of(price)
     try:
         level_numbers = tuple(int(part) for part in levels.split(",") if part.strip())
     except ValueError:
@@ -92,11 +85,7 @@ def build_expvid(
     require_spec_urls("--llm", llm)
     require_spec_urls("--vlm", vlm)
     require_spec_urls("--blind-llm", blind_llm)
-    redo_stages = tuple(part.strip() for part in (redo or "").split(",") if part.strip())
-    for entry in redo_stages:
-        problem = redo_problem(entry)
-        if problem is not None:
-            raise typer.BadParameter(problem, param_hint="--redo")
+    redo_stages = redo_of(redo)
     backend_options = endpoint_options(base_url, api_key_env, timeout, max_retries, backend_option)
     try:
         config = BuildConfig(

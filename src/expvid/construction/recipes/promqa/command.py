@@ -54,7 +54,7 @@ def _split_generation(options: list[str]) -> tuple[list[str], dict[str, float | 
 def run_promqa(params: dict[str, Any]) -> BuiltRelease | None:
     """Called by `expvid build` with its parsed parameters when `--recipe promqa`; the release
     written, for the audit gate (None for a dry run)."""
-    from expvid.construction.accounting import parse_price
+    from expvid.construction.recipes.build_flags import prices_of
     from expvid.construction.recipes.promqa.config import (
         GENERATION_MAX_TOKENS,
         GENERATION_TEMPERATURE,
@@ -69,13 +69,7 @@ def run_promqa(params: dict[str, Any]) -> BuiltRelease | None:
         if params.get(name, default) not in (default, None, False):
             flag = "--" + name.replace("_", "-")
             raise typer.BadParameter(f"{flag} belongs to the expvid recipe", param_hint=flag)
-    prices = {}
-    for text in params.get("price") or []:
-        try:
-            roles, value = parse_price(text)
-        except ValueError as error:
-            raise typer.BadParameter(str(error), param_hint="--price") from None
-        prices.update(dict.fromkeys(roles, value))
+    prices = prices_of(params.get("price"))
     require_spec_urls("--llm", params.get("llm"))
     backend_options = endpoint_options_of(params)
     try:

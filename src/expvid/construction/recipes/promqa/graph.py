@@ -153,11 +153,8 @@ class RecipeGraph:
         done = {*performed, START_ID}
         return [
             node
-            for node in self.node_order
-            if node not in self.end_ids
-            and node not in done
-            and all(p in done for p in self.predecessors(node))
-            and not (self.descendants(node) & done)
+            for node in self._not_done(done)
+            if all(p in done for p in self.predecessors(node)) and not (self.descendants(node) & done)
         ]
 
     def missing_steps(self, performed: Iterable[int]) -> list[int]:
@@ -165,12 +162,13 @@ class RecipeGraph:
         done = {*performed, START_ID}
         return [
             node
-            for node in self.node_order
-            if node not in self.end_ids
-            and node not in done
-            and (self.ancestors(node) & done)
-            and (self.descendants(node) & done)
+            for node in self._not_done(done)
+            if self.ancestors(node) & done and self.descendants(node) & done
         ]
+
+    def _not_done(self, done: set[int]) -> list[int]:
+        """The steps (END excluded) not in `done`, in node order."""
+        return [node for node in self.node_order if node not in self.end_ids and node not in done]
 
     def text_nodes(self, text: str) -> list[int]:
         """The nodes carrying `text`, in topological order (repeated steps: "Stir" twice)."""

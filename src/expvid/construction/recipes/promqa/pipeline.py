@@ -113,8 +113,7 @@ async def build_promqa(
             role = "llm" if index == 0 else f"llm{index + 1}"
             backends[role] = create_backend(spec, **options)
         clients = {
-            role: LLMClient.for_build(backend, role, config, ledger, retries)
-            for role, backend in backends.items()
+            role: LLMClient(backend, role, config, ledger, retries) for role, backend in backends.items()
         }
         names = {role: model_id(client.model) for role, client in clients.items()}
         units = _units(sampled.samples, config, names)

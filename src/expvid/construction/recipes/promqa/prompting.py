@@ -33,46 +33,23 @@ from expvid.suites.promqa.recipe_dot import recipe_dot
 
 TEMPLATE_FILE = "generation_templates.yaml"
 DEFAULT_TEMPLATE = "step-target"
+
+
+def _template(*own: str, frames: bool, image: bool) -> tuple[tuple[str, ...], bool, bool]:
+    """A template type's entry: its component lines (the prefix, its `own` components, then the
+    question, constraint, example and suffix every type ends with), whether it uses frames, whether
+    it uses the recipe image."""
+    return ("prefix", *own, "question", "constraint", "example", "suffix"), frames, image
+
+
 #: Template type -> (component lines, uses frames, uses the recipe image).
 TEMPLATES: dict[str, tuple[tuple[str, ...], bool, bool]] = {
-    "step-target": (
-        ("prefix", "step", "target", "question", "constraint", "example", "suffix"),
-        False,
-        False,
-    ),
-    "step-dot": (
-        ("prefix", "recipe.dot", "step", "question", "constraint", "example", "suffix"),
-        False,
-        False,
-    ),
-    "step-image": (
-        ("prefix", "recipe.image.wo_video", "step", "question", "constraint", "example", "suffix"),
-        False,
-        True,
-    ),
-    "video-target": (
-        ("prefix", "video.wo_recipe_image", "target", "question", "constraint", "example", "suffix"),
-        True,
-        False,
-    ),
-    "video-dot": (
-        ("prefix", "recipe.dot", "video.wo_recipe_image", "question", "constraint", "example", "suffix"),
-        True,
-        False,
-    ),
-    "video-image": (
-        (
-            "prefix",
-            "recipe.image.w_video",
-            "video.w_recipe_image",
-            "question",
-            "constraint",
-            "example",
-            "suffix",
-        ),
-        True,
-        True,
-    ),
+    "step-target": _template("step", "target", frames=False, image=False),
+    "step-dot": _template("recipe.dot", "step", frames=False, image=False),
+    "step-image": _template("recipe.image.wo_video", "step", frames=False, image=True),
+    "video-target": _template("video.wo_recipe_image", "target", frames=True, image=False),
+    "video-dot": _template("recipe.dot", "video.wo_recipe_image", frames=True, image=False),
+    "video-image": _template("recipe.image.w_video", "video.w_recipe_image", frames=True, image=True),
 }
 #: Table 6's layout: template type -> (recording as, recipe as).
 TABLE6_CELLS = {

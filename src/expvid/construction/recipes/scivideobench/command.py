@@ -68,10 +68,9 @@ def _per_type(text: str) -> dict[str, int]:
 
 
 def config_from(values: dict[str, Any]) -> Any:
-    from expvid.construction import parse_price
+    from expvid.construction.recipes.build_flags import prices_of, redo_of
     from expvid.construction.recipes.scivideobench import SvbBuildConfig
     from expvid.construction.recipes.scivideobench.config import REDO_STAGES
-    from expvid.construction.retries import redo_problem
 
     for name, default in EXPVID_ONLY.items():
         if values.get(name) != default:
@@ -80,22 +79,12 @@ def config_from(values: dict[str, Any]) -> Any:
                 f"{flag} belongs to the expvid recipe", param_hint="--recipe scivideobench"
             )
     options = recipe_options(values.get("recipe_option") or [], RECIPE_KEYS)
-    prices = {}
-    for text in values.get("price") or []:
-        try:
-            roles, value = parse_price(text)
-        except ValueError as error:
-            raise typer.BadParameter(str(error), param_hint="--price") from None
-        prices.update(dict.fromkeys(roles, value))
+    prices = prices_of(values.get("price"))
     require_spec_urls("--llm", values.get("llm"))
     require_spec_urls("--blind-llm", values.get("blind_llm"))
     backend_options = endpoint_options_of(values)
     stt = stt_settings(options)
-    redo = tuple(part.strip() for part in (values.get("redo") or "").split(",") if part.strip())
-    for entry in redo:
-        problem = redo_problem(entry, REDO_STAGES)
-        if problem is not None:
-            raise typer.BadParameter(problem, param_hint="--redo")
+    redo = redo_of(values.get("redo"), REDO_STAGES)
     try:
         extra: dict[str, Any] = {}
         for key in ("frames", "frame_max_side", "paper_chars"):

@@ -7,10 +7,9 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
 
-from expvid.construction.accounting import Price
-from expvid.construction.speech.settings import SpeechSettings
+from expvid.construction.build_settings import BuildSettings
 
 #: `--redo STAGE[:ID]` of this recipe -> the build phase whose calls (and saved outputs) it redoes;
 #: the semantics are the ExpVid build's (`expvid.construction.retries`): a new epoch of the stage,
@@ -34,18 +33,9 @@ QUESTION_TYPES: dict[str, str] = {
 }
 
 
-class SvbBuildConfig(BaseModel):
-    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+class SvbBuildConfig(BuildSettings):
+    """The SciVideoBench recipe's settings (`expvid build --recipe scivideobench`)."""
 
-    sources: Path
-    out: Path
-    llm: str
-    #: Text-only model of the blind audit; None means the drafting model.
-    blind_llm: str | None = None
-    #: Speech-to-text for experiments without a transcript (None: such experiments are rejected).
-    stt: SpeechSettings | None = None
-    backend_options: dict[str, Any] = Field(default_factory=dict)
-    prices: dict[str, Price] = Field(default_factory=dict)
     #: Questions the generator writes per experiment and type (the release averages ~4 per video).
     per_type: dict[str, int] = Field(default_factory=lambda: dict.fromkeys(QUESTION_TYPES, 2))
     #: Replacement exemplar set (JSON: {type: [{question, answer}]}); None = the bundled one.

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from expvid.construction.drafts import Problem
+from expvid.construction.drafts import DropsAndProblems, Problem
 from expvid.construction.recipes.scivideobench.config import QUESTION_TYPES
 from expvid.construction.recipes.scivideobench.options import place_options
 from expvid.construction.state import write_atomic
@@ -65,7 +65,7 @@ class SvbDraft(BaseModel):
         return [c for c in cues if not c.get("visible") and c.get("spoken")]
 
 
-class RoleOutput(BaseModel):
+class RoleOutput(DropsAndProblems, BaseModel):
     """What one role produced for one experiment (saved when no unit failed)."""
 
     video_id: str
@@ -76,20 +76,8 @@ class RoleOutput(BaseModel):
     dropped: dict[str, dict[str, int]] = Field(default_factory=dict)
     problems: list[Problem] = Field(default_factory=list)
 
-    def drop(self, task: str, reason: str) -> None:
-        reasons = self.dropped.setdefault(task, {})
-        reasons[reason] = reasons.get(reason, 0) + 1
-
     def problem(self, message: str, *, failed: bool = True, transient: bool = False) -> None:
-        self.problems.append(
-            Problem(
-                video_id=self.video_id, stage=self.role, message=message, failed=failed, transient=transient
-            )
-        )
-
-    @property
-    def complete(self) -> bool:
-        return not any(p.failed or p.transient for p in self.problems)
+        self._add_problem(self.role, message, transient=transient, failed=failed)
 
 
 class RoleStore:

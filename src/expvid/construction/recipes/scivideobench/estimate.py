@@ -27,7 +27,7 @@ what `-R generator=text` saves), from the generator calls counted and `frames` x
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -131,22 +131,22 @@ def _request_tokens(request: GenerateRequest) -> int:
     return text // CHARS_PER_TOKEN + 1 + images * IMAGE_TOKENS
 
 
+@dataclass
 class UpperBound:
     """The per-role upper bounds of one experiment, from the sizes of its texts."""
 
-    def __init__(
-        self,
-        config: SvbBuildConfig,
-        exemplars: dict[str, list[dict[str, str]]],
-        transcript_chars: int,
-        paper_chars: int,
-    ) -> None:
-        self.config = config
-        self.exemplars = exemplars
-        self.transcript_chars = transcript_chars
-        self.context = transcript_chars + min(config.paper_chars, paper_chars)
-        #: The generator's view of the video: the frames, unless -R generator=text.
-        self.generator_frames = 0 if config.generator == "text" else config.frames * IMAGE_TOKENS
+    config: SvbBuildConfig
+    exemplars: dict[str, list[dict[str, str]]]
+    transcript_chars: int
+    paper_chars: InitVar[int]
+    #: Characters of context every prompt carries: the transcript and the paper's head.
+    context: int = field(init=False)
+    #: The generator's view of the video: the frames, unless -R generator=text.
+    generator_frames: int = field(init=False)
+
+    def __post_init__(self, paper_chars: int) -> None:
+        self.context = self.transcript_chars + min(self.config.paper_chars, paper_chars)
+        self.generator_frames = 0 if self.config.generator == "text" else self.config.frames * IMAGE_TOKENS
 
     def analysis(self, rows: Rows) -> None:
         prompt = recipe_prompts.load("svb_analysis", self.config.prompts)
@@ -206,24 +206,21 @@ class UpperBound:
         )
 
 
+@dataclass
 class Replay:
     """The recipe's roles run against the response cache only (see the module docstring)."""
 
-    def __init__(
-        self,
-        config: SvbBuildConfig,
-        exemplars: dict[str, list[dict[str, str]]],
-        state: Path,
-        retries: RetryBook,
-    ) -> None:
-        self.config = config
-        self.exemplars = exemplars
-        self.state = state
-        self.retries = retries
-        self.store = RoleStore(state / "svb", read_only=True)
-        self.backends: dict[str, Any] = {}
-        self.ledger = Ledger()
-        self.note = ""
+    config: SvbBuildConfig
+    exemplars: dict[str, list[dict[str, str]]]
+    state: Path
+    retries: RetryBook
+    store: RoleStore = field(init=False)
+    backends: dict[str, Any] = field(init=False, default_factory=dict)
+    ledger: Ledger = field(init=False, default_factory=Ledger)
+    note: str = field(init=False, default="")
+
+    def __post_init__(self) -> None:
+        self.store = RoleStore(self.state / "svb", read_only=True)
 
     @classmethod
     async def open(
@@ -256,7 +253,7 @@ class Replay:
         self.backends = {}
 
     def _client(self, backend: CacheOnly, role: str) -> LLMClient:
-        return LLMClient.for_build(backend, role, self.config, self.ledger, self.retries)
+        return LLMClient(backend, role, self.config, self.ledger, self.retries)
 
     async def run(self, experiment: Experiment, bound: UpperBound, rows: Rows) -> None:
         """Count one experiment's requests: cached, to send (real sizes), and upper bounds after a miss."""

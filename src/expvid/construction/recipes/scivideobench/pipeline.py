@@ -115,7 +115,7 @@ async def build_scivideobench(config: SvbBuildConfig, *, log: Log | None = None)
         backends["blind"] = create_backend(config.blind_llm, **options)
 
     def client(backend: ModelBackend, role: str) -> LLMClient:
-        return LLMClient.for_build(backend, role, config, ledger, retries)
+        return LLMClient(backend, role, config, ledger, retries)
 
     llm = client(backends["llm"], "llm")
     blind = client(backends.get("blind", backends["llm"]), "blind") if config.blind_samples else None

@@ -3,61 +3,38 @@ pages and its export format. Imported only when the platform first needs a recip
 
 from __future__ import annotations
 
+from importlib import import_module
 from pathlib import Path
 from typing import Any
 
 from expvid.recipes.api import ReviewHooks
 
 
+def _deferred(module: str, name: str) -> Any:
+    """Function `name` of this package's `module`, imported on its first call (the modules import
+    the platform, which asks for these hooks while it loads)."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return getattr(import_module(f"{__package__}.{module}"), name)(*args, **kwargs)
+
+    call.__name__ = call.__qualname__ = name
+    return staticmethod(call)
+
+
 class JudgedPages:
     """The page kind `procedural` for ProMQA's items: what the platform's review and adjudication
-    routes call for an item at the recipe's `review_level` (the modules load on first use: they
-    import the platform, which asks for these hooks while it loads)."""
+    routes call for an item at the recipe's `review_level`."""
 
     review_template = "review_procedural.html"
     adjudication_template = "adjudicate_procedural.html"
 
-    @staticmethod
-    def review_context(*args: Any, **kwargs: Any) -> dict[str, Any]:
-        from expvid.construction.recipes.promqa.review import pages
-
-        return pages.review_context(*args, **kwargs)
-
-    @staticmethod
-    def judgement_from_form(*args: Any, **kwargs: Any) -> Any:
-        from expvid.construction.recipes.promqa.review import pages
-
-        return pages.judgement_from_form(*args, **kwargs)
-
-    @staticmethod
-    def submit_judgement(*args: Any, **kwargs: Any) -> Any:
-        from expvid.construction.recipes.promqa.review import judgements
-
-        return judgements.submit_judgement(*args, **kwargs)
-
-    @staticmethod
-    def adjudication_context(*args: Any, **kwargs: Any) -> dict[str, Any]:
-        from expvid.construction.recipes.promqa.review import pages
-
-        return pages.adjudication_context(*args, **kwargs)
-
-    @staticmethod
-    def resolution_from_form(*args: Any, **kwargs: Any) -> Any:
-        from expvid.construction.recipes.promqa.review import pages
-
-        return pages.resolution_from_form(*args, **kwargs)
-
-    @staticmethod
-    def resolve(*args: Any, **kwargs: Any) -> Any:
-        from expvid.construction.recipes.promqa.review import judgements
-
-        return judgements.resolve(*args, **kwargs)
-
-    @staticmethod
-    def mark_adjudication_opened(*args: Any, **kwargs: Any) -> None:
-        from expvid.construction.recipes.promqa.review import judgements
-
-        judgements.mark_adjudication_opened(*args, **kwargs)
+    review_context = _deferred("pages", "review_context")
+    judgement_from_form = _deferred("pages", "judgement_from_form")
+    submit_judgement = _deferred("judgements", "submit_judgement")
+    adjudication_context = _deferred("pages", "adjudication_context")
+    resolution_from_form = _deferred("pages", "resolution_from_form")
+    resolve = _deferred("judgements", "resolve")
+    mark_adjudication_opened = _deferred("judgements", "mark_adjudication_opened")
 
 
 class ProMQAReviewHooks(ReviewHooks):
