@@ -71,7 +71,7 @@ def test_a_newcomer_signs_in_in_the_clean_lanes_while_strangers_flood_another_ac
 
 
 def test_a_clean_attempt_never_waits_out_a_strangers_rest() -> None:
-    """After a stranger's hash of 1 s the shared slot rests 3 s (share 0.5, halved for `other`). A
+    """After a stranger's hash of 1 s the shared slot rests 9 s (share 0.5, a fifth for `other`). A
     newcomer's attempt arriving then, while the clean thread is still busy for a moment, waits for
     the clean thread, not for the end of the shared slot's rest: a resting slot holds no attempt."""
     pool = HashPool(Passwords(PasswordPolicy(time_cost=1, memory_kib=8, parallelism=1)), share=0.5)
@@ -96,5 +96,5 @@ def test_a_clean_attempt_never_waits_out_a_strangers_rest() -> None:
         pool._enqueue(ticket, newcomer).result(timeout=30)
     finally:
         pool.close()
-    # The clean thread took it after its own rest (about 0.9 s), not the slot after its 3 s.
+    # The clean thread took it after its own rest (about 0.9 s), not the slot after its 9 s.
     assert ran["thread"] == "argon2-clean" and ran["started"] - asked < 2.0, (ran, ran["started"] - asked)

@@ -116,6 +116,37 @@ class RecentFailures:
             )
 
 
+class Unsettled:
+    """Ids of the attempts from each source that this process recorded and is still checking.
+
+    Why: an attempt is recorded as a failure before its hash (throttle.reserve_attempt), so that
+    concurrency buys no free guesses. Counted as a failure of its *source* for the lane too, the
+    first of ten colleagues signing in at nine from one office address sent the other nine to the
+    strangers' lane (`other`), where they waited 4-17 s with nobody attacking. `throttle.classify`
+    leaves these ids out of its source check; they count again once their hash has failed.
+    Other worker processes' attempts are not here: there they count as failures (the safe side)."""
+
+    def __init__(self) -> None:
+        self._ids: dict[str, set[int]] = {}
+        self._lock = threading.Lock()
+
+    def of(self, source: str) -> frozenset[int]:
+        with self._lock:
+            return frozenset(self._ids.get(source, ()))
+
+    def add(self, source: str, attempt_id: int) -> None:
+        with self._lock:
+            self._ids.setdefault(source, set()).add(attempt_id)
+
+    def settle(self, source: str, attempt_id: int) -> None:
+        with self._lock:
+            ids = self._ids.get(source)
+            if ids is not None:
+                ids.discard(attempt_id)
+                if not ids:
+                    del self._ids[source]
+
+
 class SignInGate:
     def __init__(
         self, database: Database, *, window_s: float = 3600.0, strangers: int = 1, clean: int = 1,
@@ -123,6 +154,7 @@ class SignInGate:
     ) -> None:  # fmt: skip
         self.known = KnownPairs(database)
         self.recent = RecentFailures(window_s)
+        self.unsettled = Unsettled()
         self.queue = queue
         self._threads = {
             KNOWN: ThreadPoolExecutor(max_workers=priority, thread_name_prefix="signin-known"),
