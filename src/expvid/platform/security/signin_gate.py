@@ -11,8 +11,9 @@ the interpreter lock, and a newcomer's reads queued behind theirs. Here every at
 - `known`: an (account, source) pair that signed in successfully before (`KnownPairs`: the
   successes of the last `KEEP_ATTEMPTS`, from the database, refreshed every few minutes and at
   each success in this process): the `priority` threads;
-- `suspect`: the account or the source failed a sign-in in this process within the throttle's
-  window (`RecentFailures`, what `throttle.classify` would call `other`): one thread, and the
+- `suspect`: the account or the source failed a sign-in within the throttle's window, as this
+  process saw it or the database held it when the process started (`RecentFailures`, what
+  `throttle.classify` would call `other`): one thread, and the
   attempt is refused before any database work when the hashing lane `other` has no room for it
   (services/signin.py), so a flood the lanes cannot take costs no query at all;
 - `clean`: anything else (a new colleague, a new computer): a thread of its own, which suspects'
@@ -36,6 +37,7 @@ import time
 from collections import Counter, OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
 from typing import TypeVar
 
 from sqlalchemy import select
@@ -85,11 +87,12 @@ class KnownPairs:
 
 
 class RecentFailures:
-    """Accounts (as typed) and sources with a failed sign-in in this process within `window_s`.
+    """Accounts (as typed) and sources with a failed sign-in within `window_s`: those the database
+    held when this process signed its first attempt in (`load`), and this process's since.
 
-    A subset of what the database knows (other processes' failures, and those before a restart,
-    are missing): an attempt it names is certainly not `clean`; one it does not name may still be
-    `other`, which the database decides when the attempt is recorded."""
+    A subset of what the database knows (other processes' failures since are missing): an attempt
+    it names is certainly not `clean`; one it does not name may still be `other`, which the
+    database decides when the attempt is recorded."""
 
     def __init__(self, window_s: float, *, remembered: int = REMEMBERED) -> None:
         self.window_s = window_s
@@ -106,6 +109,28 @@ class RecentFailures:
                 seen.move_to_end(key)
                 while len(seen) > self.remembered:
                     seen.popitem(last=False)
+
+    def load(self, database: Database) -> None:
+        """Remember the failures the database holds within the window (at start: a restarted
+        server otherwise did database work for every attempt of a flood until each failed again)."""
+        now, wall = time.monotonic(), utc_now()
+        with database.read() as db:
+            rows = db.execute(
+                select(LoginAttempt.username, LoginAttempt.ip, LoginAttempt.at)
+                .where(
+                    LoginAttempt.success.is_(False), LoginAttempt.at > wall - timedelta(seconds=self.window_s)
+                )
+                .order_by(LoginAttempt.at)
+            ).all()
+        with self._lock:
+            for account, source, at in rows:
+                seen_at = now - (wall - at).total_seconds()
+                for kind, key in (("account", account), ("source", source)):
+                    seen = self._last[kind]
+                    seen[key] = max(seen.get(key, seen_at), seen_at)
+                    seen.move_to_end(key)
+                    while len(seen) > self.remembered:
+                        seen.popitem(last=False)
 
     def failed(self, account: str, source: str) -> bool:
         since = time.monotonic() - self.window_s
@@ -171,6 +196,7 @@ class SignInGate:
         self.steps: Counter[str] = Counter()
         self.attempts: Counter[str] = Counter()
         self._load_lock = asyncio.Lock()
+        self._failures_loaded = False
 
     async def known_pair(self, account: str, source: str) -> bool:
         """Whether the pair signed in before (the first call reads the database, off the event loop)."""
@@ -178,6 +204,9 @@ class SignInGate:
             async with self._load_lock:
                 loop = asyncio.get_running_loop()
                 await loop.run_in_executor(self._threads[KNOWN], self.known.knows, account, source)
+                if not self._failures_loaded:  # once: this process's memory starts from the database's
+                    await loop.run_in_executor(self._threads[KNOWN], self.recent.load, self.known.database)
+                    self._failures_loaded = True
         return self.known.knows(account, source)
 
     def kind_of(self, known: bool, account: str, source: str) -> str:
