@@ -418,6 +418,31 @@ def _print_table(rows: list[dict[str, Any]]) -> None:
         )
 
 
+#: The issue's aims: the owner signs in within this many seconds, and saves keep this share of
+#: their unloaded rate, in every flood phase on both backends.
+OWNER_AIM_S = 2.0
+SAVES_AIM = 0.8
+
+
+def _print_aims(rows: list[dict[str, Any]]) -> None:
+    """One line per backend: in how many flood phases of the default setting each aim was met."""
+    for backend in dict.fromkeys(row["backend"] for row in rows):
+        floods = [r for r in rows if r["backend"] == backend and _parse_phase(r["phase"])[0] == "flood"]
+        if not floods:
+            continue
+        owner = [r for r in floods if r["owner_sign_in"]["tries"]]
+        owner_ok = sum(
+            1
+            for r in owner
+            if not r["owner_sign_in"]["failed"] and r["owner_sign_in"]["max_s"] <= OWNER_AIM_S
+        )
+        saves_ok = sum(1 for r in floods if (r["ratio_to_unloaded"] or 0.0) >= SAVES_AIM)
+        print(
+            f"{backend}: owner within {OWNER_AIM_S:g} s in {owner_ok} of {len(owner)} flood phases; "
+            f"saves at {SAVES_AIM:.0%} or more of unloaded in {saves_ok} of {len(floods)}"
+        )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -451,6 +476,7 @@ def main() -> int:
     phases = phases * max(1, args.rounds)
     rows = [row for backend in backends for row in run_backend(backend, phases, args)]
     _print_table(rows)
+    _print_aims(rows)
     if args.json:
         args.json.write_text(json.dumps({"phases": rows}, indent=2) + "\n")
     return 0 if all(not r["errors"] for r in rows) else 1

@@ -20,6 +20,7 @@ from expvid.platform.security.hashing import CLEAN, OTHER, HashPool, Ticket
 from expvid.platform.security.passwords import Passwords
 from expvid.platform.security.signin_gate import CLEAN as CLEAN_KIND
 from expvid.platform.security.signin_gate import SUSPECT, SignInGate
+from expvid.platform.security.throttle import reserve_attempt
 
 
 def test_a_newcomer_signs_in_in_the_clean_lanes_while_strangers_flood_another_account(env: Env) -> None:
@@ -71,7 +72,7 @@ def test_a_newcomer_signs_in_in_the_clean_lanes_while_strangers_flood_another_ac
 
 
 def test_a_clean_attempt_never_waits_out_a_strangers_rest() -> None:
-    """After a stranger's hash of 1 s the shared slot rests 3 s (share 0.5, halved for `other`). A
+    """After a stranger's hash of 1 s the shared slot rests 9 s (share 0.5, a fifth for `other`). A
     newcomer's attempt arriving then, while the clean thread is still busy for a moment, waits for
     the clean thread, not for the end of the shared slot's rest: a resting slot holds no attempt."""
     pool = HashPool(Passwords(PasswordPolicy(time_cost=1, memory_kib=8, parallelism=1)), share=0.5)
@@ -96,5 +97,24 @@ def test_a_clean_attempt_never_waits_out_a_strangers_rest() -> None:
         pool._enqueue(ticket, newcomer).result(timeout=30)
     finally:
         pool.close()
-    # The clean thread took it after its own rest (about 0.9 s), not the slot after its 3 s.
+    # The clean thread took it after its own rest (about 0.9 s), not the slot after its 9 s.
     assert ran["thread"] == "argon2-clean" and ran["started"] - asked < 2.0, (ran, ran["started"] - asked)
+
+
+def test_a_restarted_server_knows_the_failures_before_it_started(env: Env) -> None:
+    """A flood's failures are in the database; a new server process (a restart, another worker)
+    reads them at its first sign-in, so the flood's next attempts are suspects at once, before any
+    of them fails again here (until then, each cost the database a read and a write)."""
+    with env.database.write() as db:
+        for n in range(3):
+            reserve_attempt(db, env.settings.throttle, username="alice", ip=f"203.0.113.{n + 1}")
+    app = create_app(
+        env.settings.model_copy(update={"proxy_header": "X-Forwarded-For"}), database=env.database
+    )
+    gate: SignInGate = app.state.signin_gate
+    assert gate.kind_of(False, "alice", "192.0.2.200") == CLEAN_KIND  # nothing read yet
+    with LiveServer(app) as live:
+        assert _login(live.url, "bob", password_of("bob"), "192.0.2.100")[0] == 303
+        assert gate.kind_of(False, "alice", "192.0.2.200") == SUSPECT  # the account was guessed at
+        assert gate.kind_of(False, "carol", "203.0.113.2") == SUSPECT  # the source guessed
+        assert gate.kind_of(False, "carol", "192.0.2.201") == CLEAN_KIND

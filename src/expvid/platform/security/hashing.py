@@ -15,10 +15,15 @@ got 503 three times out of three (8 strangers: 2.7-3.4 s instead of 0.3 s). Here
   thread at normal priority: nothing a stranger sends can queue in front of them;
 - `clean` attempts (new colleagues, a new computer) have a thread at nice 10, and `clean` then
   `other` attempts share `slots` threads (default 1) at nice 19; both hash at most `share` of the
-  time, and half that after an `other` hash (argon2's memory traffic, which no CPU priority holds
-  back, stays bounded); a save that needs the CPU gets it first. Anyone can make a `clean` attempt
-  (a new address, a new name), so that thread stays below normal priority: on a busy machine a first
-  sign-in takes longer, a save does not;
+  time, and a fifth of that after an `other` hash (`STRANGER_SHARE`): argon2's memory traffic, which
+  no CPU priority holds back, evicts the caches saves run in, so what strangers can spend is bounded
+  in time, not only in priority (80 flooders at a half share: about 3.5 hashes of 64 MiB a second,
+  saves at 0.72-0.79 of their unloaded rate). Anyone can make a `clean` attempt (a new address, a
+  new name), so that thread stays below normal priority: on a busy machine a first sign-in takes
+  longer, a save does not;
+- within a lane, waiting attempts are served in turn per account (round robin), not first come: a
+  flood at a few accounts queues behind itself, and an attempt at any other account (a colleague who
+  mistyped her password once, so in `other`) waits for one hash per account ahead, not for the flood;
 - every lane has a bounded queue, and within it, once it is half full, each source (client
   address, IPv6 /64) and each account (user name as typed, known or not) a bounded share: one
   client, or a flood at one account, cannot fill a lane. Past a bound, `HashingBusy` (the login answers 503 after a pause).
@@ -34,7 +39,7 @@ import contextlib
 import os
 import threading
 import time
-from collections import Counter, deque
+from collections import Counter, OrderedDict, deque
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -51,6 +56,8 @@ TRUSTED, CLEAN, OTHER = "trusted", "clean", "other"
 #: Work nobody outside can cause (a password an admin or the user sets): the priority thread, unshed.
 INTERNAL = "internal"
 LANES = (TRUSTED, CLEAN, OTHER)
+#: After a hash in the `other` lane a slot rests as if its share were this fraction of `share`.
+STRANGER_SHARE = 0.2
 
 
 class HashingBusy(Exception):
@@ -93,6 +100,41 @@ class _Job:
     queued_at: float = field(default_factory=time.monotonic)
 
 
+class _TurnQueue:
+    """Waiting jobs of one lane, served one account at a time in turn (first come within an account).
+
+    Why: with one first-come queue, a flood at the reviewers' accounts filled the `other` lane and a
+    colleague in it (one mistyped password) waited for all 64 strangers' hashes; in turns she waits
+    for one hash per account with attempts ahead of hers."""
+
+    def __init__(self) -> None:
+        self._by_account: OrderedDict[str, deque[_Job]] = OrderedDict()
+        self._size = 0
+
+    def __len__(self) -> int:
+        return self._size
+
+    def append(self, job: _Job) -> None:
+        self._by_account.setdefault(job.ticket.account, deque()).append(job)
+        self._size += 1
+
+    def popleft(self) -> _Job:
+        """The oldest job of the account whose turn it is; that account's turn moves to the end."""
+        account, jobs = next(iter(self._by_account.items()))
+        job = jobs.popleft()
+        del self._by_account[account]
+        if jobs:
+            self._by_account[account] = jobs
+        self._size -= 1
+        return job
+
+    def drain(self) -> list[_Job]:
+        jobs = [job for queue in self._by_account.values() for job in queue]
+        self._by_account.clear()
+        self._size = 0
+        return jobs
+
+
 class HashPool:
     def __init__(
         self,
@@ -118,7 +160,7 @@ class HashPool:
             OTHER: LaneLimits(queue, per_source, per_account),
         }
         self._cond = threading.Condition()
-        self._queues: dict[str, deque[_Job]] = {lane: deque() for lane in (INTERNAL, *LANES)}
+        self._queues: dict[str, _TurnQueue] = {lane: _TurnQueue() for lane in (INTERNAL, *LANES)}
         self._pending: Counter[str] = Counter()  # lane -> tickets held (waiting or running)
         self._by_source: Counter[tuple[str, str]] = Counter()
         self._by_account: Counter[tuple[str, str]] = Counter()
@@ -282,8 +324,8 @@ class HashPool:
             except BaseException as error:  # handed to the waiting caller
                 failure = error
             ended = time.monotonic()
-            # Strangers' hashes (the `other` lane: what a flood is made of) rest twice as long.
-            lane_share = share / 2 if job.ticket.lane == OTHER and share < 1.0 else share
+            # Strangers' hashes (the `other` lane: what a flood is made of) rest longer (`STRANGER_SHARE`).
+            lane_share = share * STRANGER_SHARE if job.ticket.lane == OTHER and share < 1.0 else share
             rest_until = ended + (ended - started) * (1 / lane_share - 1)
             with self._cond:  # counted before the caller hears back
                 lane = job.ticket.lane
@@ -346,9 +388,7 @@ class HashPool:
     def close(self) -> None:
         with self._cond:
             self._closed = True
-            waiting = [job for queue in self._queues.values() for job in queue]
-            for queue in self._queues.values():
-                queue.clear()
+            waiting = [job for queue in self._queues.values() for job in queue.drain()]
             self._cond.notify_all()
         for job in waiting:
             job.future.cancel()

@@ -11,8 +11,9 @@ the interpreter lock, and a newcomer's reads queued behind theirs. Here every at
 - `known`: an (account, source) pair that signed in successfully before (`KnownPairs`: the
   successes of the last `KEEP_ATTEMPTS`, from the database, refreshed every few minutes and at
   each success in this process): the `priority` threads;
-- `suspect`: the account or the source failed a sign-in in this process within the throttle's
-  window (`RecentFailures`, what `throttle.classify` would call `other`): one thread, and the
+- `suspect`: the account or the source failed a sign-in within the throttle's window, as this
+  process saw it or the database held it when the process started (`RecentFailures`, what
+  `throttle.classify` would call `other`): one thread, and the
   attempt is refused before any database work when the hashing lane `other` has no room for it
   (services/signin.py), so a flood the lanes cannot take costs no query at all;
 - `clean`: anything else (a new colleague, a new computer): a thread of its own, which suspects'
@@ -36,6 +37,7 @@ import time
 from collections import Counter, OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
 from typing import TypeVar
 
 from sqlalchemy import select
@@ -85,11 +87,12 @@ class KnownPairs:
 
 
 class RecentFailures:
-    """Accounts (as typed) and sources with a failed sign-in in this process within `window_s`.
+    """Accounts (as typed) and sources with a failed sign-in within `window_s`: those the database
+    held when this process signed its first attempt in (`load`), and this process's since.
 
-    A subset of what the database knows (other processes' failures, and those before a restart,
-    are missing): an attempt it names is certainly not `clean`; one it does not name may still be
-    `other`, which the database decides when the attempt is recorded."""
+    A subset of what the database knows (other processes' failures since are missing): an attempt
+    it names is certainly not `clean`; one it does not name may still be `other`, which the
+    database decides when the attempt is recorded."""
 
     def __init__(self, window_s: float, *, remembered: int = REMEMBERED) -> None:
         self.window_s = window_s
@@ -107,6 +110,28 @@ class RecentFailures:
                 while len(seen) > self.remembered:
                     seen.popitem(last=False)
 
+    def load(self, database: Database) -> None:
+        """Remember the failures the database holds within the window (at start: a restarted
+        server otherwise did database work for every attempt of a flood until each failed again)."""
+        now, wall = time.monotonic(), utc_now()
+        with database.read() as db:
+            rows = db.execute(
+                select(LoginAttempt.username, LoginAttempt.ip, LoginAttempt.at)
+                .where(
+                    LoginAttempt.success.is_(False), LoginAttempt.at > wall - timedelta(seconds=self.window_s)
+                )
+                .order_by(LoginAttempt.at)
+            ).all()
+        with self._lock:
+            for account, source, at in rows:
+                seen_at = now - (wall - at).total_seconds()
+                for kind, key in (("account", account), ("source", source)):
+                    seen = self._last[kind]
+                    seen[key] = max(seen.get(key, seen_at), seen_at)
+                    seen.move_to_end(key)
+                    while len(seen) > self.remembered:
+                        seen.popitem(last=False)
+
     def failed(self, account: str, source: str) -> bool:
         since = time.monotonic() - self.window_s
         with self._lock:
@@ -116,6 +141,37 @@ class RecentFailures:
             )
 
 
+class Unsettled:
+    """Ids of the attempts from each source that this process recorded and is still checking.
+
+    Why: an attempt is recorded as a failure before its hash (throttle.reserve_attempt), so that
+    concurrency buys no free guesses. Counted as a failure of its *source* for the lane too, the
+    first of ten colleagues signing in at nine from one office address sent the other nine to the
+    strangers' lane (`other`), where they waited 4-17 s with nobody attacking. `throttle.classify`
+    leaves these ids out of its source check; they count again once their hash has failed.
+    Other worker processes' attempts are not here: there they count as failures (the safe side)."""
+
+    def __init__(self) -> None:
+        self._ids: dict[str, set[int]] = {}
+        self._lock = threading.Lock()
+
+    def of(self, source: str) -> frozenset[int]:
+        with self._lock:
+            return frozenset(self._ids.get(source, ()))
+
+    def add(self, source: str, attempt_id: int) -> None:
+        with self._lock:
+            self._ids.setdefault(source, set()).add(attempt_id)
+
+    def settle(self, source: str, attempt_id: int) -> None:
+        with self._lock:
+            ids = self._ids.get(source)
+            if ids is not None:
+                ids.discard(attempt_id)
+                if not ids:
+                    del self._ids[source]
+
+
 class SignInGate:
     def __init__(
         self, database: Database, *, window_s: float = 3600.0, strangers: int = 1, clean: int = 1,
@@ -123,6 +179,7 @@ class SignInGate:
     ) -> None:  # fmt: skip
         self.known = KnownPairs(database)
         self.recent = RecentFailures(window_s)
+        self.unsettled = Unsettled()
         self.queue = queue
         self._threads = {
             KNOWN: ThreadPoolExecutor(max_workers=priority, thread_name_prefix="signin-known"),
@@ -139,6 +196,7 @@ class SignInGate:
         self.steps: Counter[str] = Counter()
         self.attempts: Counter[str] = Counter()
         self._load_lock = asyncio.Lock()
+        self._failures_loaded = False
 
     async def known_pair(self, account: str, source: str) -> bool:
         """Whether the pair signed in before (the first call reads the database, off the event loop)."""
@@ -146,6 +204,9 @@ class SignInGate:
             async with self._load_lock:
                 loop = asyncio.get_running_loop()
                 await loop.run_in_executor(self._threads[KNOWN], self.known.knows, account, source)
+                if not self._failures_loaded:  # once: this process's memory starts from the database's
+                    await loop.run_in_executor(self._threads[KNOWN], self.recent.load, self.known.database)
+                    self._failures_loaded = True
         return self.known.knows(account, source)
 
     def kind_of(self, known: bool, account: str, source: str) -> str:

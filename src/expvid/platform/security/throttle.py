@@ -19,7 +19,8 @@ A correct password turns its reserved row into a success (`mark_success`).
 Lanes (`classify`, for the hashing pool, security/hashing.py): an attempt whose account signed in
 from this source within `KEEP_ATTEMPTS` and has fewer than the free failures from it since is
 `trusted` (its owner at their own computer); one from a source and at an account with no failed
-attempt in the window is `clean`; the rest is `other`. Only attempts are looked at, never the
+attempt in the window is `clean` (attempts from the source still being checked do not count: see
+`classify`); the rest is `other`. Only attempts are looked at, never the
 accounts table, so a user name that does not exist is classified as one that does (no oracle).
 Sources are `client.source_key`s (an address, or an IPv6 /64).
 """
@@ -28,7 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TypeVar
@@ -102,9 +103,21 @@ def check_throttle(
 
 
 def classify(
-    db: Session, policy: ThrottlePolicy, *, username: str, ip: str, now: datetime | None = None
+    db: Session,
+    policy: ThrottlePolicy,
+    *,
+    username: str,
+    ip: str,
+    now: datetime | None = None,
+    unsettled: Collection[int] = (),
 ) -> str:
-    """The hashing lane of an attempt at `username` from `ip` (see the module docstring)."""
+    """The hashing lane of an attempt at `username` from `ip` (see the module docstring).
+
+    `unsettled`: ids of attempts from `ip` still being checked (recorded as failures until their
+    hash ends, security/signin_gate.py `Unsettled`). They do not make the source `other`: ten
+    colleagues signing in at nine from one office address are not one client failing ten times.
+    They still count for the account (one account tried from several places at once is a guess),
+    and for the throttle (`check_throttle`), so concurrency never buys a stranger free attempts."""
     now = now or utc_now()
     username, ip = username[:64], source_key(ip)
     pair = (LoginAttempt.username == username) & (LoginAttempt.ip == ip)
@@ -121,7 +134,10 @@ def classify(
             return TRUSTED
     since = now - timedelta(seconds=policy.window_seconds)
     failed = LoginAttempt.success.is_(False) & (LoginAttempt.at > since)
-    for who in (LoginAttempt.ip == ip, LoginAttempt.username == username):
+    from_here = LoginAttempt.ip == ip
+    if unsettled:
+        from_here = from_here & LoginAttempt.id.not_in(list(unsettled))
+    for who in (from_here, LoginAttempt.username == username):
         if db.scalar(select(LoginAttempt.id).where(who, failed).limit(1)) is not None:
             return OTHER
     return CLEAN
@@ -157,6 +173,7 @@ def reserve_attempt(
     ip: str,
     now: datetime | None = None,
     admit: Callable[[str], T] | None = None,
+    unsettled: Collection[int] = (),
 ) -> tuple[ThrottleVerdict, int | None, T | None]:
     """Check the delays and, if the attempt may go on, record it as a failure (call in a write
     transaction and commit before hashing); returns the verdict, the attempt's row id and what
@@ -170,7 +187,9 @@ def reserve_attempt(
     verdict = check_throttle(db, policy, username=username, ip=ip, now=now)
     if not verdict.allowed:
         return verdict, None, None
-    admitted = admit(classify(db, policy, username=username, ip=ip, now=now)) if admit else None
+    admitted: T | None = None
+    if admit is not None:
+        admitted = admit(classify(db, policy, username=username, ip=ip, now=now, unsettled=unsettled))
     attempt = LoginAttempt(username=username, ip=ip, success=False, at=now)
     db.add(attempt)
     db.flush()

@@ -12,7 +12,8 @@ strangers cannot spend the hashing capacity an account's owner needs.
 2. `reserve` (short write transaction): check the throttle again and record the attempt as a
    failure, atomically per client source; take the attempt's place in its lane just before
    recording it (a shed attempt is not recorded, so it never counts as a failure); read the
-   account's stored hash.
+   account's stored hash. Until its hash ends the attempt is *unsettled* (`SignInGate.unsettled`):
+   it does not send other attempts from its source to the strangers' lane (an office at nine).
 3. hash: verify the password in its lane (security/hashing.py), holding no connection and no lock.
 4. on success only (short write transaction): turn the attempt into a success, start the session,
    store a re-hash if the costs changed (computed before the transaction).
@@ -102,13 +103,16 @@ async def _sign_in(
             return await run_in_threadpool(work)
         return await gate.run(kind, work, bounded=first)
 
+    def unsettled() -> frozenset[int]:
+        return gate.unsettled.of(source) if gate is not None else frozenset()
+
     def look() -> tuple[int, str | None]:
         with database.read() as db:
             now = utc_now()
             verdict = check_throttle(db, policy, username=account, ip=source, now=now)
             if not verdict.allowed:
                 return verdict.retry_after_s, None
-            return 0, classify(db, policy, username=account, ip=source, now=now)
+            return 0, classify(db, policy, username=account, ip=source, now=now, unsettled=unsettled())
 
     retry_after, lane = await blocking(look, first=True)
     if lane is None:
@@ -118,10 +122,14 @@ async def _sign_in(
     def reserve() -> _Reserved:
         with database.write() as db:
             verdict, attempt_id, ticket = reserve_attempt(
-                db, policy, username=account, ip=source, admit=lambda lane: pool.admit(lane, source, account)
-            )
+                db, policy, username=account, ip=source, admit=lambda lane: pool.admit(lane, source, account),
+                unsettled=unsettled(),
+            )  # fmt: skip
             reserved = _Reserved(verdict.retry_after_s, attempt_id, ticket)
             try:
+                if attempt_id is not None and gate is not None:
+                    # Before the commit: no other attempt from this source sees it as a failure yet.
+                    gate.unsettled.add(source, attempt_id)
                 if attempt_id is not None:
                     user = (
                         db.scalar(select(User).where(User.username == username))
@@ -133,40 +141,51 @@ async def _sign_in(
             except BaseException:
                 if ticket is not None:
                     pool.cancel(ticket)
+                if attempt_id is not None and gate is not None:
+                    gate.unsettled.settle(source, attempt_id)
                 raise
         return reserved
+
+    async def _check(reserved: _Reserved) -> SignIn:
+        """Hash outside any transaction; on success turn the attempt into one and open a session."""
+        assert reserved.ticket is not None and reserved.attempt_id is not None
+        ticket, user_id, stored = reserved.ticket, reserved.user_id, reserved.stored
+        try:
+            ok = len(password) <= MAX_PASSWORD and await pool.verify_with(ticket, stored, password)
+        finally:
+            pool.cancel(ticket)  # a no-op once its hash ran; gives the place back if none did
+        if not ok or user_id is None or stored is None:
+            if gate is not None:
+                gate.recent.add(account, source)  # recorded as a failure in the database already
+            return SignIn("failed", lane=ticket.lane)
+        rehashed = await pool.hash(password) if pool.passwords.needs_rehash(stored) else None
+        attempt_id = reserved.attempt_id
+
+        def finish() -> str | None:
+            with database.write() as db:
+                user = db.get(User, user_id)
+                if user is None or not user.active or user.password_hash != stored:
+                    return None  # deactivated, or the password changed, while this attempt was hashed
+                mark_success(db, attempt_id)
+                if rehashed is not None:
+                    user.password_hash = rehashed
+                token, _ = start_session(db, user, hours=session_hours)
+                return token
+
+        token = await blocking(finish)
+        if gate is not None:
+            if token is not None:
+                gate.known.add(account, source)
+            else:
+                gate.recent.add(account, source)
+        lane = ticket.lane
+        return SignIn("ok", token=token, lane=lane) if token is not None else SignIn("failed", lane=lane)
 
     reserved = await blocking(reserve)
     if reserved.attempt_id is None or reserved.ticket is None:
         return SignIn("throttled", retry_after_s=reserved.retry_after_s)
-    ticket, user_id, stored = reserved.ticket, reserved.user_id, reserved.stored
     try:
-        ok = len(password) <= MAX_PASSWORD and await pool.verify_with(ticket, stored, password)
+        return await _check(reserved)
     finally:
-        pool.cancel(ticket)  # a no-op once its hash ran; gives the place back if none did
-    if not ok or user_id is None or stored is None:
-        if gate is not None:
-            gate.recent.add(account, source)  # recorded as a failure in the database already
-        return SignIn("failed", lane=ticket.lane)
-    rehashed = await pool.hash(password) if pool.passwords.needs_rehash(stored) else None
-    attempt_id = reserved.attempt_id
-
-    def finish() -> str | None:
-        with database.write() as db:
-            user = db.get(User, user_id)
-            if user is None or not user.active or user.password_hash != stored:
-                return None  # deactivated, or the password changed, while this attempt was hashed
-            mark_success(db, attempt_id)
-            if rehashed is not None:
-                user.password_hash = rehashed
-            token, _ = start_session(db, user, hours=session_hours)
-            return token
-
-    token = await blocking(finish)
-    if gate is not None:
-        if token is not None:
-            gate.known.add(account, source)
-        else:
-            gate.recent.add(account, source)
-    lane = ticket.lane
-    return SignIn("ok", token=token, lane=lane) if token is not None else SignIn("failed", lane=lane)
+        if gate is not None:  # a failure counts for its source from now on
+            gate.unsettled.settle(source, reserved.attempt_id)
