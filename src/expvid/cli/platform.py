@@ -7,10 +7,10 @@ Every command migrates the database to the newest schema first (creating the SQL
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import closing, contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 from rich.markup import escape
@@ -84,6 +84,9 @@ DbOption = Annotated[
         show_default=False,
     ),
 ]
+#: The account a `platform user` command acts on.
+UserName = Annotated[str, typer.Argument(help="User name.")]
+T = TypeVar("T")
 
 
 def _plain(text: str) -> None:
@@ -113,6 +116,18 @@ def _opened(db: str) -> Iterator[Database]:
         yield database
     finally:
         database.dispose()
+
+
+def _write_retry(db: str, work: Callable[[Session], T]) -> T:
+    """`work` in a write transaction on the database at `db` (retried on deadlocks); what the service
+    refuses (`InvalidInput`, `NotFound`) ends the command with exit 1 and says why."""
+    from expvid.platform.services.errors import InvalidInput, NotFound
+
+    try:
+        with _opened(db) as database:
+            return database.write_retry(work)
+    except (InvalidInput, NotFound) as error:
+        raise _refused(error) from None
 
 
 @contextmanager
@@ -821,7 +836,7 @@ def _read_password(password_stdin: bool, command: str) -> str:
 
 @user_app.command("add")
 def user_add(
-    name: Annotated[str, typer.Argument(help="User name.")],
+    name: UserName,
     db: DbOption,
     role: Annotated[str, typer.Option(help="annotator | adjudicator | admin")] = "annotator",
     discipline: Annotated[
@@ -856,7 +871,7 @@ def user_add(
 
 @user_app.command("passwd")
 def user_passwd(
-    name: Annotated[str, typer.Argument(help="User name.")],
+    name: UserName,
     db: DbOption,
     password_stdin: Annotated[
         bool, typer.Option(help="Read the new password from the first line of standard input (no terminal).")
@@ -896,7 +911,7 @@ def _moved(result: Reassignment) -> str:
 
 @user_app.command("edit")
 def user_edit(
-    name: Annotated[str, typer.Argument(help="User name.")],
+    name: UserName,
     db: DbOption,
     role: Annotated[str | None, typer.Option(help="New role: annotator | adjudicator | admin.")] = None,
     discipline: Annotated[
@@ -906,37 +921,27 @@ def user_edit(
     any_discipline: Annotated[bool, typer.Option(help="Clear the discipline list (= any).")] = False,
 ) -> None:
     """Change an account's role or disciplines. An annotator given another role hands over their open items."""
-    from expvid.platform.services.errors import SYSTEM, InvalidInput, NotFound
+    from expvid.platform.services.errors import SYSTEM
     from expvid.platform.services.users import update_user
 
     if role is None and discipline is None and not any_discipline:
         raise typer.BadParameter("give --role, --discipline or --any-discipline")
     disciplines = [] if any_discipline else discipline
-    try:
-        with _opened(db) as database:
-            result = database.write_retry(
-                lambda s: update_user(s, SYSTEM, name, role=role, disciplines=disciplines)
-            )
-    except (InvalidInput, NotFound) as error:
-        raise _refused(error) from None
+    result = _write_retry(db, lambda s: update_user(s, SYSTEM, name, role=role, disciplines=disciplines))
     console.print(f"updated {name}{_moved(result)}")
 
 
 @user_app.command("reassign")
 def user_reassign(
-    name: Annotated[str, typer.Argument(help="User name.")],
+    name: UserName,
     db: DbOption,
     reason: Annotated[str, typer.Option(help="Why (kept in the audit trail).")] = "reassigned by an admin",
 ) -> None:
     """Give an annotator's open items to other eligible annotators (what they decided stays theirs)."""
-    from expvid.platform.services.errors import SYSTEM, NotFound
+    from expvid.platform.services.errors import SYSTEM
     from expvid.platform.services.users import reassign_open_items
 
-    try:
-        with _opened(db) as database:
-            result = database.write_retry(lambda s: reassign_open_items(s, SYSTEM, name, reason=reason))
-    except NotFound as error:
-        raise _fail(str(error)) from None
+    result = _write_retry(db, lambda s: reassign_open_items(s, SYSTEM, name, reason=reason))
     console.print(f"{name}{_moved(result) or ': no open items to reassign'}")
 
 
@@ -958,26 +963,22 @@ def user_list(db: DbOption) -> None:
 
 
 @user_app.command("deactivate")
-def user_deactivate(name: Annotated[str, typer.Argument()], db: DbOption) -> None:
+def user_deactivate(name: UserName, db: DbOption) -> None:
     """Deactivate an account and end its sessions; its open items go to other annotators (its decisions stay)."""
     _set_active(name, db, active=False)
 
 
 @user_app.command("activate")
-def user_activate(name: Annotated[str, typer.Argument()], db: DbOption) -> None:
+def user_activate(name: UserName, db: DbOption) -> None:
     """Let a deactivated account sign in again (items reassigned meanwhile stay with their new annotators)."""
     _set_active(name, db, active=True)
 
 
 def _set_active(name: str, db: str, *, active: bool) -> None:
-    from expvid.platform.services.errors import SYSTEM, InvalidInput, NotFound
+    from expvid.platform.services.errors import SYSTEM
     from expvid.platform.services.users import set_active
 
-    try:
-        with _opened(db) as database:
-            result = database.write_retry(lambda s: set_active(s, name, active, actor=SYSTEM))
-    except (InvalidInput, NotFound) as error:
-        raise _refused(error) from None
+    result = _write_retry(db, lambda s: set_active(s, name, active, actor=SYSTEM))
     console.print(f"{'activated' if active else 'deactivated'} {name}{_moved(result)}")
 
 
