@@ -99,11 +99,16 @@ def _fail(message: str) -> typer.Exit:
     return typer.Exit(code=1)
 
 
-def _refused(error: Exception) -> typer.Exit:
-    """`_fail` with what a service refused: every problem of an `InvalidInput`, else the error's text."""
+@contextmanager
+def _failing_on(*errors: type[Exception]) -> Iterator[None]:
+    """An error of `errors` (what a service or a file refuses) ends the command with exit 1 and says
+    why: every problem of an `InvalidInput`, else the error's text."""
     from expvid.platform.services.errors import InvalidInput
 
-    return _fail("; ".join(error.problems) if isinstance(error, InvalidInput) else str(error))
+    try:
+        yield
+    except errors as error:
+        raise _fail("; ".join(error.problems) if isinstance(error, InvalidInput) else str(error)) from None
 
 
 @contextmanager
@@ -123,11 +128,8 @@ def _write_retry(db: str, work: Callable[[Session], T]) -> T:
     refuses (`InvalidInput`, `NotFound`) ends the command with exit 1 and says why."""
     from expvid.platform.services.errors import InvalidInput, NotFound
 
-    try:
-        with _opened(db) as database:
-            return database.write_retry(work)
-    except (InvalidInput, NotFound) as error:
-        raise _refused(error) from None
+    with _failing_on(InvalidInput, NotFound), _opened(db) as database:
+        return database.write_retry(work)
 
 
 @contextmanager
@@ -495,14 +497,11 @@ def export_dir(
     from expvid.platform.services.exporter import ExportError, export_verified
     from expvid.schema import DataError
 
-    try:
-        with _opened(db) as database:
-            report = export_verified(
-                database, directory, public=public, internal=internal, with_reviewers=with_reviewers,
-                kind="hf" if export_format == "hf" else "public",
-            )  # fmt: skip
-    except ExportError as error:
-        raise _fail(str(error)) from None
+    with _failing_on(ExportError), _opened(db) as database:
+        report = export_verified(
+            database, directory, public=public, internal=internal, with_reviewers=with_reviewers,
+            kind="hf" if export_format == "hf" else "public",
+        )  # fmt: skip
     _plain(
         f"release {report.release}: exported {report.total} verified item(s) and {report.videos} video file(s) "
         f"to {report.out}",
@@ -515,12 +514,10 @@ def export_dir(
     if export_format == "hf":
         from expvid.hub.dataset_repo import describe, make_hub_repo
 
-        try:
+        with _failing_on(DataError):
             hub_report = make_hub_repo(
                 report.out, license_id=license_id, repo_id=repo_id, internal=report.internal
             )
-        except DataError as error:
-            raise _fail(str(error)) from None
         for line in describe(hub_report, repo_id):
             console.print(line, highlight=False, markup=False, soft_wrap=True)
 
@@ -541,17 +538,10 @@ def _export_recipe_format(
     if hooks is None:
         choices = ", ".join(["expvid", "hf", *export_formats()])
         raise typer.BadParameter(f"expected {choices}", param_hint="--format")
-    try:
-        with _opened(db) as database:
-            lines = hooks.export(
-                database,
-                directory,
-                internal=internal,
-                with_reviewers=with_reviewers,
-                answer_types=answer_types,
-            )
-    except (ExportError, ValueError) as error:
-        raise _fail(str(error)) from None
+    with _failing_on(ExportError, ValueError), _opened(db) as database:
+        lines = hooks.export(
+            database, directory, internal=internal, with_reviewers=with_reviewers, answer_types=answer_types
+        )
     for line in lines:
         _plain(line)
 
@@ -572,10 +562,8 @@ def backup_db(
     """
     from expvid.platform.db.backup import BackupError, backup
 
-    try:
+    with _failing_on(BackupError):
         report = backup(db, file)
-    except BackupError as error:
-        raise _fail(str(error)) from None
     _plain(
         f"backed up {report.rows} row(s) of {len(report.counts)} table(s) at schema revision {report.revision} "
         f"to {report.path}",
@@ -778,14 +766,12 @@ def diff_cmd(
     from expvid.platform.services.errors import NotFound
     from expvid.platform.services.releases import diff, load_manifest
 
-    try:
+    with _failing_on(NotFound):
         if old.isdigit() or new.isdigit():
             with _session(db) as session:
                 manifests = load_manifest(session, old), load_manifest(session, new)
         else:
             manifests = load_manifest(None, old), load_manifest(None, new)
-    except NotFound as error:
-        raise _fail(str(error)) from None
     result = diff(*manifests)
     if as_json:
         print(json.dumps(result.as_dict(), ensure_ascii=False))
@@ -852,20 +838,17 @@ def user_add(
     from expvid.platform.services.users import create_account
 
     password = _read_password(password_stdin, f"expvid platform user add {name}")
-    try:
-        with _opened(db) as database, closing(_hash_pool(db)) as pool:
-            user = create_account(
-                database,
-                pool,
-                username=name,
-                password=password,
-                role=role,
-                disciplines=discipline or [],
-                actor=SYSTEM,
-            )
-        disciplines = ", ".join(user.disciplines) or "any discipline"
-    except InvalidInput as error:
-        raise _refused(error) from None
+    with _failing_on(InvalidInput), _opened(db) as database, closing(_hash_pool(db)) as pool:
+        user = create_account(
+            database,
+            pool,
+            username=name,
+            password=password,
+            role=role,
+            disciplines=discipline or [],
+            actor=SYSTEM,
+        )
+    disciplines = ", ".join(user.disciplines) or "any discipline"
     console.print(f"created {role} {name} ({disciplines})")
 
 
@@ -886,13 +869,10 @@ def user_passwd(
     from expvid.platform.services.users import reset_password
 
     password = _read_password(password_stdin, f"expvid platform user passwd {name}")
-    try:
-        with _opened(db) as database, closing(_hash_pool(db)) as pool:
-            revoked = reset_password(
-                database, pool, username=name, password=password, actor=SYSTEM, revoke_tokens=not keep_tokens
-            )
-    except (InvalidInput, NotFound) as error:
-        raise _refused(error) from None
+    with _failing_on(InvalidInput, NotFound), _opened(db) as database, closing(_hash_pool(db)) as pool:
+        revoked = reset_password(
+            database, pool, username=name, password=password, actor=SYSTEM, revoke_tokens=not keep_tokens
+        )
     tokens = (
         f" and {revoked} API token(s) revoked" if revoked else (" (API tokens kept)" if keep_tokens else "")
     )
@@ -1003,17 +983,14 @@ def token_create(
     from expvid.platform.security.api_tokens import create_token
     from expvid.platform.services.errors import SYSTEM, InvalidInput
 
-    try:
-        with _session(db, write=True) as session:
-            user = session.scalar(select(User).where(User.username == name))
-            if user is None:
-                raise _fail(f"no user {name!r}")
-            token, row = create_token(
-                session, SYSTEM, user, name=label, read_only=read_only, expires_days=expires_days
-            )
-            token_id = row.id
-    except InvalidInput as error:
-        raise _refused(error) from None
+    with _failing_on(InvalidInput), _session(db, write=True) as session:
+        user = session.scalar(select(User).where(User.username == name))
+        if user is None:
+            raise _fail(f"no user {name!r}")
+        token, row = create_token(
+            session, SYSTEM, user, name=label, read_only=read_only, expires_days=expires_days
+        )
+        token_id = row.id
     console.print(
         f"token {token_id} for {name} ({'read only' if read_only else 'read and write'}):", soft_wrap=True
     )
@@ -1064,9 +1041,6 @@ def token_revoke(
     from expvid.platform.security.api_tokens import revoke_token
     from expvid.platform.services.errors import SYSTEM, NotFound
 
-    try:
-        with _session(db, write=True) as session:
-            revoke_token(session, SYSTEM, token_id)
-    except NotFound as error:
-        raise _fail(str(error)) from None
+    with _failing_on(NotFound), _session(db, write=True) as session:
+        revoke_token(session, SYSTEM, token_id)
     console.print(f"revoked token {token_id}")
