@@ -33,12 +33,10 @@ HubCacheDir = Annotated[
     typer.Option("--cache-dir", help="Where hf: releases are fetched (default ~/.cache/expvid)."),
 ]
 
-#: The judge of the commands that score (eval, score).
+#: `--judge` of the commands that score (eval, score).
 JudgeSpec = Annotated[
     str | None, typer.Option("--judge", help="LLM judge spec (default: the suite's offline judge).")
 ]
-JudgeBaseUrl = Annotated[str | None, typer.Option("--judge-base-url")]
-JudgeApiKeyEnv = Annotated[str | None, typer.Option("--judge-api-key-env")]
 #: `--allow-failures` of the commands that exit 3 for records scored 0 without an answer (eval, score).
 AllowFailures = Annotated[
     bool,

@@ -16,7 +16,7 @@ import typer
 from rich.table import Table
 
 from expvid.cli.common_options import Quiet, comma_names
-from expvid.cli.suite_flags import DEFAULT_SUITE, SuiteCommand, SuiteSettings, suite_settings
+from expvid.cli.suite_flags import DEFAULT_SUITE, SuiteCommand, suite_option_flag, suite_settings
 from expvid.commands.errors import friendly_errors
 from expvid.run.terminal import message_console, print_table
 
@@ -62,7 +62,7 @@ def check(
             "none: skip media.",
         ),
     ] = MediaMode.read,
-    suite_option: SuiteSettings = None,
+    suite_option: Annotated[list[str] | None, suite_option_flag()] = None,
 ) -> None:
     """Count DIR's records per task; list invalid records and missing or unreadable media.
 
@@ -193,7 +193,7 @@ def fetch(
     levels: Annotated[
         str | None, typer.Option("--levels", help="Levels whose tasks to fetch, e.g. 1,2.")
     ] = None,
-    suite_option: SuiteSettings = None,
+    suite_option: Annotated[list[str] | None, suite_option_flag()] = None,
     revision: Annotated[str, typer.Option("--revision", help="Branch, tag or commit sha to pin.")] = "main",
     repo: Annotated[
         str | None, typer.Option("--repo", help="Another Hub id (a fork or mirror) with the same layout.")
