@@ -22,9 +22,7 @@ Concurrency = Annotated[int, typer.Option("--concurrency", min=1, help="Model re
 DataSpec = Annotated[
     str,
     typer.Option(
-        "--data",
-        help="Dataset root in the suite's release layout (a published release, a recipe's build output), "
-        "or hf:ORG/NAME[@REV] to fetch it first.",
+        "--data", help="Dataset root (a suite's release layout), or hf:ORG/NAME[@REV] to fetch it first."
     ),
 ]
 #: `--cache-dir` of the commands that only fetch hf: releases there (audit, export lmms-eval).
