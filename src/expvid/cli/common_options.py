@@ -10,8 +10,10 @@ import typer
 
 #: `--quiet` of the commands that draw progress bars (eval, eval-set, audit, score, data fetch, demo).
 Quiet = Annotated[bool, typer.Option("--quiet", help="No progress bars.")]
-#: `--tasks` of the commands that run or audit some of a benchmark's tasks (eval, audit).
-TaskNames = Annotated[str | None, typer.Option("--tasks", help="Comma-separated task names (default: all).")]
+#: `--tasks` of the commands that run, audit, check or export some of a release's tasks.
+TaskNames = Annotated[
+    str | None, typer.Option("--tasks", help="Comma-separated task names (default: all present).")
+]
 #: `--seed` of the commands whose sampling it fixes (build, eval, compare).
 Seed = Annotated[int, typer.Option("--seed")]
 #: `--concurrency` of the commands that ask a model (build, eval).

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
-from expvid.cli.common_options import Quiet, comma_names
+from expvid.cli.common_options import Quiet, TaskNames, comma_names
 from expvid.cli.suite_flags import DEFAULT_SUITE, SuiteCommand, suite_option_flag, suite_settings
 from expvid.commands.errors import friendly_errors
 from expvid.run.terminal import message_console, print_table
@@ -42,16 +42,13 @@ DirArgument = Annotated[
     Path,
     typer.Argument(help="Dataset root (a release in the suite's layout).", metavar="DIR", show_default=False),
 ]
-TasksOption = Annotated[
-    str | None, typer.Option("--tasks", help="Comma-separated task names (default: all present).")
-]
 
 
 @data_app.command("check", cls=SuiteCommand)
 def check(
     directory: DirArgument,
     suite: Annotated[str, typer.Option("--suite", help="Benchmark suite of DIR.")] = DEFAULT_SUITE,
-    tasks: TasksOption = None,
+    tasks: TaskNames = None,
     media: Annotated[
         MediaMode,
         typer.Option(
@@ -80,7 +77,7 @@ def check(
 @data_app.command("validate")
 def validate(
     directory: DirArgument,
-    tasks: TasksOption = None,
+    tasks: TaskNames = None,
     strict: Annotated[
         bool, typer.Option("--strict", help="Exit with status 1 if any record has a problem.")
     ] = False,

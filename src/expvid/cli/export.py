@@ -7,14 +7,20 @@ from typing import Annotated
 
 import typer
 
-from expvid.cli.common_options import DataSpec, Fps, FrameCounts, FrameSize, HubCacheDir, MaxSide, comma_names
+from expvid.cli.common_options import (
+    DataSpec,
+    Fps,
+    FrameCounts,
+    FrameSize,
+    HubCacheDir,
+    MaxSide,
+    TaskNames,
+    comma_names,
+)
 from expvid.cli.suite_flags import DEFAULT_SUITE, SuiteCommand, suite_option_flag, suite_settings
 
-#: The options both exports take alike: the suite and the tasks to export.
+#: The suite both exports take alike.
 SuiteName = Annotated[str, typer.Option("--suite", help="The benchmark's suite (`expvid suites list`).")]
-TaskNames = Annotated[
-    str | None, typer.Option("--tasks", help="Comma-separated tasks (default: all with items).")
-]
 
 export_app = typer.Typer(no_args_is_help=True, help="Export a benchmark for other evaluation tools.")
 
