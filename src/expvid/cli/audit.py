@@ -13,7 +13,7 @@ from typing import Annotated
 import typer
 
 from expvid.cli.common_options import DataSpec, HubCacheDir, Quiet, TaskNames
-from expvid.cli.suite_flags import SuiteCommand, SuiteOfData, SuiteSettings
+from expvid.cli.suite_flags import SuiteCommand, SuiteOfData, suite_option_flag
 
 
 def audit_command(
@@ -29,7 +29,7 @@ def audit_command(
         ),
     ] = None,
     tasks: TaskNames = None,
-    suite_option: SuiteSettings = None,
+    suite_option: Annotated[list[str] | None, suite_option_flag()] = None,
     embeddings: Annotated[
         bool,
         typer.Option(

@@ -10,8 +10,10 @@ import typer
 
 #: `--quiet` of the commands that draw progress bars (eval, eval-set, audit, score, data fetch, demo).
 Quiet = Annotated[bool, typer.Option("--quiet", help="No progress bars.")]
-#: `--tasks` of the commands that run or audit some of a benchmark's tasks (eval, audit).
-TaskNames = Annotated[str | None, typer.Option("--tasks", help="Comma-separated task names (default: all).")]
+#: `--tasks` of the commands that run, audit, check or export some of a release's tasks.
+TaskNames = Annotated[
+    str | None, typer.Option("--tasks", help="Comma-separated task names (default: all present).")
+]
 #: `--seed` of the commands whose sampling it fixes (build, eval, compare).
 Seed = Annotated[int, typer.Option("--seed")]
 #: `--concurrency` of the commands that ask a model (build, eval).
@@ -22,9 +24,7 @@ Concurrency = Annotated[int, typer.Option("--concurrency", min=1, help="Model re
 DataSpec = Annotated[
     str,
     typer.Option(
-        "--data",
-        help="Dataset root in the suite's release layout (a published release, a recipe's build output), "
-        "or hf:ORG/NAME[@REV] to fetch it first.",
+        "--data", help="Dataset root (a suite's release layout), or hf:ORG/NAME[@REV] to fetch it first."
     ),
 ]
 #: `--cache-dir` of the commands that only fetch hf: releases there (audit, export lmms-eval).
@@ -33,12 +33,10 @@ HubCacheDir = Annotated[
     typer.Option("--cache-dir", help="Where hf: releases are fetched (default ~/.cache/expvid)."),
 ]
 
-#: The judge of the commands that score (eval, score).
+#: `--judge` of the commands that score (eval, score).
 JudgeSpec = Annotated[
     str | None, typer.Option("--judge", help="LLM judge spec (default: the suite's offline judge).")
 ]
-JudgeBaseUrl = Annotated[str | None, typer.Option("--judge-base-url")]
-JudgeApiKeyEnv = Annotated[str | None, typer.Option("--judge-api-key-env")]
 #: `--allow-failures` of the commands that exit 3 for records scored 0 without an answer (eval, score).
 AllowFailures = Annotated[
     bool,

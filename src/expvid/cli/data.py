@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
-from expvid.cli.common_options import Quiet, comma_names
-from expvid.cli.suite_flags import DEFAULT_SUITE, SuiteCommand, SuiteSettings, suite_settings
+from expvid.cli.common_options import Quiet, TaskNames, comma_names
+from expvid.cli.suite_flags import DEFAULT_SUITE, SuiteCommand, suite_option_flag, suite_settings
 from expvid.commands.errors import friendly_errors
 from expvid.run.terminal import message_console, print_table
 
@@ -42,16 +42,13 @@ DirArgument = Annotated[
     Path,
     typer.Argument(help="Dataset root (a release in the suite's layout).", metavar="DIR", show_default=False),
 ]
-TasksOption = Annotated[
-    str | None, typer.Option("--tasks", help="Comma-separated task names (default: all present).")
-]
 
 
 @data_app.command("check", cls=SuiteCommand)
 def check(
     directory: DirArgument,
     suite: Annotated[str, typer.Option("--suite", help="Benchmark suite of DIR.")] = DEFAULT_SUITE,
-    tasks: TasksOption = None,
+    tasks: TaskNames = None,
     media: Annotated[
         MediaMode,
         typer.Option(
@@ -62,7 +59,7 @@ def check(
             "none: skip media.",
         ),
     ] = MediaMode.read,
-    suite_option: SuiteSettings = None,
+    suite_option: Annotated[list[str] | None, suite_option_flag()] = None,
 ) -> None:
     """Count DIR's records per task; list invalid records and missing or unreadable media.
 
@@ -80,7 +77,7 @@ def check(
 @data_app.command("validate")
 def validate(
     directory: DirArgument,
-    tasks: TasksOption = None,
+    tasks: TaskNames = None,
     strict: Annotated[
         bool, typer.Option("--strict", help="Exit with status 1 if any record has a problem.")
     ] = False,
@@ -193,7 +190,7 @@ def fetch(
     levels: Annotated[
         str | None, typer.Option("--levels", help="Levels whose tasks to fetch, e.g. 1,2.")
     ] = None,
-    suite_option: SuiteSettings = None,
+    suite_option: Annotated[list[str] | None, suite_option_flag()] = None,
     revision: Annotated[str, typer.Option("--revision", help="Branch, tag or commit sha to pin.")] = "main",
     repo: Annotated[
         str | None, typer.Option("--repo", help="Another Hub id (a fork or mirror) with the same layout.")

@@ -20,8 +20,6 @@ from expvid.cli.common_options import (
     Fps,
     FrameCounts,
     FrameSize,
-    JudgeApiKeyEnv,
-    JudgeBaseUrl,
     JudgeSpec,
     MaxFrames,
     MaxSide,
@@ -29,7 +27,7 @@ from expvid.cli.common_options import (
     Seed,
     TaskNames,
 )
-from expvid.cli.suite_flags import SuiteCommand, SuiteOfData, SuiteSettings
+from expvid.cli.suite_flags import SuiteCommand, SuiteOfData, suite_option_flag
 from expvid.commands.endpoints import (
     ApiKeyEnvOption,
     BackendOptionOption,
@@ -48,7 +46,7 @@ def eval_command(
         Path, typer.Option("--out", help="Run directory (created; re-run the same command to resume).")
     ],
     suite: SuiteOfData = None,
-    suite_option: SuiteSettings = None,
+    suite_option: Annotated[list[str] | None, suite_option_flag()] = None,
     tasks: TaskNames = None,
     limit: Annotated[int | None, typer.Option("--limit", min=1, help="At most N items per task.")] = None,
     concurrency: Concurrency = 8,
@@ -82,8 +80,8 @@ def eval_command(
         int | None, typer.Option("--max-tokens", help="Default: the paper's (8192).")
     ] = None,
     judge: JudgeSpec = None,
-    judge_base_url: JudgeBaseUrl = None,
-    judge_api_key_env: JudgeApiKeyEnv = None,
+    judge_base_url: Annotated[str | None, typer.Option("--judge-base-url")] = None,
+    judge_api_key_env: Annotated[str | None, typer.Option("--judge-api-key-env")] = None,
     base_url: BaseUrlOption = None,
     api_key_env: ApiKeyEnvOption = None,
     timeout: TimeoutOption = None,

@@ -7,14 +7,20 @@ from typing import Annotated
 
 import typer
 
-from expvid.cli.common_options import DataSpec, Fps, FrameCounts, FrameSize, HubCacheDir, MaxSide, comma_names
-from expvid.cli.suite_flags import DEFAULT_SUITE, SuiteCommand, SuiteSettings, suite_settings
+from expvid.cli.common_options import (
+    DataSpec,
+    Fps,
+    FrameCounts,
+    FrameSize,
+    HubCacheDir,
+    MaxSide,
+    TaskNames,
+    comma_names,
+)
+from expvid.cli.suite_flags import DEFAULT_SUITE, SuiteCommand, suite_option_flag, suite_settings
 
-#: The options both exports take alike: the suite and the tasks to export.
+#: The suite both exports take alike.
 SuiteName = Annotated[str, typer.Option("--suite", help="The benchmark's suite (`expvid suites list`).")]
-TaskNames = Annotated[
-    str | None, typer.Option("--tasks", help="Comma-separated tasks (default: all with items).")
-]
 
 export_app = typer.Typer(no_args_is_help=True, help="Export a benchmark for other evaluation tools.")
 
@@ -29,7 +35,7 @@ def lmms_eval(
     out: Annotated[Path, typer.Argument(help="Folder for the task package (created).", metavar="DIR")],
     data: DataSpec,
     suite: SuiteName = DEFAULT_SUITE,
-    suite_option: SuiteSettings = None,
+    suite_option: Annotated[list[str] | None, suite_option_flag()] = None,
     tasks: TaskNames = None,
     prefix: Annotated[
         str | None,
@@ -88,7 +94,7 @@ def inspect(
     data: Annotated[Path, typer.Argument(help="The benchmark (the suite's release layout).", metavar="DATA")],
     out: Annotated[Path, typer.Option("--out", help="Folder for the task package (created).")],
     suite: SuiteName = DEFAULT_SUITE,
-    suite_option: SuiteSettings = None,
+    suite_option: Annotated[list[str] | None, suite_option_flag()] = None,
     tasks: TaskNames = None,
     frames: FrameCounts = None,
     fps: Fps = None,

@@ -7,10 +7,10 @@ Every command migrates the database to the newest schema first (creating the SQL
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import closing, contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 from rich.markup import escape
@@ -84,6 +84,9 @@ DbOption = Annotated[
         show_default=False,
     ),
 ]
+#: The account a `platform user` command acts on.
+UserName = Annotated[str, typer.Argument(help="User name.")]
+T = TypeVar("T")
 
 
 def _plain(text: str) -> None:
@@ -96,11 +99,16 @@ def _fail(message: str) -> typer.Exit:
     return typer.Exit(code=1)
 
 
-def _refused(error: Exception) -> typer.Exit:
-    """`_fail` with what a service refused: every problem of an `InvalidInput`, else the error's text."""
+@contextmanager
+def _failing_on(*errors: type[Exception]) -> Iterator[None]:
+    """An error of `errors` (what a service or a file refuses) ends the command with exit 1 and says
+    why: every problem of an `InvalidInput`, else the error's text."""
     from expvid.platform.services.errors import InvalidInput
 
-    return _fail("; ".join(error.problems) if isinstance(error, InvalidInput) else str(error))
+    try:
+        yield
+    except errors as error:
+        raise _fail("; ".join(error.problems) if isinstance(error, InvalidInput) else str(error)) from None
 
 
 @contextmanager
@@ -113,6 +121,15 @@ def _opened(db: str) -> Iterator[Database]:
         yield database
     finally:
         database.dispose()
+
+
+def _write_retry(db: str, work: Callable[[Session], T]) -> T:
+    """`work` in a write transaction on the database at `db` (retried on deadlocks); what the service
+    refuses (`InvalidInput`, `NotFound`) ends the command with exit 1 and says why."""
+    from expvid.platform.services.errors import InvalidInput, NotFound
+
+    with _failing_on(InvalidInput, NotFound), _opened(db) as database:
+        return database.write_retry(work)
 
 
 @contextmanager
@@ -480,14 +497,11 @@ def export_dir(
     from expvid.platform.services.exporter import ExportError, export_verified
     from expvid.schema import DataError
 
-    try:
-        with _opened(db) as database:
-            report = export_verified(
-                database, directory, public=public, internal=internal, with_reviewers=with_reviewers,
-                kind="hf" if export_format == "hf" else "public",
-            )  # fmt: skip
-    except ExportError as error:
-        raise _fail(str(error)) from None
+    with _failing_on(ExportError), _opened(db) as database:
+        report = export_verified(
+            database, directory, public=public, internal=internal, with_reviewers=with_reviewers,
+            kind="hf" if export_format == "hf" else "public",
+        )  # fmt: skip
     _plain(
         f"release {report.release}: exported {report.total} verified item(s) and {report.videos} video file(s) "
         f"to {report.out}",
@@ -500,12 +514,10 @@ def export_dir(
     if export_format == "hf":
         from expvid.hub.dataset_repo import describe, make_hub_repo
 
-        try:
+        with _failing_on(DataError):
             hub_report = make_hub_repo(
                 report.out, license_id=license_id, repo_id=repo_id, internal=report.internal
             )
-        except DataError as error:
-            raise _fail(str(error)) from None
         for line in describe(hub_report, repo_id):
             console.print(line, highlight=False, markup=False, soft_wrap=True)
 
@@ -526,17 +538,10 @@ def _export_recipe_format(
     if hooks is None:
         choices = ", ".join(["expvid", "hf", *export_formats()])
         raise typer.BadParameter(f"expected {choices}", param_hint="--format")
-    try:
-        with _opened(db) as database:
-            lines = hooks.export(
-                database,
-                directory,
-                internal=internal,
-                with_reviewers=with_reviewers,
-                answer_types=answer_types,
-            )
-    except (ExportError, ValueError) as error:
-        raise _fail(str(error)) from None
+    with _failing_on(ExportError, ValueError), _opened(db) as database:
+        lines = hooks.export(
+            database, directory, internal=internal, with_reviewers=with_reviewers, answer_types=answer_types
+        )
     for line in lines:
         _plain(line)
 
@@ -557,10 +562,8 @@ def backup_db(
     """
     from expvid.platform.db.backup import BackupError, backup
 
-    try:
+    with _failing_on(BackupError):
         report = backup(db, file)
-    except BackupError as error:
-        raise _fail(str(error)) from None
     _plain(
         f"backed up {report.rows} row(s) of {len(report.counts)} table(s) at schema revision {report.revision} "
         f"to {report.path}",
@@ -763,14 +766,12 @@ def diff_cmd(
     from expvid.platform.services.errors import NotFound
     from expvid.platform.services.releases import diff, load_manifest
 
-    try:
+    with _failing_on(NotFound):
         if old.isdigit() or new.isdigit():
             with _session(db) as session:
                 manifests = load_manifest(session, old), load_manifest(session, new)
         else:
             manifests = load_manifest(None, old), load_manifest(None, new)
-    except NotFound as error:
-        raise _fail(str(error)) from None
     result = diff(*manifests)
     if as_json:
         print(json.dumps(result.as_dict(), ensure_ascii=False))
@@ -821,7 +822,7 @@ def _read_password(password_stdin: bool, command: str) -> str:
 
 @user_app.command("add")
 def user_add(
-    name: Annotated[str, typer.Argument(help="User name.")],
+    name: UserName,
     db: DbOption,
     role: Annotated[str, typer.Option(help="annotator | adjudicator | admin")] = "annotator",
     discipline: Annotated[
@@ -837,26 +838,23 @@ def user_add(
     from expvid.platform.services.users import create_account
 
     password = _read_password(password_stdin, f"expvid platform user add {name}")
-    try:
-        with _opened(db) as database, closing(_hash_pool(db)) as pool:
-            user = create_account(
-                database,
-                pool,
-                username=name,
-                password=password,
-                role=role,
-                disciplines=discipline or [],
-                actor=SYSTEM,
-            )
-        disciplines = ", ".join(user.disciplines) or "any discipline"
-    except InvalidInput as error:
-        raise _refused(error) from None
+    with _failing_on(InvalidInput), _opened(db) as database, closing(_hash_pool(db)) as pool:
+        user = create_account(
+            database,
+            pool,
+            username=name,
+            password=password,
+            role=role,
+            disciplines=discipline or [],
+            actor=SYSTEM,
+        )
+    disciplines = ", ".join(user.disciplines) or "any discipline"
     console.print(f"created {role} {name} ({disciplines})")
 
 
 @user_app.command("passwd")
 def user_passwd(
-    name: Annotated[str, typer.Argument(help="User name.")],
+    name: UserName,
     db: DbOption,
     password_stdin: Annotated[
         bool, typer.Option(help="Read the new password from the first line of standard input (no terminal).")
@@ -871,13 +869,10 @@ def user_passwd(
     from expvid.platform.services.users import reset_password
 
     password = _read_password(password_stdin, f"expvid platform user passwd {name}")
-    try:
-        with _opened(db) as database, closing(_hash_pool(db)) as pool:
-            revoked = reset_password(
-                database, pool, username=name, password=password, actor=SYSTEM, revoke_tokens=not keep_tokens
-            )
-    except (InvalidInput, NotFound) as error:
-        raise _refused(error) from None
+    with _failing_on(InvalidInput, NotFound), _opened(db) as database, closing(_hash_pool(db)) as pool:
+        revoked = reset_password(
+            database, pool, username=name, password=password, actor=SYSTEM, revoke_tokens=not keep_tokens
+        )
     tokens = (
         f" and {revoked} API token(s) revoked" if revoked else (" (API tokens kept)" if keep_tokens else "")
     )
@@ -896,7 +891,7 @@ def _moved(result: Reassignment) -> str:
 
 @user_app.command("edit")
 def user_edit(
-    name: Annotated[str, typer.Argument(help="User name.")],
+    name: UserName,
     db: DbOption,
     role: Annotated[str | None, typer.Option(help="New role: annotator | adjudicator | admin.")] = None,
     discipline: Annotated[
@@ -906,37 +901,27 @@ def user_edit(
     any_discipline: Annotated[bool, typer.Option(help="Clear the discipline list (= any).")] = False,
 ) -> None:
     """Change an account's role or disciplines. An annotator given another role hands over their open items."""
-    from expvid.platform.services.errors import SYSTEM, InvalidInput, NotFound
+    from expvid.platform.services.errors import SYSTEM
     from expvid.platform.services.users import update_user
 
     if role is None and discipline is None and not any_discipline:
         raise typer.BadParameter("give --role, --discipline or --any-discipline")
     disciplines = [] if any_discipline else discipline
-    try:
-        with _opened(db) as database:
-            result = database.write_retry(
-                lambda s: update_user(s, SYSTEM, name, role=role, disciplines=disciplines)
-            )
-    except (InvalidInput, NotFound) as error:
-        raise _refused(error) from None
+    result = _write_retry(db, lambda s: update_user(s, SYSTEM, name, role=role, disciplines=disciplines))
     console.print(f"updated {name}{_moved(result)}")
 
 
 @user_app.command("reassign")
 def user_reassign(
-    name: Annotated[str, typer.Argument(help="User name.")],
+    name: UserName,
     db: DbOption,
     reason: Annotated[str, typer.Option(help="Why (kept in the audit trail).")] = "reassigned by an admin",
 ) -> None:
     """Give an annotator's open items to other eligible annotators (what they decided stays theirs)."""
-    from expvid.platform.services.errors import SYSTEM, NotFound
+    from expvid.platform.services.errors import SYSTEM
     from expvid.platform.services.users import reassign_open_items
 
-    try:
-        with _opened(db) as database:
-            result = database.write_retry(lambda s: reassign_open_items(s, SYSTEM, name, reason=reason))
-    except NotFound as error:
-        raise _fail(str(error)) from None
+    result = _write_retry(db, lambda s: reassign_open_items(s, SYSTEM, name, reason=reason))
     console.print(f"{name}{_moved(result) or ': no open items to reassign'}")
 
 
@@ -958,26 +943,22 @@ def user_list(db: DbOption) -> None:
 
 
 @user_app.command("deactivate")
-def user_deactivate(name: Annotated[str, typer.Argument()], db: DbOption) -> None:
+def user_deactivate(name: UserName, db: DbOption) -> None:
     """Deactivate an account and end its sessions; its open items go to other annotators (its decisions stay)."""
     _set_active(name, db, active=False)
 
 
 @user_app.command("activate")
-def user_activate(name: Annotated[str, typer.Argument()], db: DbOption) -> None:
+def user_activate(name: UserName, db: DbOption) -> None:
     """Let a deactivated account sign in again (items reassigned meanwhile stay with their new annotators)."""
     _set_active(name, db, active=True)
 
 
 def _set_active(name: str, db: str, *, active: bool) -> None:
-    from expvid.platform.services.errors import SYSTEM, InvalidInput, NotFound
+    from expvid.platform.services.errors import SYSTEM
     from expvid.platform.services.users import set_active
 
-    try:
-        with _opened(db) as database:
-            result = database.write_retry(lambda s: set_active(s, name, active, actor=SYSTEM))
-    except (InvalidInput, NotFound) as error:
-        raise _refused(error) from None
+    result = _write_retry(db, lambda s: set_active(s, name, active, actor=SYSTEM))
     console.print(f"{'activated' if active else 'deactivated'} {name}{_moved(result)}")
 
 
@@ -1002,17 +983,14 @@ def token_create(
     from expvid.platform.security.api_tokens import create_token
     from expvid.platform.services.errors import SYSTEM, InvalidInput
 
-    try:
-        with _session(db, write=True) as session:
-            user = session.scalar(select(User).where(User.username == name))
-            if user is None:
-                raise _fail(f"no user {name!r}")
-            token, row = create_token(
-                session, SYSTEM, user, name=label, read_only=read_only, expires_days=expires_days
-            )
-            token_id = row.id
-    except InvalidInput as error:
-        raise _refused(error) from None
+    with _failing_on(InvalidInput), _session(db, write=True) as session:
+        user = session.scalar(select(User).where(User.username == name))
+        if user is None:
+            raise _fail(f"no user {name!r}")
+        token, row = create_token(
+            session, SYSTEM, user, name=label, read_only=read_only, expires_days=expires_days
+        )
+        token_id = row.id
     console.print(
         f"token {token_id} for {name} ({'read only' if read_only else 'read and write'}):", soft_wrap=True
     )
@@ -1063,9 +1041,6 @@ def token_revoke(
     from expvid.platform.security.api_tokens import revoke_token
     from expvid.platform.services.errors import SYSTEM, NotFound
 
-    try:
-        with _session(db, write=True) as session:
-            revoke_token(session, SYSTEM, token_id)
-    except NotFound as error:
-        raise _fail(str(error)) from None
+    with _failing_on(NotFound), _session(db, write=True) as session:
+        revoke_token(session, SYSTEM, token_id)
     console.print(f"revoked token {token_id}")

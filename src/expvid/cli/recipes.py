@@ -7,6 +7,8 @@ from typing import Annotated, Any
 
 import typer
 
+from expvid.cli.plugin_listing import echo_description, echo_listing, plugin_title
+
 recipes_app = typer.Typer(no_args_is_help=True, help="List the installed build recipes and their settings.")
 
 
@@ -20,13 +22,12 @@ def list_recipes() -> None:
     """Every installed recipe: its name, what it builds, the suite that evaluates it, its module."""
     from expvid.recipes.registry import UnknownRecipeError, recipe_class, recipe_names
 
-    for name in recipe_names():  # plain lines: a narrow terminal wraps them without breaking a table
-        try:
-            cls = recipe_class(name)
-        except UnknownRecipeError as error:
-            typer.echo(f"{name}  (cannot be loaded: {error})")
-            continue
-        typer.echo(f"{name}  {_title(cls)}  (suite {getattr(cls, 'release_suite', '?')})  [{cls.__module__}]")
+    def line(name: str, cls: Any) -> str:
+        return (
+            f"{name}  {plugin_title(cls)}  (suite {getattr(cls, 'release_suite', '?')})  [{cls.__module__}]"
+        )
+
+    echo_listing(recipe_names(), recipe_class, UnknownRecipeError, line)
 
 
 @recipes_app.command("show")
@@ -36,16 +37,7 @@ def show_recipe(
     """A recipe's inputs, stages, settings (`-R KEY=VALUE`), review page, export format and judges."""
     from expvid.recipes.registry import UnknownRecipeError
 
-    try:
-        text = describe_recipe(name)
-    except UnknownRecipeError as error:
-        typer.echo(f"error: {error}", err=True)
-        raise typer.Exit(code=2) from None
-    typer.echo(text)
-
-
-def _title(cls: Any) -> str:
-    return str(getattr(cls, "title", "") or (cls.__doc__ or "").strip().splitlines()[0])
+    echo_description(describe_recipe, name, UnknownRecipeError)
 
 
 def _shown(value: Any) -> str:
@@ -58,7 +50,7 @@ def describe_recipe(name: str) -> str:
     from expvid.recipes.registry import get_recipe
 
     recipe = get_recipe(name)
-    lines = [f"{name}: {_title(type(recipe))}"]
+    lines = [f"{name}: {plugin_title(type(recipe))}"]
     if recipe.paper:
         lines.append(f"follows: {recipe.paper}")
     lines += ["", f"build: expvid build SOURCES --recipe {name} --out DIR --llm SPEC"]

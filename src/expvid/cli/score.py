@@ -18,8 +18,8 @@ from typing import Annotated
 
 import typer
 
-from expvid.cli.common_options import AllowFailures, JudgeApiKeyEnv, JudgeBaseUrl, JudgeSpec, Quiet
-from expvid.cli.suite_flags import DEFAULT_SUITE, SuiteCommand, SuiteSettings, suite_settings
+from expvid.cli.common_options import AllowFailures, JudgeSpec, Quiet
+from expvid.cli.suite_flags import DEFAULT_SUITE, SuiteCommand, suite_option_flag, suite_settings
 from expvid.commands.errors import EXIT_ITEMS_FAILED, friendly_errors, require_http_urls, require_spec_urls
 from expvid.run.report import build_table, load_runs, to_markdown
 from expvid.suites.registry import get_suite
@@ -43,9 +43,9 @@ def score_command(
         ),
     ] = None,
     judge: JudgeSpec = None,
-    judge_base_url: JudgeBaseUrl = None,
-    judge_api_key_env: JudgeApiKeyEnv = None,
-    suite_option: SuiteSettings = None,
+    judge_base_url: Annotated[str | None, typer.Option("--judge-base-url")] = None,
+    judge_api_key_env: Annotated[str | None, typer.Option("--judge-api-key-env")] = None,
+    suite_option: Annotated[list[str] | None, suite_option_flag()] = None,
     quiet: Quiet = False,
     from_tool: Annotated[
         str | None,

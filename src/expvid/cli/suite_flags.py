@@ -165,8 +165,6 @@ def suite_settings(values: list[str] | None) -> dict[str, object]:
         raise typer.BadParameter(str(error), param_hint="-S") from None
 
 
-#: `-S/--suite-option`, in the signature of every command that loads a suite.
-SuiteSettings = Annotated[list[str] | None, suite_option_flag()]
 #: `--suite` of the commands whose `--data` may be a Hub release that names its suite (eval, audit).
 SuiteOfData = Annotated[
     str | None,
@@ -183,7 +181,6 @@ __all__ = [
     "DEPRECATED_FLAGS",
     "SuiteCommand",
     "SuiteOfData",
-    "SuiteSettings",
     "rewrite_deprecated",
     "suite_option_flag",
     "suite_settings",

@@ -6,6 +6,8 @@ from typing import Annotated, Any
 
 import typer
 
+from expvid.cli.plugin_listing import echo_description, echo_listing, plugin_title
+
 suites_app = typer.Typer(no_args_is_help=True, help="List the installed benchmark suites and their settings.")
 
 
@@ -19,14 +21,12 @@ def list_suites() -> None:
     """Every installed suite: its name, where it comes from and what it is."""
     from expvid.suites.registry import UnknownSuiteError, suite_class, suite_names
 
-    for name in suite_names():
-        try:
-            cls = suite_class(name)
-        except UnknownSuiteError as error:
-            typer.echo(f"{name}  (cannot be loaded: {error})")
-            continue
-        title = getattr(cls, "title", "") or (cls.__doc__ or "").strip().splitlines()[0]
-        typer.echo(f"{name}  {title}  [{cls.__module__}]")
+    echo_listing(
+        suite_names(),
+        suite_class,
+        UnknownSuiteError,
+        lambda name, cls: f"{name}  {plugin_title(cls)}  [{cls.__module__}]",
+    )
 
 
 @suites_app.command("show")
@@ -34,11 +34,7 @@ def show_suite(
     name: Annotated[str, typer.Argument(help="Suite name (see `expvid suites list`).", metavar="NAME")],
 ) -> None:
     """A suite's tasks, its published release and its settings (set with `-S KEY=VALUE`)."""
-    try:
-        typer.echo(describe_suite(name))
-    except ValueError as error:
-        typer.echo(f"error: {error}", err=True)
-        raise typer.Exit(code=2) from None
+    echo_description(describe_suite, name, ValueError)
 
 
 def describe_suite(name: str) -> str:
@@ -47,8 +43,7 @@ def describe_suite(name: str) -> str:
     from expvid.suites.settings import describe_settings
 
     cls = suite_class(name)
-    title = getattr(cls, "title", "") or (cls.__doc__ or "").strip().splitlines()[0]
-    lines = [f"{name}: {title}", ""]
+    lines = [f"{name}: {plugin_title(cls)}", ""]
     lines.append("tasks: " + ", ".join(f"{spec.name} ({spec.metric})" for spec in getattr(cls, "tasks", ())))
     repo = getattr(cls, "hub_repo", None)
     if repo:
