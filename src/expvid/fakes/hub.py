@@ -240,10 +240,6 @@ class LoopbackHub(FakeServer):
             return self._bytes_sent.get(path, 0)
 
     @property
-    def url(self) -> str:
-        return f"http://{self.host}:{self.port}"
-
-    @property
     def cdn_url(self) -> str:
         """The same server under another host name, so the client sees an off-Hub redirect."""
         return f"http://localhost:{self.port}"

@@ -175,10 +175,6 @@ class LoopbackServer(FakeServer):
         return self._max_in_flight
 
     @property
-    def url(self) -> str:
-        return f"http://{self.host}:{self.port}"
-
-    @property
     def openai_base_url(self) -> str:
         return f"{self.url}/v1"
 
