@@ -17,6 +17,8 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
+from expvid.models.types import at_least_one
+
 
 @dataclass(frozen=True)
 class Slot:
@@ -27,13 +29,9 @@ class AdaptiveLimiter:
     """Caps requests in flight at `limit`, which moves between 1 and `max_limit`."""
 
     def __init__(self, max_limit: int, *, grow_after: int = 8) -> None:
-        if max_limit < 1:
-            raise ValueError(f"max_limit must be at least 1, got {max_limit}")
-        if grow_after < 1:
-            raise ValueError(f"grow_after must be at least 1, got {grow_after}")
-        self.max_limit = max_limit
+        self.max_limit = at_least_one("max_limit", max_limit)
         self.limit = max_limit
-        self.grow_after = grow_after
+        self.grow_after = at_least_one("grow_after", grow_after)
         self.in_flight = 0
         self.peak_in_flight = 0
         self.decreases = 0

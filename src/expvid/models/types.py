@@ -182,6 +182,13 @@ class BackendError(RuntimeError):
         self.unreachable = unreachable
 
 
+def at_least_one(name: str, value: int) -> int:
+    """`value`, checked: a count or size below 1 is a caller's mistake (ValueError naming `name`)."""
+    if value < 1:
+        raise ValueError(f"{name} must be at least 1, got {value}")
+    return value
+
+
 class BackendConfigError(ValueError):
     """A backend that cannot be built as asked: unknown spec, bad option, missing key or package.
 
