@@ -244,9 +244,8 @@ class LoopbackHub(FakeServer):
         """The same server under another host name, so the client sees an off-Hub redirect."""
         return f"http://localhost:{self.port}"
 
-    @property
-    def github_api_url(self) -> str:
-        return self.url
+    #: GitHub's API is served at the root.
+    github_api_url = FakeServer.url
 
     @property
     def github_raw_url(self) -> str:

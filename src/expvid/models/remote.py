@@ -20,7 +20,7 @@ from expvid.models.limiter import AdaptiveLimiter
 from expvid.models.options import BackendOptions
 from expvid.models.retry import AttemptFailure, backoff_delay
 from expvid.models.stats import BackendStats
-from expvid.models.types import BackendError, GenerateRequest, GenerateResponse
+from expvid.models.types import BackendError, GenerateRequest, GenerateResponse, field_values
 from expvid.schema import ErrorKind
 
 log = logging.getLogger(__name__)
@@ -34,7 +34,7 @@ class ImageLimit:
     source: str
 
     def describe(self) -> dict[str, object]:
-        return {"max_images": self.max_images, "source": self.source}
+        return field_values(self)
 
 
 def check_image_cap(request: GenerateRequest, max_images: int | None, backend: str) -> None:

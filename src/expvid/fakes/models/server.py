@@ -178,13 +178,8 @@ class LoopbackServer(FakeServer):
     def openai_base_url(self) -> str:
         return f"{self.url}/v1"
 
-    @property
-    def anthropic_base_url(self) -> str:
-        return self.url
-
-    @property
-    def gemini_base_url(self) -> str:
-        return self.url
+    #: The Anthropic and Gemini SDKs take the server's root (their paths carry the API version).
+    anthropic_base_url = gemini_base_url = FakeServer.url
 
     # -- lifecycle ------------------------------------------------------------------------------
 
