@@ -16,6 +16,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from typing import TypedDict
 
 from expvid.models.types import at_least_one
 
@@ -23,6 +24,15 @@ from expvid.models.types import at_least_one
 @dataclass(frozen=True)
 class Slot:
     epoch: int
+
+
+class LimiterGauges(TypedDict):
+    """Where a limiter stands, as the backends' stats report it."""
+
+    limit: int
+    max_limit: int
+    in_flight: int
+    peak_in_flight: int
 
 
 class AdaptiveLimiter:
@@ -45,6 +55,14 @@ class AdaptiveLimiter:
         if self._condition is None:
             self._condition = asyncio.Condition()
         return self._condition
+
+    def gauges(self) -> LimiterGauges:
+        return LimiterGauges(
+            limit=self.limit,
+            max_limit=self.max_limit,
+            in_flight=self.in_flight,
+            peak_in_flight=self.peak_in_flight,
+        )
 
     def rebind(self) -> None:
         """Start over on a new event loop: no task of the old loop can still hold a slot."""

@@ -12,7 +12,7 @@ import logging
 import random
 import time
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from expvid.models.cache import ResponseCache, cache_key, cached_response
@@ -226,12 +226,7 @@ class RemoteBackend(ABC):
             setattr(self._counters, counter, getattr(self._counters, counter) + 1)
 
     def stats(self) -> BackendStats:
-        snapshot = BackendStats(**self._counters.snapshot())
-        snapshot.limit = self.limiter.limit
-        snapshot.max_limit = self.limiter.max_limit
-        snapshot.in_flight = self.limiter.in_flight
-        snapshot.peak_in_flight = self.limiter.peak_in_flight
-        return snapshot
+        return replace(self._counters, **self.limiter.gauges())
 
     def describe(self) -> dict[str, Any]:
         options = self.options
