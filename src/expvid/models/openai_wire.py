@@ -291,8 +291,8 @@ def _text(content: Any) -> str | None:
     raise AttemptFailure.malformed(f"message.content has unexpected type {type(content).__name__}")
 
 
-def parse_chat_completion(raw: bytes, *, model: str) -> GenerateResponse:
-    """Parse a chat.completion body, raising AttemptFailure.malformed for anything unusable."""
+def json_object(raw: bytes) -> dict[str, Any]:
+    """An answer's body as a JSON object; AttemptFailure.malformed when it is not one."""
     try:
         body = json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError):
@@ -300,6 +300,12 @@ def parse_chat_completion(raw: bytes, *, model: str) -> GenerateResponse:
         raise AttemptFailure.malformed(f"body is not JSON: {excerpt!r}") from None
     if not isinstance(body, dict):
         raise AttemptFailure.malformed(f"body is a JSON {type(body).__name__}, not an object")
+    return body
+
+
+def parse_chat_completion(raw: bytes, *, model: str) -> GenerateResponse:
+    """Parse a chat.completion body, raising AttemptFailure.malformed for anything unusable."""
+    body = json_object(raw)
     if "error" in body and "choices" not in body:
         raise AttemptFailure.malformed(f"error in a 200 answer: {str(body['error'])[:300]}")
     choices = body.get("choices")

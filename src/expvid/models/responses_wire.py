@@ -20,11 +20,10 @@ included) and `output_tokens_details.reasoning_tokens`.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from expvid.models.body_draft import BodyDraft
-from expvid.models.openai_wire import data_url, usage_from
+from expvid.models.openai_wire import data_url, json_object, usage_from
 from expvid.models.param_rules import effort_for
 from expvid.models.retry import AttemptFailure
 from expvid.models.types import GenerateRequest, GenerateResponse, ImagePart, Message, TextPart
@@ -177,11 +176,4 @@ def parse_response_object(body: dict[str, Any], *, model: str) -> GenerateRespon
 
 def parse_response(raw: bytes, *, model: str) -> GenerateResponse:
     """Parse a `/v1/responses` body, raising AttemptFailure.malformed for anything unusable."""
-    try:
-        body = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        excerpt = raw[:120].decode("utf-8", errors="replace")
-        raise AttemptFailure.malformed(f"body is not JSON: {excerpt!r}") from None
-    if not isinstance(body, dict):
-        raise AttemptFailure.malformed(f"body is a JSON {type(body).__name__}, not an object")
-    return parse_response_object(body, model=model)
+    return parse_response_object(json_object(raw), model=model)

@@ -256,24 +256,14 @@ class LoopbackServer(FakeServer):
             with self._lock:
                 self._rejections.append(str(error))
             return 400, error_body(protocol, 400, str(error))
-        for rule in list(self.rules):
-            rejection = rule(record)
-            if rejection is not None:
-                with self._lock:
-                    self._refused.append(record)
-                    self._rejections.append(json.dumps(rejection.body))
-                return rejection.status, rejection.body
+        rejection = self._refusal(record)
+        if rejection is not None:
+            return rejection.status, rejection.body
         with self._lock:
             record.index = len(self._requests)
             record.received_at = time.monotonic()
             self._requests.append(record)
-        try:
-            reply = as_reply(self._responder(record))
-        except Exception as error:
-            with self._lock:
-                self._responder_errors.append(f"{type(error).__name__}: {error}")
-            reply = Reply.error(500, f"loopback responder failed: {error}")
-        reply = _with_usage(reply, record)
+        reply = _with_usage(self._reply_to(record), record)
         if reply.drop_connection or reply.raw_body is not None:
             return 500, error_body(protocol, 500, "loopback: the answer could not be produced")
         if reply.status != 200:
@@ -281,6 +271,26 @@ class LoopbackServer(FakeServer):
                 protocol, reply.status, reply.error_message or f"error {reply.status}"
             )
         return 200, success_body(protocol, reply, record.model)
+
+    def _refusal(self, record: RecordedRequest) -> Rejection | None:
+        """The first provider rule's refusal of `record` (recorded as refused), or None."""
+        for rule in list(self.rules):
+            rejection = rule(record)
+            if rejection is not None:
+                with self._lock:
+                    self._refused.append(record)
+                    self._rejections.append(json.dumps(rejection.body))
+                return rejection
+        return None
+
+    def _reply_to(self, record: RecordedRequest) -> Reply:
+        """The responder's reply to `record`; a 500 when the responder itself fails (recorded)."""
+        try:
+            return as_reply(self._responder(record))
+        except Exception as error:
+            with self._lock:
+                self._responder_errors.append(f"{type(error).__name__}: {error}")
+            return Reply.error(500, f"loopback responder failed: {error}")
 
     def _reject(self, protocol: str, status: int, message: str) -> Response:
         with self._lock:
@@ -305,13 +315,9 @@ class LoopbackServer(FakeServer):
             return self._reject(protocol, 400, str(error))
         if self.api_key is not None and record.api_key != self.api_key:
             return self._reject(protocol, 401, "missing or wrong API key")
-        for rule in list(self.rules):
-            rejection: Rejection | None = rule(record)
-            if rejection is not None:
-                with self._lock:
-                    self._refused.append(record)
-                    self._rejections.append(json.dumps(rejection.body))
-                return JSONResponse(rejection.body, status_code=rejection.status)
+        rejection = self._refusal(record)
+        if rejection is not None:
+            return JSONResponse(rejection.body, status_code=rejection.status)
 
         with self._lock:
             record.index = len(self._requests)
@@ -320,12 +326,7 @@ class LoopbackServer(FakeServer):
             self._in_flight += 1
             self._max_in_flight = max(self._max_in_flight, self._in_flight)
         try:
-            try:
-                reply = as_reply(self._responder(record))
-            except Exception as error:
-                with self._lock:
-                    self._responder_errors.append(f"{type(error).__name__}: {error}")
-                reply = Reply.error(500, f"loopback responder failed: {error}")
+            reply = self._reply_to(record)
             if reply.delay_s > 0:
                 await _sleep_unless_disconnected(request, reply.delay_s)
         finally:
