@@ -229,14 +229,7 @@ class LoopbackServer(FakeServer):
         return Starlette(routes=routes)
 
     def answer_now(
-        self,
-        protocol: str,
-        path: str,
-        body: Any,
-        *,
-        via: str = "online",
-        headers: dict[str, str] | None = None,
-        model: str = "",
+        self, protocol: str, path: str, body: Any, *, via: str, model: str = ""
     ) -> tuple[int, dict[str, Any]]:
         """Validate, apply the rules and answer one request at once: (status, JSON body).
 
@@ -244,9 +237,7 @@ class LoopbackServer(FakeServer):
         exactly what an online one meets (shape checks, provider rules, the responder); delays are
         skipped and a dropped connection or a broken body becomes a 500 for that line.
         """
-        record = RecordedRequest(
-            protocol=protocol, path=path, headers=headers or {}, body={}, model=model, via=via
-        )
+        record = RecordedRequest(protocol=protocol, path=path, headers={}, body={}, model=model, via=via)
         try:
             if not isinstance(body, dict):
                 raise RequestShapeError("body must be a JSON object")
