@@ -240,17 +240,12 @@ class LoopbackHub(FakeServer):
             return self._bytes_sent.get(path, 0)
 
     @property
-    def url(self) -> str:
-        return f"http://{self.host}:{self.port}"
-
-    @property
     def cdn_url(self) -> str:
         """The same server under another host name, so the client sees an off-Hub redirect."""
         return f"http://localhost:{self.port}"
 
-    @property
-    def github_api_url(self) -> str:
-        return self.url
+    #: GitHub's API is served at the root.
+    github_api_url = FakeServer.url
 
     @property
     def github_raw_url(self) -> str:

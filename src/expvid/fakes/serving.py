@@ -10,10 +10,11 @@ from __future__ import annotations
 import socket
 import threading
 import time
-from types import TracebackType
 from typing import Any, Self
 
 import uvicorn
+
+from expvid.models.local_server import LocalServer
 
 
 class ServerThread:
@@ -60,14 +61,13 @@ class ServerThread:
         self._thread.join(timeout=10)
 
 
-class FakeServer:
-    """Start, stop and the `with` block of a fake server; a subclass says how it is served.
+class FakeServer(LocalServer):
+    """Start and stop of a fake server (and, as every `LocalServer`, its `url` and `with` block); a
+    subclass says how it is served.
 
     Subclasses set `host` and `port` (0 until started) and implement `_server_thread()`.
     """
 
-    host: str
-    port: int
     _serving: ServerThread | None = None
 
     def _server_thread(self) -> ServerThread:
@@ -85,11 +85,3 @@ class FakeServer:
         if self._serving is not None:
             self._serving.stop()
         self._serving = None
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()

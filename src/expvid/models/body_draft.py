@@ -18,15 +18,18 @@ from expvid.models.types import GenerateRequest
 
 @dataclass
 class BodyDraft:
-    """The body of one attempt being built: `sent` records what goes out, `not_sent` what is left out
-    and why. `rules` are the model's known parameter rules; `adjustments` what this endpoint's 400s taught.
+    """The body of one attempt at `request` being built: `sent` records what goes out, `not_sent`
+    what is left out and why. `rules` are the model's known parameter rules; `adjustments` what this
+    endpoint's 400s taught; `extra_body` the user's own fields, merged last (`finish`).
     """
 
     request: GenerateRequest
+    model: str
     rules: ChatRules
     adjustments: Mapping[str, Adjustment]
-    body: dict[str, Any]
-    sent: dict[str, Any]
+    extra_body: Mapping[str, Any] | None
+    body: dict[str, Any] = field(default_factory=dict)
+    sent: dict[str, Any] = field(default_factory=dict)
     not_sent: dict[str, str] = field(default_factory=dict)
 
     def send(self, name: str, value: Any) -> None:
@@ -75,12 +78,11 @@ class BodyDraft:
             return self.rules.temperature_reason or "not settable with reasoning"
         return None
 
-    def finish(
-        self, extra_body: Mapping[str, Any] | None, recorded: Sequence[str]
-    ) -> tuple[dict[str, Any], dict[str, Any]]:
+    def finish(self, recorded: Sequence[str]) -> tuple[dict[str, Any], dict[str, Any]]:
         """The body and its record, with the user's `extra_body` merged last; for the `recorded` names
         its explicit value is what went out (and no longer "not sent"). `sent` gets the reasons for
         what was left out."""
+        extra_body = self.extra_body
         if extra_body:
             self.body.update(extra_body)
             for name in recorded:

@@ -27,7 +27,7 @@ import threading
 from dataclasses import dataclass
 from typing import Literal
 
-from expvid.models.types import ThinkingConfig
+from expvid.models.types import ThinkingConfig, field_values
 
 #: The smallest positive budget of any Gemini thinking model (2.5 Pro): sent when a model says it
 #: cannot stop thinking and no range is known.
@@ -44,11 +44,7 @@ class GeminiThinking:
     can_disable: bool
 
     def describe(self) -> dict[str, object]:
-        return {
-            "family": self.family,
-            "budget_range": None if self.budget_range is None else list(self.budget_range),
-            "can_disable": self.can_disable,
-        }
+        return field_values(self)
 
 
 _PRO_25 = re.compile(r"^gemini-2\.5-pro")

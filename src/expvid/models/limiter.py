@@ -16,6 +16,9 @@ import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from typing import TypedDict
+
+from expvid.models.types import at_least_one
 
 
 @dataclass(frozen=True)
@@ -23,17 +26,22 @@ class Slot:
     epoch: int
 
 
+class LimiterGauges(TypedDict):
+    """Where a limiter stands, as the backends' stats report it."""
+
+    limit: int
+    max_limit: int
+    in_flight: int
+    peak_in_flight: int
+
+
 class AdaptiveLimiter:
     """Caps requests in flight at `limit`, which moves between 1 and `max_limit`."""
 
     def __init__(self, max_limit: int, *, grow_after: int = 8) -> None:
-        if max_limit < 1:
-            raise ValueError(f"max_limit must be at least 1, got {max_limit}")
-        if grow_after < 1:
-            raise ValueError(f"grow_after must be at least 1, got {grow_after}")
-        self.max_limit = max_limit
+        self.max_limit = at_least_one("max_limit", max_limit)
         self.limit = max_limit
-        self.grow_after = grow_after
+        self.grow_after = at_least_one("grow_after", grow_after)
         self.in_flight = 0
         self.peak_in_flight = 0
         self.decreases = 0
@@ -47,6 +55,14 @@ class AdaptiveLimiter:
         if self._condition is None:
             self._condition = asyncio.Condition()
         return self._condition
+
+    def gauges(self) -> LimiterGauges:
+        return LimiterGauges(
+            limit=self.limit,
+            max_limit=self.max_limit,
+            in_flight=self.in_flight,
+            peak_in_flight=self.peak_in_flight,
+        )
 
     def rebind(self) -> None:
         """Start over on a new event loop: no task of the old loop can still hold a slot."""

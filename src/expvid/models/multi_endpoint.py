@@ -118,11 +118,8 @@ class Endpoint:
             failures=self.failures,
             rate_limited=self.rate_limited,
             times_benched=self.times_benched,
-            limit=self.limiter.limit,
-            max_limit=self.limiter.max_limit,
-            in_flight=self.limiter.in_flight,
-            peak_in_flight=self.limiter.peak_in_flight,
             last_error=self.last_error,
+            **self.limiter.gauges(),
         )
 
 

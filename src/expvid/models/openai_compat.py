@@ -18,6 +18,7 @@ from typing import Any
 
 import httpx2
 
+from expvid.models.body_draft import BodyDraft
 from expvid.models.openai_wire import body_bytes, compose_body, encode_messages, parse_chat_completion
 from expvid.models.options import BackendOptions
 from expvid.models.param_fallback import LearnedParams, adjustment_for, unsupported_from_error
@@ -124,14 +125,14 @@ class OpenAICompatBackend(RemoteBackend):
         return await self._post_chat(self.api_path, payload, endpoint=self.base_url or "")
 
     def _compose(self, prepared: PreparedChat, endpoint: str) -> tuple[dict[str, Any], dict[str, Any]]:
-        return self.compose_body(
+        draft = BodyDraft(
             prepared.request,
-            prepared.messages,
             model=self.model,
             rules=self.rules,
             adjustments=self.learned.for_endpoint(endpoint),
             extra_body=self.options.extra_body,
         )
+        return self.compose_body(draft, prepared.messages)
 
     async def _post_chat(self, url: str, prepared: PreparedChat, *, endpoint: str) -> GenerateResponse:
         """One attempt at `url` (relative to base_url, or absolute), with parameter fallbacks.

@@ -9,13 +9,12 @@ from __future__ import annotations
 import base64
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from expvid.models.body_draft import BodyDraft
 from expvid.models.hf.inputs import frame_rate
-from expvid.models.param_fallback import Adjustment
-from expvid.models.param_rules import ChatRules, effort_for
+from expvid.models.param_rules import effort_for
 from expvid.models.retry import AttemptFailure
 from expvid.models.types import (
     BackendError,
@@ -185,26 +184,11 @@ def _image_runs(request: GenerateRequest) -> list[list[ImagePart]]:
     return runs
 
 
-def compose_body(
-    request: GenerateRequest,
-    messages: list[dict[str, Any]],
-    *,
-    model: str,
-    rules: ChatRules,
-    adjustments: Mapping[str, Adjustment],
-    extra_body: dict[str, Any] | None,
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The request body for one attempt, and the record of what it sends (`sent`).
-
-    `rules` are the model's known parameter rules; `adjustments` what this endpoint's 400s taught.
-    """
-    draft = BodyDraft(
-        request,
-        rules,
-        adjustments,
-        body={"model": model, "messages": messages},
-        sent={"input_mode": request.input_mode},
-    )
+def compose_body(draft: BodyDraft, messages: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The request body for one attempt, and the record of what it sends (`sent`)."""
+    request, rules, adjustments = draft.request, draft.rules, draft.adjustments
+    draft.body.update(model=draft.model, messages=messages)
+    draft.sent["input_mode"] = request.input_mode
 
     field: str = rules.token_limit_field
     renamed = adjustments.get(field)
@@ -233,7 +217,7 @@ def compose_body(
         draft.body["media_io_kwargs"] = video
         draft.sent["video"] = video["video"]
 
-    return draft.finish(extra_body, ("temperature", "reasoning_effort", "seed"))
+    return draft.finish(("temperature", "reasoning_effort", "seed"))
 
 
 def response_format(schema: ResponseSchema) -> dict[str, Any]:
@@ -307,8 +291,8 @@ def _text(content: Any) -> str | None:
     raise AttemptFailure.malformed(f"message.content has unexpected type {type(content).__name__}")
 
 
-def parse_chat_completion(raw: bytes, *, model: str) -> GenerateResponse:
-    """Parse a chat.completion body, raising AttemptFailure.malformed for anything unusable."""
+def json_object(raw: bytes) -> dict[str, Any]:
+    """An answer's body as a JSON object; AttemptFailure.malformed when it is not one."""
     try:
         body = json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError):
@@ -316,6 +300,12 @@ def parse_chat_completion(raw: bytes, *, model: str) -> GenerateResponse:
         raise AttemptFailure.malformed(f"body is not JSON: {excerpt!r}") from None
     if not isinstance(body, dict):
         raise AttemptFailure.malformed(f"body is a JSON {type(body).__name__}, not an object")
+    return body
+
+
+def parse_chat_completion(raw: bytes, *, model: str) -> GenerateResponse:
+    """Parse a chat.completion body, raising AttemptFailure.malformed for anything unusable."""
+    body = json_object(raw)
     if "error" in body and "choices" not in body:
         raise AttemptFailure.malformed(f"error in a 200 answer: {str(body['error'])[:300]}")
     choices = body.get("choices")

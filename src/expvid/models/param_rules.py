@@ -31,6 +31,7 @@ from typing import Literal
 from urllib.parse import urlparse
 
 from expvid.models.options import BackendOptions, ThinkingStyle
+from expvid.models.types import field_values
 
 TokenField = Literal["max_tokens", "max_completion_tokens"]
 #: "send": always; "omit": never (with `temperature_reason`); "omit_with_reasoning": only while no
@@ -73,14 +74,7 @@ class ChatRules:
         return self.family in REASONING_FAMILIES
 
     def describe(self) -> dict[str, object]:
-        return {
-            "family": self.family,
-            "token_limit_field": self.token_limit_field,
-            "temperature": self.temperature,
-            "temperature_reason": self.temperature_reason,
-            "thinking_style": self.thinking_style,
-            "reasoning_efforts": None if self.reasoning_efforts is None else list(self.reasoning_efforts),
-        }
+        return field_values(self, leave_out={"accepts_video"})
 
 
 def bare_model_name(model: str) -> str:

@@ -12,7 +12,7 @@ import logging
 import random
 import time
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from expvid.models.cache import ResponseCache, cache_key, cached_response
@@ -20,7 +20,7 @@ from expvid.models.limiter import AdaptiveLimiter
 from expvid.models.options import BackendOptions
 from expvid.models.retry import AttemptFailure, backoff_delay
 from expvid.models.stats import BackendStats
-from expvid.models.types import BackendError, GenerateRequest, GenerateResponse
+from expvid.models.types import BackendError, GenerateRequest, GenerateResponse, field_values
 from expvid.schema import ErrorKind
 
 log = logging.getLogger(__name__)
@@ -34,7 +34,7 @@ class ImageLimit:
     source: str
 
     def describe(self) -> dict[str, object]:
-        return {"max_images": self.max_images, "source": self.source}
+        return field_values(self)
 
 
 def check_image_cap(request: GenerateRequest, max_images: int | None, backend: str) -> None:
@@ -226,12 +226,7 @@ class RemoteBackend(ABC):
             setattr(self._counters, counter, getattr(self._counters, counter) + 1)
 
     def stats(self) -> BackendStats:
-        snapshot = BackendStats(**self._counters.snapshot())
-        snapshot.limit = self.limiter.limit
-        snapshot.max_limit = self.limiter.max_limit
-        snapshot.in_flight = self.limiter.in_flight
-        snapshot.peak_in_flight = self.limiter.peak_in_flight
-        return snapshot
+        return replace(self._counters, **self.limiter.gauges())
 
     def describe(self) -> dict[str, Any]:
         options = self.options

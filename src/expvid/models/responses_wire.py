@@ -20,14 +20,11 @@ included) and `output_tokens_details.reasoning_tokens`.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping
 from typing import Any
 
 from expvid.models.body_draft import BodyDraft
-from expvid.models.openai_wire import data_url, usage_from
-from expvid.models.param_fallback import Adjustment
-from expvid.models.param_rules import ChatRules, effort_for
+from expvid.models.openai_wire import data_url, json_object, usage_from
+from expvid.models.param_rules import effort_for
 from expvid.models.retry import AttemptFailure
 from expvid.models.types import GenerateRequest, GenerateResponse, ImagePart, Message, TextPart
 from expvid.schema import Usage
@@ -58,22 +55,12 @@ def encode_input(request: GenerateRequest, detail: str | None = None) -> list[di
 
 
 def compose_responses_body(
-    request: GenerateRequest,
-    input_items: list[dict[str, Any]],
-    *,
-    model: str,
-    rules: ChatRules,
-    adjustments: Mapping[str, Adjustment],
-    extra_body: dict[str, Any] | None,
+    draft: BodyDraft, input_items: list[dict[str, Any]]
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The body for one attempt and the record of what it sends (`sent`), as the chat path records it."""
-    draft = BodyDraft(
-        request,
-        rules,
-        adjustments,
-        body={"model": model, "input": input_items, "store": False},
-        sent={"api": "responses", "input_mode": "images"},
-    )
+    request = draft.request
+    draft.body.update(model=draft.model, input=input_items, store=False)
+    draft.sent.update(api="responses", input_mode="images")
     draft.body["max_output_tokens"] = request.max_tokens
     draft.sent.update(token_limit_field="max_output_tokens", max_tokens=request.max_tokens)
 
@@ -93,7 +80,7 @@ def compose_responses_body(
             }
         }
         draft.sent["response_format"] = f"json_schema:{schema.name}"
-    return draft.finish(extra_body, ("temperature", "reasoning"))
+    return draft.finish(("temperature", "reasoning"))
 
 
 def _reasoning(draft: BodyDraft) -> str | None:
@@ -189,11 +176,4 @@ def parse_response_object(body: dict[str, Any], *, model: str) -> GenerateRespon
 
 def parse_response(raw: bytes, *, model: str) -> GenerateResponse:
     """Parse a `/v1/responses` body, raising AttemptFailure.malformed for anything unusable."""
-    try:
-        body = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        excerpt = raw[:120].decode("utf-8", errors="replace")
-        raise AttemptFailure.malformed(f"body is not JSON: {excerpt!r}") from None
-    if not isinstance(body, dict):
-        raise AttemptFailure.malformed(f"body is a JSON {type(body).__name__}, not an object")
-    return parse_response_object(body, model=model)
+    return parse_response_object(json_object(raw), model=model)

@@ -9,7 +9,8 @@ about images; it never contains the gold answer and is never sent to a remote AP
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
+from dataclasses import fields
 from typing import Annotated, Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -180,6 +181,21 @@ class BackendError(RuntimeError):
         self.sent = sent or {}
         #: The last attempt could not reach the server (connection refused, DNS, TLS).
         self.unreachable = unreachable
+
+
+def field_values(record: Any, *, leave_out: Collection[str] = ()) -> dict[str, object]:
+    """A dataclass's fields (but `leave_out`) as `describe()` records them: tuples as JSON lists."""
+    values = {
+        field.name: getattr(record, field.name) for field in fields(record) if field.name not in leave_out
+    }
+    return {name: list(value) if isinstance(value, tuple) else value for name, value in values.items()}
+
+
+def at_least_one(name: str, value: int) -> int:
+    """`value`, checked: a count or size below 1 is a caller's mistake (ValueError naming `name`)."""
+    if value < 1:
+        raise ValueError(f"{name} must be at least 1, got {value}")
+    return value
 
 
 class BackendConfigError(ValueError):

@@ -114,19 +114,7 @@ class ManagedVLLMBackend:
                 options.api_key_env, default_env=options.api_key_env, required=True, backend=self.name
             )
         extra_args = [*options.vllm_args, *_limit_args(options)]
-        self.server = VLLMServer(
-            model,
-            executable=options.vllm_executable,
-            host=options.host,
-            port=options.port,
-            tensor_parallel_size=options.tensor_parallel_size,
-            served_model_name=options.served_model_name,
-            extra_args=extra_args,
-            log_dir=options.log_dir,
-            startup_timeout_s=options.startup_timeout_s,
-            shutdown_grace_s=options.shutdown_grace_s,
-            api_key=key,
-        )
+        self.server = VLLMServer.from_options(model, options, extra_args=extra_args, api_key=key)
         self.server.start()
         identity = {"model": model, "args": extra_args}
         self.generation_config = _generation_config(model, extra_args)

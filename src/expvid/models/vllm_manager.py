@@ -33,11 +33,12 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from types import TracebackType
 from typing import IO
 
 import httpx2
 
+from expvid.models.local_server import LocalServer
+from expvid.models.options import BackendOptions
 from expvid.models.types import BackendConfigError
 
 LOG_FILE_NAME = "vllm-serve.log"
@@ -86,7 +87,21 @@ def resolve_executable(executable: str) -> list[str]:
     return [found, *argv[1:]]
 
 
-class VLLMServer:
+#: The backend options a managed server takes under the same names (`VLLMServer.from_options`).
+SERVER_OPTIONS = frozenset(
+    {
+        "host",
+        "port",
+        "tensor_parallel_size",
+        "served_model_name",
+        "log_dir",
+        "startup_timeout_s",
+        "shutdown_grace_s",
+    }
+)
+
+
+class VLLMServer(LocalServer):
     """One `vllm serve MODEL` process. Use as a context manager, or start() / stop()."""
 
     def __init__(
@@ -128,6 +143,16 @@ class VLLMServer:
         self._log: IO[bytes] | None = None
         self._stop_lock = threading.Lock()
 
+    @classmethod
+    def from_options(
+        cls, model: str, options: BackendOptions, *, extra_args: Sequence[str], api_key: str | None
+    ) -> VLLMServer:
+        """The server a `vllm:` backend's options describe (`SERVER_OPTIONS`, and `vllm_executable`)."""
+        settings = options.model_dump(include=set(SERVER_OPTIONS))
+        return cls(
+            model, executable=options.vllm_executable, extra_args=extra_args, api_key=api_key, **settings
+        )
+
     # -- what it runs and where ---------------------------------------------------------------
 
     @property
@@ -146,10 +171,6 @@ class VLLMServer:
             str(self.tensor_parallel_size),
             *self.extra_args,
         ]
-
-    @property
-    def url(self) -> str:
-        return f"http://{self.host}:{self.port}"
 
     @property
     def base_url(self) -> str:
@@ -270,14 +291,6 @@ class VLLMServer:
         if self._log is not None:
             self._log.close()
             self._log = None
-
-    def __enter__(self) -> VLLMServer:
-        return self.start()
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()
 
 
 def _signal_group(pgid: int, sig: signal.Signals) -> None:

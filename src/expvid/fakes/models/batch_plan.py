@@ -23,14 +23,7 @@ class AnsweringServer(Protocol):
     def url(self) -> str: ...
 
     def answer_now(
-        self,
-        protocol: str,
-        path: str,
-        body: Any,
-        *,
-        via: str = "online",
-        headers: dict[str, str] | None = None,
-        model: str = "",
+        self, protocol: str, path: str, body: Any, *, via: str, model: str = ""
     ) -> tuple[int, dict[str, Any]]: ...
 
 

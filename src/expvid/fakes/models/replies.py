@@ -11,9 +11,26 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from expvid.fakes.models.request_shapes import RecordedRequest
+
+
+class CountedFields(TypedDict, total=False):
+    """What an answer may set besides its text when its prompt tokens are counted (`Reply.counted`)."""
+
+    completion_tokens: int | None
+    reasoning_tokens: int | None
+    finish_reason: str
+    delay_s: float
+
+
+class AnswerFields(CountedFields, total=False):
+    """What an answer may set besides its text (`Reply.ok`); the fields are `Reply`'s."""
+
+    reasoning: str | None
+    prompt_tokens: int
+    cache_read_tokens: int | None
 
 
 @dataclass(frozen=True)
@@ -49,48 +66,13 @@ class Reply:
         return cls(text=None, refusal=text, finish_reason="stop")
 
     @classmethod
-    def ok(
-        cls,
-        text: str | None,
-        *,
-        reasoning: str | None = None,
-        finish_reason: str = "stop",
-        delay_s: float = 0.0,
-        prompt_tokens: int = 10,
-        completion_tokens: int | None = None,
-        reasoning_tokens: int | None = None,
-        cache_read_tokens: int | None = None,
-    ) -> Reply:
-        return cls(
-            text=text,
-            reasoning=reasoning,
-            finish_reason=finish_reason,
-            delay_s=delay_s,
-            prompt_tokens=prompt_tokens,
-            completion_tokens=completion_tokens,
-            reasoning_tokens=reasoning_tokens,
-            cache_read_tokens=cache_read_tokens,
-        )
+    def ok(cls, text: str | None, **fields: Unpack[AnswerFields]) -> Reply:
+        return cls(text=text, **fields)
 
     @classmethod
-    def counted(
-        cls,
-        text: str | None,
-        *,
-        completion_tokens: int | None = None,
-        reasoning_tokens: int | None = None,
-        finish_reason: str = "stop",
-        delay_s: float = 0.0,
-    ) -> Reply:
+    def counted(cls, text: str | None, **fields: Unpack[CountedFields]) -> Reply:
         """An answer whose usage is what the provider would bill for the request that arrived."""
-        return cls(
-            text=text,
-            completion_tokens=completion_tokens,
-            reasoning_tokens=reasoning_tokens,
-            finish_reason=finish_reason,
-            delay_s=delay_s,
-            count_usage=True,
-        )
+        return cls(text=text, count_usage=True, **fields)
 
     @classmethod
     def slow(cls, text: str, delay_s: float) -> Reply:

@@ -131,12 +131,19 @@ def _parse_message(
         parse_part(part, f"{where}.content[{j}]", record)
 
 
-def _parse_openai_part(part: Any, where: str, record: RecordedRequest) -> None:
+def _recorded_text(part: Any, where: str, record: RecordedRequest, text_type: str) -> bool:
+    """Whether a content part (an object) is text, of type `text_type`: then it is recorded here."""
     _require(isinstance(part, dict), f"{where} must be an object")
-    kind = part.get("type")
-    if kind == "text":
-        record.texts.append(_string(part.get("text"), f"{where}.text"))
+    if part.get("type") != text_type:
+        return False
+    record.texts.append(_string(part.get("text"), f"{where}.text"))
+    return True
+
+
+def _parse_openai_part(part: Any, where: str, record: RecordedRequest) -> None:
+    if _recorded_text(part, where, record, "text"):
         return
+    kind = part.get("type")
     if kind == "video_url":
         _parse_video_url(part, where, record)
         return
@@ -229,11 +236,9 @@ def parse_responses(body: dict[str, Any], record: RecordedRequest) -> None:
 
 
 def _parse_responses_part(part: Any, where: str, record: RecordedRequest) -> None:
-    _require(isinstance(part, dict), f"{where} must be an object")
-    kind = part.get("type")
-    if kind == "input_text":
-        record.texts.append(_string(part.get("text"), f"{where}.text"))
+    if _recorded_text(part, where, record, "input_text"):
         return
+    kind = part.get("type")
     _require(kind == "input_image", f"{where}.type {kind!r} is not 'input_text' or 'input_image'")
     detail = part.get("detail")
     _require(detail in IMAGE_DETAILS, f"{where}.detail {detail!r} is not 'low', 'high' or 'auto'")
@@ -247,11 +252,9 @@ def _parse_anthropic_blocks(content: Any, where: str, record: RecordedRequest) -
     _require(isinstance(content, list), f"{where} must be a string or a list of blocks")
     for j, block in enumerate(content):
         at = f"{where}[{j}]"
-        _require(isinstance(block, dict), f"{at} must be an object")
-        kind = block.get("type")
-        if kind == "text":
-            record.texts.append(_string(block.get("text"), f"{at}.text"))
+        if _recorded_text(block, at, record, "text"):
             continue
+        kind = block.get("type")
         _require(kind == "image", f"{at}.type {kind!r} is not 'text' or 'image'")
         source = block.get("source")
         _require(isinstance(source, dict) and source.get("type") == "base64", f"{at}.source must be base64")

@@ -47,6 +47,24 @@ def openai_error(message: str, *, param: str | None, code: str | None) -> Reject
     )
 
 
+def unsupported_parameter(name: str, advice: str = "") -> Rejection:
+    """OpenAI's 400 for a parameter the model does not take (`advice`: a sentence that follows)."""
+    message = f"Unsupported parameter: '{name}' is not supported with this model.{advice}"
+    return openai_error(message, param=name, code="unsupported_parameter")
+
+
+def effort_refused(effort: Any, efforts: tuple[str, ...], name: str) -> Rejection | None:
+    """OpenAI's 400 for a reasoning effort the model does not have (None: it has it, or none is sent)."""
+    if effort is None or effort in efforts:
+        return None
+    return openai_error(
+        f"Unsupported value: '{name}' does not support '{effort}' with this model. "
+        f"Supported values are: {_listing(efforts)}.",
+        param=name,
+        code="unsupported_value",
+    )
+
+
 def gemini_error(message: str) -> Rejection:
     return Rejection(400, {"error": {"code": 400, "message": message, "status": "INVALID_ARGUMENT"}})
 
@@ -99,20 +117,11 @@ class OpenAIReasoningRules(ProtocolRules):
     def check(self, record: RecordedRequest) -> Rejection | None:
         body = record.body
         if "max_tokens" in body:
-            return openai_error(
-                "Unsupported parameter: 'max_tokens' is not supported with this model. "
-                "Use 'max_completion_tokens' instead.",
-                param="max_tokens",
-                code="unsupported_parameter",
-            )
+            return unsupported_parameter("max_tokens", " Use 'max_completion_tokens' instead.")
         temperature = body.get("temperature")
         if temperature is not None and temperature != 1:
             if self.temperature_error == "unsupported_parameter":
-                return openai_error(
-                    "Unsupported parameter: 'temperature' is not supported with this model.",
-                    param="temperature",
-                    code="unsupported_parameter",
-                )
+                return unsupported_parameter("temperature")
             return openai_error(
                 f"Unsupported value: 'temperature' does not support {_json_number(temperature)} with this "
                 "model. Only the default (1) value is supported.",
@@ -121,20 +130,12 @@ class OpenAIReasoningRules(ProtocolRules):
             )
         for name in ("top_p", "presence_penalty", "frequency_penalty", "logprobs", "top_logprobs"):
             if name in body:
-                return openai_error(
-                    f"Unsupported parameter: '{name}' is not supported with this model.",
-                    param=name,
-                    code="unsupported_parameter",
-                )
-        effort = body.get("reasoning_effort")
-        if effort is not None and effort not in self.efforts:
-            return openai_error(
-                f"Unsupported value: 'reasoning_effort' does not support '{effort}' with this model. "
-                f"Supported values are: {_listing(self.efforts)}.",
-                param="reasoning_effort",
-                code="unsupported_value",
-            )
-        return _no_video(record) or _unknown_arguments(record)
+                return unsupported_parameter(name)
+        return (
+            effort_refused(body.get("reasoning_effort"), self.efforts, "reasoning_effort")
+            or _no_video(record)
+            or _unknown_arguments(record)
+        )
 
 
 @dataclass(kw_only=True, eq=False)
@@ -223,27 +224,14 @@ class OpenAIResponsesRules(ProtocolRules):
         reasoning = body.get("reasoning") if isinstance(body.get("reasoning"), dict) else None
         if not self.reasoning:
             if reasoning:
-                return openai_error(
-                    "Unsupported parameter: 'reasoning.effort' is not supported with this model.",
-                    param="reasoning.effort",
-                    code="unsupported_parameter",
-                )
+                return unsupported_parameter("reasoning.effort")
             return None
         for name in ("temperature", "top_p"):
             if name in body:
-                return openai_error(
-                    f"Unsupported parameter: '{name}' is not supported with this model.",
-                    param=name,
-                    code="unsupported_parameter",
-                )
-        effort = (reasoning or {}).get("effort")
-        if effort is not None and effort not in self.efforts:
-            return openai_error(
-                f"Unsupported value: 'reasoning.effort' does not support '{effort}' with this model. "
-                f"Supported values are: {_listing(self.efforts)}.",
-                param="reasoning.effort",
-                code="unsupported_value",
-            )
+                return unsupported_parameter(name)
+        refused = effort_refused((reasoning or {}).get("effort"), self.efforts, "reasoning.effort")
+        if refused is not None:
+            return refused
         if (reasoning or {}).get("summary") is not None and not self.verified:
             return openai_error(
                 "Your organization must be verified to generate reasoning summaries. Please go to: "

@@ -175,20 +175,11 @@ class LoopbackServer(FakeServer):
         return self._max_in_flight
 
     @property
-    def url(self) -> str:
-        return f"http://{self.host}:{self.port}"
-
-    @property
     def openai_base_url(self) -> str:
         return f"{self.url}/v1"
 
-    @property
-    def anthropic_base_url(self) -> str:
-        return self.url
-
-    @property
-    def gemini_base_url(self) -> str:
-        return self.url
+    #: The Anthropic and Gemini SDKs take the server's root (their paths carry the API version).
+    anthropic_base_url = gemini_base_url = FakeServer.url
 
     # -- lifecycle ------------------------------------------------------------------------------
 
@@ -238,14 +229,7 @@ class LoopbackServer(FakeServer):
         return Starlette(routes=routes)
 
     def answer_now(
-        self,
-        protocol: str,
-        path: str,
-        body: Any,
-        *,
-        via: str = "online",
-        headers: dict[str, str] | None = None,
-        model: str = "",
+        self, protocol: str, path: str, body: Any, *, via: str, model: str = ""
     ) -> tuple[int, dict[str, Any]]:
         """Validate, apply the rules and answer one request at once: (status, JSON body).
 
@@ -253,9 +237,7 @@ class LoopbackServer(FakeServer):
         exactly what an online one meets (shape checks, provider rules, the responder); delays are
         skipped and a dropped connection or a broken body becomes a 500 for that line.
         """
-        record = RecordedRequest(
-            protocol=protocol, path=path, headers=headers or {}, body={}, model=model, via=via
-        )
+        record = RecordedRequest(protocol=protocol, path=path, headers={}, body={}, model=model, via=via)
         try:
             if not isinstance(body, dict):
                 raise RequestShapeError("body must be a JSON object")
@@ -265,24 +247,14 @@ class LoopbackServer(FakeServer):
             with self._lock:
                 self._rejections.append(str(error))
             return 400, error_body(protocol, 400, str(error))
-        for rule in list(self.rules):
-            rejection = rule(record)
-            if rejection is not None:
-                with self._lock:
-                    self._refused.append(record)
-                    self._rejections.append(json.dumps(rejection.body))
-                return rejection.status, rejection.body
+        rejection = self._refusal(record)
+        if rejection is not None:
+            return rejection.status, rejection.body
         with self._lock:
             record.index = len(self._requests)
             record.received_at = time.monotonic()
             self._requests.append(record)
-        try:
-            reply = as_reply(self._responder(record))
-        except Exception as error:
-            with self._lock:
-                self._responder_errors.append(f"{type(error).__name__}: {error}")
-            reply = Reply.error(500, f"loopback responder failed: {error}")
-        reply = _with_usage(reply, record)
+        reply = _with_usage(self._reply_to(record), record)
         if reply.drop_connection or reply.raw_body is not None:
             return 500, error_body(protocol, 500, "loopback: the answer could not be produced")
         if reply.status != 200:
@@ -290,6 +262,26 @@ class LoopbackServer(FakeServer):
                 protocol, reply.status, reply.error_message or f"error {reply.status}"
             )
         return 200, success_body(protocol, reply, record.model)
+
+    def _refusal(self, record: RecordedRequest) -> Rejection | None:
+        """The first provider rule's refusal of `record` (recorded as refused), or None."""
+        for rule in list(self.rules):
+            rejection = rule(record)
+            if rejection is not None:
+                with self._lock:
+                    self._refused.append(record)
+                    self._rejections.append(json.dumps(rejection.body))
+                return rejection
+        return None
+
+    def _reply_to(self, record: RecordedRequest) -> Reply:
+        """The responder's reply to `record`; a 500 when the responder itself fails (recorded)."""
+        try:
+            return as_reply(self._responder(record))
+        except Exception as error:
+            with self._lock:
+                self._responder_errors.append(f"{type(error).__name__}: {error}")
+            return Reply.error(500, f"loopback responder failed: {error}")
 
     def _reject(self, protocol: str, status: int, message: str) -> Response:
         with self._lock:
@@ -314,13 +306,9 @@ class LoopbackServer(FakeServer):
             return self._reject(protocol, 400, str(error))
         if self.api_key is not None and record.api_key != self.api_key:
             return self._reject(protocol, 401, "missing or wrong API key")
-        for rule in list(self.rules):
-            rejection: Rejection | None = rule(record)
-            if rejection is not None:
-                with self._lock:
-                    self._refused.append(record)
-                    self._rejections.append(json.dumps(rejection.body))
-                return JSONResponse(rejection.body, status_code=rejection.status)
+        rejection = self._refusal(record)
+        if rejection is not None:
+            return JSONResponse(rejection.body, status_code=rejection.status)
 
         with self._lock:
             record.index = len(self._requests)
@@ -329,12 +317,7 @@ class LoopbackServer(FakeServer):
             self._in_flight += 1
             self._max_in_flight = max(self._max_in_flight, self._in_flight)
         try:
-            try:
-                reply = as_reply(self._responder(record))
-            except Exception as error:
-                with self._lock:
-                    self._responder_errors.append(f"{type(error).__name__}: {error}")
-                reply = Reply.error(500, f"loopback responder failed: {error}")
+            reply = self._reply_to(record)
             if reply.delay_s > 0:
                 await _sleep_unless_disconnected(request, reply.delay_s)
         finally:

@@ -20,6 +20,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
+from expvid.models.types import at_least_one
+
 Req = TypeVar("Req")
 Res = TypeVar("Res")
 
@@ -47,12 +49,10 @@ class MicroBatcher(Generic[Req, Res]):
         wait_s: float,
         thread_name: str = "expvid-hf",
     ) -> None:
-        if max_size < 1:
-            raise ValueError(f"max_size must be at least 1, got {max_size}")
         self._run_batch = run_batch
         self._key = key
         self._cost = cost
-        self.max_size = max_size
+        self.max_size = at_least_one("max_size", max_size)
         self.max_cost = max_cost
         self.wait_s = wait_s
         self._thread_name = thread_name

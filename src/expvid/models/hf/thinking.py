@@ -17,6 +17,8 @@ from typing import Any
 import torch
 from transformers import LogitsProcessor
 
+from expvid.models.types import at_least_one
+
 THINK_OPEN = "<think>"
 THINK_CLOSE = "</think>"
 
@@ -40,9 +42,7 @@ def think_token_ids(tokenizer: Any) -> tuple[int, int] | None:
 
 class ThinkingBudget(LogitsProcessor):
     def __init__(self, *, budget: int, open_id: int, close_id: int, prompt_length: int) -> None:
-        if budget < 1:
-            raise ValueError(f"budget must be at least 1, got {budget}")
-        self.budget = budget
+        self.budget = at_least_one("budget", budget)
         self.open_id = open_id
         self.close_id = close_id
         self.prompt_length = prompt_length
