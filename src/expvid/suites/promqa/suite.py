@@ -208,8 +208,4 @@ class ProMQASuite(Suite):
     def make_sample(self, directory: Path, seed: int, *, force: bool) -> SampleReport:
         from expvid.suites.promqa.sample import make_promqa_sample
 
-        sample = make_promqa_sample(directory, seed, force=force)
-        what = f"{sample.examples} examples on {sample.recordings} recordings"
-        if sample.sources is not None:
-            what += f"; inputs for expvid build --recipe promqa in {sample.sources}"
-        return SampleReport(root=sample.root, seconds=sample.seconds, what=what)
+        return make_promqa_sample(directory, seed, force=force)

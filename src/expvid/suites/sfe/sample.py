@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from typing import Any
 from PIL import Image, ImageDraw
 
 from expvid.suites.release_io import claim_sample_dir
+from expvid.suites.sample_report import SampleReport
 
 SUITE = "sfe"
 OWNED = ("20250515-en", "20250515-zh", "images")
@@ -99,16 +99,7 @@ def _record(question: dict[str, Any], language: str) -> dict[str, Any]:
     }
 
 
-@dataclass(frozen=True)
-class SFESample:
-    root: Path
-    seed: int
-    questions: dict[str, int]
-    images: int
-    seconds: float
-
-
-def make_sfe_sample(directory: Path | str, seed: int = 0, *, force: bool = False) -> SFESample:
+def make_sfe_sample(directory: Path | str, seed: int = 0, *, force: bool = False) -> SampleReport:
     """Write the sample into `directory` (empty, or a previous sample with `force`)."""
     started = time.perf_counter()
     root = Path(directory).expanduser()
@@ -122,10 +113,6 @@ def make_sfe_sample(directory: Path | str, seed: int = 0, *, force: bool = False
         lines = [json.dumps(_record(question, language), ensure_ascii=False) for question in questions]
         (folder / "sfe.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
         counts[language] = len(lines)
-    return SFESample(
-        root=root,
-        seed=seed,
-        questions=counts,
-        images=len(list((root / "images").iterdir())),
-        seconds=time.perf_counter() - started,
-    )
+    what = ", ".join(f"{n} {language} questions" for language, n in counts.items())
+    images = len(list((root / "images").iterdir()))
+    return SampleReport(root=root, seconds=time.perf_counter() - started, what=f"{what}, {images} images")
