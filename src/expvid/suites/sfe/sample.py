@@ -30,12 +30,11 @@ SIZE = (160, 120)
 #: fields the release records carry besides (`extra_fields`), and per language its question,
 #: options and answer.
 QUESTIONS_FILE = "sample_questions.json"
-
-
-def _questions() -> list[dict[str, Any]]:
-    text = resources.files(__package__).joinpath(QUESTIONS_FILE).read_text(encoding="utf-8")
-    questions: list[dict[str, Any]] = json.loads(text)
-    return questions
+QUESTIONS: list[dict[str, Any]] = json.loads(
+    resources.files(__package__).joinpath(QUESTIONS_FILE).read_text(encoding="utf-8")
+)
+#: The two ships' boxes of the E011 grounding question (what a correct answer states).
+BOXES_E011: list[list[float]] = next(q["boxes"] for q in QUESTIONS if q["id"] == "E011/0005")
 
 
 def _box_text(boxes: list[list[float]]) -> str:
@@ -104,13 +103,12 @@ def make_sfe_sample(directory: Path | str, seed: int = 0, *, force: bool = False
     started = time.perf_counter()
     root = Path(directory).expanduser()
     claim_sample_dir(root, SUITE, seed, force=force, owned=OWNED)
-    questions = _questions()
-    _draw_images(root / "images", questions)
+    _draw_images(root / "images", QUESTIONS)
     counts = {}
     for language in ("en", "zh"):
         folder = root / f"20250515-{language}"
         folder.mkdir(parents=True, exist_ok=True)
-        lines = [json.dumps(_record(question, language), ensure_ascii=False) for question in questions]
+        lines = [json.dumps(_record(question, language), ensure_ascii=False) for question in QUESTIONS]
         (folder / "sfe.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
         counts[language] = len(lines)
     what = ", ".join(f"{n} {language} questions" for language, n in counts.items())
