@@ -23,7 +23,6 @@ import json
 import logging
 import os
 import struct
-import tempfile
 import threading
 import time
 import zlib
@@ -31,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from expvid.media.atomic import write_bytes_atomic
 from expvid.media.fileid import FileIdentity, file_identity, settled
 
 log = logging.getLogger(__name__)
@@ -177,14 +177,7 @@ class FrameCache:
     def _write_atomic(self, target: Path, data: bytes) -> bool:
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
-            handle, temp_name = tempfile.mkstemp(prefix=".tmp-", dir=target.parent)
-            try:
-                with os.fdopen(handle, "wb") as temp:
-                    temp.write(data)
-                os.replace(temp_name, target)
-            except BaseException:
-                Path(temp_name).unlink(missing_ok=True)
-                raise
+            write_bytes_atomic(target, data)
         except OSError as error:
             log.warning("frame cache: cannot write %s: %s", target, error)
             return False

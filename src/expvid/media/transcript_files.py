@@ -9,12 +9,11 @@ equal the number of timing lines.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from expvid.media.atomic import write_bytes_atomic
 from expvid.media.transcript_model import Cue, Transcript, TranscriptError
 
 _BOMS: tuple[tuple[bytes, str], ...] = (
@@ -46,16 +45,7 @@ def read_text_file(path: Path) -> str:
 
 def write_text_atomic(path: Path, text: str) -> Path:
     """Write UTF-8 text via a temporary file and rename, so a crash never leaves half a file."""
-    path = Path(path)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as stream:
-            stream.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-    return path
+    return write_bytes_atomic(Path(path), text.encode("utf-8"))
 
 
 def cues_of(transcript_or_cues: Transcript | Sequence[Cue]) -> tuple[Cue, ...]:

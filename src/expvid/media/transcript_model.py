@@ -50,6 +50,17 @@ def _check_time(value: float, what: str) -> None:
         raise ValueError(f"{what} must not be negative, got {value!r}")
 
 
+def _settle_span(span: Word | Cue, kind: str) -> None:
+    """Check a word's or cue's times (finite, not negative, the end not before the start) and keep
+    them as floats; `ValueError` naming the `kind` ("word", "cue") otherwise."""
+    _check_time(span.start, f"{kind} start")
+    _check_time(span.end, f"{kind} end")
+    object.__setattr__(span, "start", float(span.start))
+    object.__setattr__(span, "end", float(span.end))
+    if span.end < span.start:
+        raise ValueError(f"{kind} {span.text!r} ends ({span.end}) before it starts ({span.start})")
+
+
 @dataclass(frozen=True, slots=True)
 class Word:
     """One timed word (or a short run of words) as given by ASR or karaoke-style captions."""
@@ -59,12 +70,7 @@ class Word:
     end: float
 
     def __post_init__(self) -> None:
-        _check_time(self.start, "word start")
-        _check_time(self.end, "word end")
-        object.__setattr__(self, "start", float(self.start))
-        object.__setattr__(self, "end", float(self.end))
-        if self.end < self.start:
-            raise ValueError(f"word {self.text!r} ends ({self.end}) before it starts ({self.start})")
+        _settle_span(self, "word")
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,12 +85,7 @@ class Cue:
     def __post_init__(self) -> None:
         if self.words is not None and not isinstance(self.words, tuple):
             object.__setattr__(self, "words", tuple(self.words))
-        _check_time(self.start, "cue start")
-        _check_time(self.end, "cue end")
-        object.__setattr__(self, "start", float(self.start))
-        object.__setattr__(self, "end", float(self.end))
-        if self.end < self.start:
-            raise ValueError(f"cue {self.text!r} ends ({self.end}) before it starts ({self.start})")
+        _settle_span(self, "cue")
 
     @property
     def duration(self) -> float:

@@ -133,14 +133,19 @@ def claim_sample_dir(root: Path, suite: str, seed: int, *, force: bool, owned: S
             raise SampleDirectoryError(f"{root} is not empty ({what}); choose an empty directory")
         if not force:
             raise SampleDirectoryError(f"{root} already holds a {suite} sample; use --force to regenerate it")
-        for name in owned:
-            target = root / name
-            if target.is_dir():
-                shutil.rmtree(target)
-            elif target.exists():
-                target.unlink()
+        remove_owned(root, owned)
     root.mkdir(parents=True, exist_ok=True)
     marker.write_text(json.dumps({"suite": suite, "seed": seed}) + "\n", encoding="utf-8")
+
+
+def remove_owned(root: Path, owned: Iterable[str]) -> None:
+    """Remove what a sample generator owns in `root` (each name a folder or a file), before it regenerates."""
+    for name in owned:
+        target = root / name
+        if target.is_dir():
+            shutil.rmtree(target)
+        elif target.exists():
+            target.unlink()
 
 
 def _marker_suite(marker: Path) -> str | None:

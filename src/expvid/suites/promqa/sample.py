@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from expvid.media.synth import scene_frame, write_video
 from expvid.suites.promqa.sample_sources import write_sample_sources
 from expvid.suites.release_io import claim_sample_dir
+from expvid.suites.sample_report import SampleReport
 
 SUITE = "promqa"
 WIDTH, HEIGHT, FPS = 160, 96, 4
@@ -289,22 +289,11 @@ def _record(entry: tuple[Any, ...]) -> dict[str, Any]:
     }
 
 
-@dataclass(frozen=True)
-class ProMQASample:
-    root: Path
-    seed: int
-    examples: int
-    recordings: int
-    seconds: float
-    #: Inputs of `expvid build --recipe promqa` (CaptainCook4D layout).
-    sources: Path | None = None
-
-
 def make_promqa_sample(
     directory: Path | str, seed: int = 0, *, force: bool = False, with_sources: bool = True
-) -> ProMQASample:
+) -> SampleReport:
     """Write the sample into `directory` (empty, or a previous sample with `force`); `with_sources`
-    adds the recipe's inputs under `sources/`."""
+    adds the inputs of `expvid build --recipe promqa` (CaptainCook4D layout) under `sources/`."""
     started = time.perf_counter()
     root = Path(directory).expanduser()
     claim_sample_dir(root, SUITE, seed, force=force, owned=OWNED)
@@ -318,12 +307,8 @@ def make_promqa_sample(
     for number, (recording, (_activity, seconds)) in enumerate(RECORDINGS.items()):
         frames = (scene_frame(i, WIDTH, HEIGHT, seed=seed + number, fps=FPS) for i in range(seconds * FPS))
         write_video(root / "videos" / f"{recording}.mp4", frames, fps=FPS, preset="ultrafast", threads=1)
-    sources = write_sample_sources(root / "sources", seed) if with_sources else None
-    return ProMQASample(
-        root=root,
-        seed=seed,
-        examples=len(records),
-        recordings=len(RECORDINGS),
-        seconds=time.perf_counter() - started,
-        sources=sources.root if sources else None,
-    )
+    what = f"{len(records)} examples on {len(RECORDINGS)} recordings"
+    if with_sources:
+        sources = write_sample_sources(root / "sources", seed)
+        what += f"; inputs for expvid build --recipe promqa in {sources.root}"
+    return SampleReport(root=root, seconds=time.perf_counter() - started, what=what)

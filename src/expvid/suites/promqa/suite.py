@@ -75,6 +75,20 @@ def performed_steps(item: Item) -> list[PerformedStep]:
     return [PerformedStep.from_record(record) for record in records]
 
 
+def _breakdown_group(name: str, dimension: str, groups: Sequence[str], key: str = "{}") -> dict[str, Any]:
+    """A table group with one column per group of a breakdown (its "Avg"), keyed `key.format(group)`."""
+    columns = [
+        {
+            "key": key.format(group),
+            "label": group,
+            "kind": "cell",
+            "path": ["breakdowns", dimension, group, "levels", "Avg"],
+        }
+        for group in groups
+    ]
+    return {"name": name, "columns": columns}
+
+
 class ProMQAJudge(JudgeAdapter):
     """The runner's view of a ProMQA judge (LLM or offline): one 0/1/2 decision per answer.
 
@@ -177,46 +191,13 @@ class ProMQASuite(Suite):
     def table_layout(self) -> list[dict[str, Any]]:
         return [
             {"name": "All", "columns": [{"key": "Avg", "label": "Avg.", "kind": "level"}]},
-            {
-                "name": "Error",
-                "columns": [
-                    {
-                        "key": group,
-                        "label": group,
-                        "kind": "cell",
-                        "path": ["breakdowns", "error", group, "levels", "Avg"],
-                    }
-                    for group in ERROR_GROUPS
-                ],
-            },
+            _breakdown_group("Error", "error", ERROR_GROUPS),
             {
                 "name": "Question Type",
                 "columns": [{"key": spec.name, "label": spec.column, "kind": "task"} for spec in TASKS],
             },
-            {
-                "name": "Answer Source",
-                "columns": [
-                    {
-                        "key": f"src:{source}",
-                        "label": source,
-                        "kind": "cell",
-                        "path": ["breakdowns", "answer_source", source, "levels", "Avg"],
-                    }
-                    for source in ANSWER_SOURCES
-                ],
-            },
-            {
-                "name": "Answer Type",
-                "columns": [
-                    {
-                        "key": f"type:{group}",
-                        "label": group,
-                        "kind": "cell",
-                        "path": ["breakdowns", "answer_type", group, "levels", "Avg"],
-                    }
-                    for group in ANSWER_TYPE_GROUPS
-                ],
-            },
+            _breakdown_group("Answer Source", "answer_source", ANSWER_SOURCES, key="src:{}"),
+            _breakdown_group("Answer Type", "answer_type", ANSWER_TYPE_GROUPS, key="type:{}"),
         ]
 
     def run_analyses(self) -> dict[str, RunAnalysis]:
@@ -227,8 +208,4 @@ class ProMQASuite(Suite):
     def make_sample(self, directory: Path, seed: int, *, force: bool) -> SampleReport:
         from expvid.suites.promqa.sample import make_promqa_sample
 
-        sample = make_promqa_sample(directory, seed, force=force)
-        what = f"{sample.examples} examples on {sample.recordings} recordings"
-        if sample.sources is not None:
-            what += f"; inputs for expvid build --recipe promqa in {sample.sources}"
-        return SampleReport(root=sample.root, seconds=sample.seconds, what=what)
+        return make_promqa_sample(directory, seed, force=force)

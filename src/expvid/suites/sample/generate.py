@@ -8,11 +8,11 @@ are removed before regenerating.
 
 from __future__ import annotations
 
-import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from expvid.suites.release_io import SampleDirectoryError, remove_owned
 from expvid.suites.sample.layout import TRUTH_FILE, source_video
 from expvid.suites.sample.plan import PlannedExperiment
 from expvid.suites.sample.release import plan_release, write_annotations
@@ -25,10 +25,6 @@ from expvid.suites.sample.videos import VideoJob, run_video_jobs
 
 #: Top-level paths the generator owns inside a sample directory.
 OWNED_PATHS = ("annotations", "videos", "sources", *SIDECAR_PATHS, TRUTH_FILE)
-
-
-class SampleDirectoryError(RuntimeError):
-    """The target directory cannot be written (not empty and not a sample, or a sample without force)."""
 
 
 @dataclass(frozen=True)
@@ -111,10 +107,5 @@ def _prepare(root: Path, force: bool) -> None:
             )
         if not force:
             raise SampleDirectoryError(f"{root} already holds a sample; pass --force to overwrite it")
-        for name in OWNED_PATHS:
-            path = root / name
-            if path.is_dir():
-                shutil.rmtree(path)
-            elif path.exists():
-                path.unlink()
+        remove_owned(root, OWNED_PATHS)
     root.mkdir(parents=True, exist_ok=True)

@@ -26,6 +26,7 @@ from expvid.suites.expvid_suite import TASKS
 from expvid.suites.sample.layout import GENERATOR, level3_video, segment_clip, source_video
 from expvid.suites.sample.plan import ClipSpec, PlannedExperiment
 from expvid.suites.sample.release import ReleasePlan
+from expvid.suites.sample.sources import markdown_section, markdown_text
 from expvid.suites.sample.timeline import FrameRange, Timeline
 
 #: Top-level paths these sidecars occupy (the generator's `--force` removes them too).
@@ -58,13 +59,10 @@ def _step(number: int, text: str, timeline: Timeline) -> dict[str, Any]:
 
 def _paper(experiment: PlannedExperiment) -> str:
     script = experiment.script
-    lines = [f"# {script.title}", "", "# Introduction", "", script.introduction, "", "# Results", ""]
-    for paragraph in script.results:
-        lines += [paragraph, ""]
-    lines += ["# Discussion", ""]
-    for paragraph in script.discussion:
-        lines += [paragraph, ""]
-    return "\n".join(lines).rstrip("\n") + "\n"
+    lines = [f"# {script.title}", "", *markdown_section("# Introduction", [script.introduction])]
+    lines += markdown_section("# Results", script.results)
+    lines += markdown_section("# Discussion", script.discussion)
+    return markdown_text(lines)
 
 
 def _jsonl(path: Path, rows: Sequence[dict[str, Any]]) -> None:

@@ -10,6 +10,7 @@ cues break mid-sentence), and the lab abbreviations authored in the scripts ("0.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from datetime import timedelta
 from pathlib import Path
 
@@ -76,10 +77,23 @@ def _time(seconds: float) -> timedelta:
     return timedelta(milliseconds=round(seconds * 1000))
 
 
+def markdown_section(heading: str, paragraphs: Sequence[str]) -> list[str]:
+    """A markdown section's lines: its heading, then its paragraphs, each followed by a blank line."""
+    lines = [heading, ""]
+    for paragraph in paragraphs:
+        lines += [paragraph, ""]
+    return lines
+
+
+def markdown_text(lines: Sequence[str]) -> str:
+    """Markdown lines as one text ending in a single newline."""
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
 def paper_markdown(script: ExperimentScript) -> str:
     """The paper: Abstract, Introduction, Methods (the protocol), Results, Discussion."""
-    lines = [f"# {script.title}", "", "## Abstract", "", script.abstract, "", "## Introduction", ""]
-    lines += [script.introduction, "", "## Methods", ""]
+    lines = [f"# {script.title}", "", *markdown_section("## Abstract", [script.abstract])]
+    lines += [*markdown_section("## Introduction", [script.introduction]), "## Methods", ""]
     number = 0
     for stage_number, stage in enumerate(script.stages, start=1):
         lines += [f"### {stage_number}. {stage.name}", ""]
@@ -87,10 +101,6 @@ def paper_markdown(script: ExperimentScript) -> str:
             number += 1
             lines.append(f"{number}. {step.text}")
         lines.append("")
-    lines += ["## Results", ""]
-    for paragraph in script.results:
-        lines += [paragraph, ""]
-    lines += ["## Discussion", ""]
-    for paragraph in script.discussion:
-        lines += [paragraph, ""]
-    return "\n".join(lines).rstrip("\n") + "\n"
+    lines += markdown_section("## Results", script.results)
+    lines += markdown_section("## Discussion", script.discussion)
+    return markdown_text(lines)

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from expvid.media.synth import scene_frame, write_video
 from expvid.suites.release_io import claim_sample_dir
+from expvid.suites.sample_report import SampleReport
 
 SUITE = "scivideobench"
 WIDTH, HEIGHT, FPS = 160, 96, 4
@@ -184,18 +184,7 @@ RECORDS: list[dict[str, Any]] = [
 ]
 
 
-@dataclass(frozen=True)
-class SciVideoBenchSample:
-    root: Path
-    seed: int
-    questions: int
-    videos: int
-    seconds: float
-
-
-def make_scivideobench_sample(
-    directory: Path | str, seed: int = 0, *, force: bool = False
-) -> SciVideoBenchSample:
+def make_scivideobench_sample(directory: Path | str, seed: int = 0, *, force: bool = False) -> SampleReport:
     """Write the sample release into `directory` (empty, or a previous sample with `force`)."""
     started = time.perf_counter()
     root = Path(directory).expanduser()
@@ -212,10 +201,5 @@ def make_scivideobench_sample(
         write_video(
             root / "videos" / f"jove_{video_id}{suffix}", frames, fps=FPS, preset="ultrafast", threads=1
         )
-    return SciVideoBenchSample(
-        root=root,
-        seed=seed,
-        questions=len(RECORDS),
-        videos=len(VIDEOS),
-        seconds=time.perf_counter() - started,
-    )
+    what = f"{len(RECORDS)} questions on {len(VIDEOS)} videos"
+    return SampleReport(root=root, seconds=time.perf_counter() - started, what=what)

@@ -182,9 +182,7 @@ class SciVideoBenchSuite(VideoQASuite):
     def make_sample(self, directory: Path, seed: int, *, force: bool) -> SampleReport:
         from expvid.suites.scivideobench.sample import make_scivideobench_sample
 
-        sample = make_scivideobench_sample(directory, seed, force=force)
-        what = f"{sample.questions} questions on {sample.videos} videos"
-        return SampleReport(root=sample.root, seconds=sample.seconds, what=what)
+        return make_scivideobench_sample(directory, seed, force=force)
 
 
 def load_scivideobench(root: Path | str, **options: Unpack[LoadOptions]) -> Dataset:

@@ -14,10 +14,9 @@ under `images/`. Both are read here without a manual export step:
 from __future__ import annotations
 
 import hashlib
-import os
-import tempfile
 from pathlib import Path
 
+from expvid.media.atomic import write_bytes_atomic
 from expvid.suites.parquet_io import PARQUET_SUFFIX, file_sha256, parquet_records
 
 __all__ = ["IMAGE_CACHE", "PARQUET_SUFFIX", "ImageStore", "file_sha256", "image_extension", "parquet_records"]
@@ -62,12 +61,4 @@ class ImageStore:
         if target.is_file() and target.stat().st_size == len(data):
             return target
         target.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=".part-")
-        try:
-            with os.fdopen(handle, "wb") as stream:
-                stream.write(data)
-            os.replace(temporary, target)
-        except BaseException:
-            Path(temporary).unlink(missing_ok=True)
-            raise
-        return target
+        return write_bytes_atomic(target, data)

@@ -422,9 +422,7 @@ class SFESuite(Suite):
     def make_sample(self, directory: Path, seed: int, *, force: bool) -> SampleReport:
         from expvid.suites.sfe.sample import make_sfe_sample
 
-        sample = make_sfe_sample(directory, seed, force=force)
-        what = ", ".join(f"{n} {language} questions" for language, n in sample.questions.items())
-        return SampleReport(root=sample.root, seconds=sample.seconds, what=f"{what}, {sample.images} images")
+        return make_sfe_sample(directory, seed, force=force)
 
 
 def _chance_group(item: Item, *, by_task: bool = True) -> str:
