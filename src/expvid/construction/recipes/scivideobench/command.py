@@ -42,6 +42,18 @@ EXPVID_ONLY = {
     "max_duration": None,
     "no_ordering_repair": False,
 }
+#: `expvid build` flags that are settings of the same name (the recipe reads them unchanged).
+SAME_NAME_FLAGS = (
+    "sources",
+    "out",
+    "llm",
+    "blind_samples",
+    "blind_margin",
+    "temperature",
+    "max_tokens",
+    "max_attempts",
+    "concurrency",
+)
 RECIPE_KEYS = (
     *STT_KEYS,
     "per_type",
@@ -100,19 +112,11 @@ def config_from(values: dict[str, Any]) -> Any:
         if "per_type" in options:
             extra["per_type"] = _per_type(options["per_type"])
         return SvbBuildConfig(
-            sources=values["sources"],
-            out=values["out"],
-            llm=values["llm"],
+            **{name: values[name] for name in SAME_NAME_FLAGS},
             blind_llm=values.get("blind_llm"),
             stt=stt,
             backend_options=backend_options,
             prices=prices,
-            blind_samples=values["blind_samples"],
-            blind_margin=values["blind_margin"],
-            temperature=values["temperature"],
-            max_tokens=values["max_tokens"],
-            max_attempts=values["max_attempts"],
-            concurrency=values["concurrency"],
             retry_failed=values["redo_failed"],
             redo=redo,
             **extra,
