@@ -22,6 +22,7 @@ from typing import Any
 from expvid.models.types import InputMode, ModelBackend
 from expvid.run.generate import SEED_SCHEME
 from expvid.schema import DataError, Prediction
+from expvid.scoring.judges.calls import innermost_backend
 from expvid.suites.protocol import FrameOptions, GenerationDefaults
 
 #: Keys of `Prediction.sent` summarised per run, in report order.
@@ -40,20 +41,11 @@ SUMMARY_KEYS = (
 )
 
 
-def _inner(backend: Any) -> Any:
-    """The backend that really talks to the model (through blind: and vllm: wrappers)."""
-    for attribute in ("inner", "client"):
-        wrapped = getattr(backend, attribute, None)
-        if wrapped is not None and hasattr(wrapped, "generate"):
-            return _inner(wrapped)
-    return backend
-
-
 def image_limit_of(backend: ModelBackend) -> dict[str, Any] | None:
     """The provider's images-per-request cap, as {"max_images", "source"}, or None."""
     if getattr(backend, "kind", None) == "blind" or str(getattr(backend, "name", "")).startswith("blind:"):
         return None  # no image ever leaves a blind backend
-    limit = getattr(_inner(backend), "image_limit", None)
+    limit = getattr(innermost_backend(backend), "image_limit", None)
     return None if limit is None else {"max_images": int(limit.max_images), "source": str(limit.source)}
 
 
@@ -72,7 +64,7 @@ def apply_image_limit(
 
 def input_modes_of(backend: ModelBackend) -> tuple[str, ...] | None:
     """How the backend can take a video's frames; None when it does not look at images at all."""
-    inner = _inner(backend)
+    inner = innermost_backend(backend)
     modes = getattr(inner, "input_modes", None)
     if callable(modes):
         return tuple(modes())

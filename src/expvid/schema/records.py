@@ -153,14 +153,20 @@ class ItemScore(BaseModel):
     judge_error: str | None = None
 
 
-class TaskScore(BaseModel):
-    """Aggregate for one task: `score` on a 0-100 scale, with counts that make failures visible."""
+class CountedScore(BaseModel):
+    """A score on a 0-100 scale over `n` items, with the counts that make failures visible (a task's
+    or a level's)."""
 
     score: FiniteFloat
     n: int
     n_unparseable: int = 0
     n_failed: int = 0
     n_judge_failed: int = 0
+
+
+class TaskScore(CountedScore):
+    """Aggregate for one task: its counted score, and what its task file held besides the items."""
+
     #: Records in the task file (the denominator's source); None in scores written before it existed.
     n_records: int | None = None
     #: Records that could not be read as items (counted, scored 0).

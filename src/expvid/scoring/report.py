@@ -16,6 +16,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from expvid.schema import TaskScore
+from expvid.schema.records import CountedScore
 from expvid.scoring.levels import LevelRule
 
 #: How items whose judge failed are scored; written into every report so nobody has to guess.
@@ -34,12 +35,7 @@ class TaskSummary(TaskScore):
     score_judged_only: float | None = None
 
 
-class LevelSummary(BaseModel):
-    score: float
-    n: int
-    n_unparseable: int = 0
-    n_failed: int = 0
-    n_judge_failed: int = 0
+class LevelSummary(CountedScore):
     ci95: tuple[float, float] | None = None
     rule: LevelRule
     tasks: list[str]

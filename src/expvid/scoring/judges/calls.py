@@ -39,17 +39,18 @@ REASONING_JUDGE_THINKING = ThinkingConfig(enabled=True, budget_tokens=2048)
 LENGTH_REASONS = frozenset({"length", "max_tokens", "MAX_TOKENS"})
 
 
-def _innermost(backend: Any) -> Any:
+def innermost_backend(backend: Any) -> Any:
+    """The backend that really talks to the model (through blind: and vllm: wrappers)."""
     for attribute in ("inner", "client"):
         wrapped = getattr(backend, attribute, None)
         if wrapped is not None and hasattr(wrapped, "generate"):
-            return _innermost(wrapped)
+            return innermost_backend(wrapped)
     return backend
 
 
 def reasons_by_default(backend: ModelBackend) -> bool:
     """Whether the judge's model is known to spend output tokens on reasoning by default."""
-    return bool(getattr(_innermost(backend), "reasoning_model", False))
+    return bool(getattr(innermost_backend(backend), "reasoning_model", False))
 
 
 @dataclass(frozen=True)
