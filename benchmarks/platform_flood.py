@@ -301,6 +301,7 @@ def run_phase(
     finally:
         _stop(server)
     saved = len(result.acknowledged)
+    hashing = re.findall(r"sign-in hashing: (.*)", (work / "server.log").read_text(errors="replace"))
     statuses = Counter(status for status, _ in attempts)
     return {
         "phase": name,
@@ -326,6 +327,8 @@ def run_phase(
         else None,
         "load_average": round(load, 1),
         "flooders_cpu_s": round(flood_cpu, 1),
+        # The server's own account at its stop, per lane: hashed, shed, longest wait and hash.
+        "hashing": hashing[-1] if hashing else None,
         "errors": result.errors[:5],
     }
 
