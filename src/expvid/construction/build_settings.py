@@ -1,4 +1,4 @@
-"""The settings every experiment-video recipe's build starts with (ExpVid's and SciVideoBench's)."""
+"""The settings every experiment-video recipe's build starts with (the recipes that draft from lab videos and their transcripts extend it)."""
 
 from __future__ import annotations
 

@@ -262,7 +262,7 @@ async def judge_and_score(
     extras: RunExtras | None = None,
 ) -> RunScores:
     """Judge what needs a judge, then score; the bootstrap's draws and seed are the run's (`config`),
-    and the suite's human judgments (PromQA) are compared with the judge's when it has them."""
+    and the suite's human judgments, where it ships them, are compared with the judge's when it has them."""
     n_bootstrap, seed = config.n_bootstrap, config.seed or 0
     human_judgments: Path | None = getattr(suite, "human_judgments", None)
     items = list(inputs.items)
