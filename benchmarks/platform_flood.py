@@ -203,10 +203,11 @@ async def _attacker(
         connection[1].close()
 
 
-def _flood(args: tuple[int, list[str], int, float, float]) -> tuple[list[tuple[int, float]], float]:
+def _flood(args: tuple[int, list[str], int, float, float]) -> tuple[list[tuple[int, float]], float, float]:
     """`attackers` clients in their own process, from `start_at` (wall clock) for `seconds`; returns
-    their answers and the process's CPU seconds. The process runs at nice 10: the flooders stand in
-    for clients on other machines, whose CPU is not the server's."""
+    their answers, the process's CPU seconds and how long it ran (a flooder waits for the answer to
+    its last attempt, which a full lane may give long after `seconds`). The process runs at nice
+    10: the flooders stand in for clients on other machines, whose CPU is not the server's."""
     port, usernames, attackers, start_at, seconds = args
     with contextlib.suppress(OSError):
         os.nice(10)
@@ -219,8 +220,9 @@ def _flood(args: tuple[int, list[str], int, float, float]) -> tuple[list[tuple[i
             *(_attacker(port, usernames, stop_at, seed, results) for seed in range(attackers))
         )
 
+    started = time.monotonic()
     asyncio.run(run())
-    return results, time.process_time()
+    return results, time.process_time(), time.monotonic() - started
 
 
 def _person(base_url: str, who: str, start_at: float, seconds: float, out: list[tuple[int, float]]) -> None:
@@ -291,7 +293,7 @@ def run_phase(
         )  # fmt: skip
         cpu_after = _cpu_seconds(server.pid)
         load = os.getloadavg()[0]
-        attempts, flood_cpu = flood.get() if flood is not None else ([], 0.0)
+        attempts, flood_cpu, flood_s = flood.get() if flood is not None else ([], 0.0, 0.0)
         for watcher in watchers:
             watcher.join()
         if pool is not None:
@@ -317,7 +319,7 @@ def run_phase(
         "owner_sign_in": _times(people["owner"]),
         "newcomer_sign_in": _times(people["newcomer"]),
         "sign_in_attempts": len(attempts),
-        "sign_ins_per_s": round(len(attempts) / args.seconds, 1),
+        "sign_ins_per_s": round(len(attempts) / flood_s, 1) if flood_s else 0.0,
         "sign_in_statuses": {str(k): v for k, v in sorted(statuses.items())},
         "server_peak_mb": memory,
         # Server CPU over the whole phase (sign-ins of the reviewers included) and the machine's

@@ -22,6 +22,7 @@ from expvid.platform.security.passwords import Passwords
 from expvid.platform.security.signin_gate import SignInGate
 from expvid.platform.services.errors import Conflict, Forbidden, InvalidInput, NotFound, PlatformError
 from expvid.platform.web.body_limit import BodyLimit, BodyTooLarge
+from expvid.platform.web.busy_pacing import RefusalPacer
 from expvid.platform.web.deps import CsrfRejected, Unauthenticated
 from expvid.platform.web.input_guard import InputGuard
 from expvid.platform.web.render import STATIC_DIR, page
@@ -106,6 +107,7 @@ def create_app(settings: PlatformSettings, *, database: Database | None = None) 
     app.state.passwords = passwords
     app.state.hashes = hashes
     app.state.signin_gate = gate
+    app.state.refusal_pacer = RefusalPacer()
     # Outermost last: security headers on every answer, then the body cap, then the input guard
     # (which buffers bodies, so it must sit inside the cap).
     app.add_middleware(InputGuard)

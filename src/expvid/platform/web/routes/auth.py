@@ -33,8 +33,7 @@ from expvid.platform.web.deps import (
 from expvid.platform.web.render import page
 
 router = APIRouter()
-#: A sign-in refused because the hashing queue is full is answered after this pause (seconds).
-BUSY_PAUSE_S = 1.0
+#: Retry-After of a sign-in refused because its hashing lane is full (answered after a pause).
 BUSY_RETRY_S = 2
 
 
@@ -96,8 +95,9 @@ async def login(request: Request) -> Response:
         )  # fmt: skip
     except HashingBusy:
         # Too many sign-ins wait for a hash already (a flood): answer later rather than at once,
-        # so that a client looping on refusals costs the server next to nothing.
-        await asyncio.sleep(BUSY_PAUSE_S)
+        # spaced out (web/busy_pacing.py), so that a flood looping on refusals costs the server a
+        # few requests a second whatever its size.
+        await asyncio.sleep(request.app.state.refusal_pacer.delay())
         response = _login_page(
             request, error="Too many sign-ins at this moment; try again in a few seconds.",
             status_code=503, username=username,
