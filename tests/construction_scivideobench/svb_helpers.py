@@ -25,6 +25,8 @@ class SvbBuild:
     stt: TranscriptionServer
     args: list[str]
     output: str
+    #: Transcriptions the fixture's own build sent (the server is shared: later tests add theirs).
+    transcribed_by_build: int = 0
 
 
 def build_args(sources: Path, out: Path, llm: LoopbackServer, stt: TranscriptionServer) -> list[str]:

@@ -22,7 +22,7 @@ def _jsonl(path):  # type: ignore[no-untyped-def]
 def test_build_transcribes_drafts_verifies_and_writes_the_release(svb_build: SvbBuild) -> None:
     report, out = svb_build.report, svb_build.out
     # speech-to-text: both videos transcribed through the OpenAI protocol, once each, priced per minute
-    assert len(svb_build.stt.transcriptions) == 2
+    assert svb_build.transcribed_by_build == 2
     assert report["speech"]["transcribed"] == 2 and report["speech"]["minutes"] > 4
     assert report["speech"]["cost_this_run"] > 0
     assert sorted(report["experiments"]["transcribed"]) == sorted(p.name for p in svb_build.sources.iterdir())
