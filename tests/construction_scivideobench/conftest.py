@@ -53,4 +53,6 @@ def svb_build(speech_sources: Path, tmp_path_factory: pytest.TempPathFactory) ->
         result = CliRunner().invoke(app, args)
         assert result.exit_code == 0, result.output
         report = json.loads((out / "build_report.json").read_text(encoding="utf-8"))
-        yield SvbBuild(speech_sources, out, report, lab, llm, stt, args, result.output, len(stt.transcriptions))
+        yield SvbBuild(
+            speech_sources, out, report, lab, llm, stt, args, result.output, len(stt.transcriptions)
+        )
