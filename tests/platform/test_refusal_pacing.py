@@ -4,14 +4,11 @@ flood stops. The last test drives it through the login form of a live server."""
 
 from __future__ import annotations
 
-import random
-import threading
 import time
-from collections import Counter
 from itertools import pairwise
 
 from platform_env import Env, LiveServer
-from test_signin_fairness import SLOW, _login, _slow_password
+from test_signin_fairness import SLOW, _slow_password, strangers_guessing, wait_until
 
 from expvid.platform import create_app
 from expvid.platform.web.busy_pacing import RefusalPacer
@@ -60,25 +57,8 @@ def test_every_refused_sign_in_of_a_live_server_is_paced(env: Env) -> None:
     app = create_app(settings, database=env.database)
     pacer = _Recording()
     app.state.refusal_pacer = pacer
-    answers: Counter[int] = Counter()
-    with LiveServer(app) as live:
-        stop = threading.Event()
-
-        def stranger(seed: int) -> None:
-            rng = random.Random(seed)
-            while not stop.is_set():
-                address = f"{rng.randrange(1, 224)}.{rng.randrange(256)}.{rng.randrange(256)}.{rng.randrange(1, 255)}"
-                answers[_login(live.url, "alice", f"guess-{rng.random()}", address)[0]] += 1
-
-        threads = [threading.Thread(target=stranger, args=(seed,)) for seed in range(10)]
-        for thread in threads:
-            thread.start()
-        deadline = time.monotonic() + 60
-        while answers[503] < 5 and time.monotonic() < deadline:
-            time.sleep(0.05)
-        stop.set()
-        for thread in threads:
-            thread.join()
+    with LiveServer(app) as live, strangers_guessing(live.url, "alice", clients=10) as answers:
+        wait_until(lambda: answers[503] >= 5)
     assert answers[503] >= 5, answers
     assert len(pacer.delays) == answers[503]
     assert min(pacer.delays) >= 0.2 - 0.01

@@ -10,6 +10,8 @@ import re
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 import httpx
 import pytest
@@ -39,6 +41,38 @@ def _login(base_url: str, username: str, password: str, address: str) -> tuple[i
     return response.status_code, time.perf_counter() - started, body
 
 
+@contextmanager
+def strangers_guessing(base_url: str, account: str, *, clients: int) -> Iterator[Counter[int]]:
+    """`clients` threads posting wrong passwords for `account`, each attempt from a new random
+    address (no per-client throttle ever applies), until the block ends; yields their answers by status."""
+    stop = threading.Event()
+    answers: Counter[int] = Counter()
+
+    def stranger(seed: int) -> None:
+        rng = random.Random(seed)
+        while not stop.is_set():
+            address = (
+                f"{rng.randrange(1, 224)}.{rng.randrange(256)}.{rng.randrange(256)}.{rng.randrange(1, 255)}"
+            )
+            answers[_login(base_url, account, f"guess-{rng.random()}", address)[0]] += 1
+
+    threads = [threading.Thread(target=stranger, args=(seed,)) for seed in range(clients)]
+    for thread in threads:
+        thread.start()
+    try:
+        yield answers
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join()
+
+
+def wait_until(condition: Callable[[], bool], *, seconds: float = 60.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
 def _slow_password(env: Env, username: str) -> None:
     """Store `username`'s password at the slow cost (the test users' are nearly free to check)."""
     with env.database.write() as db:
@@ -56,29 +90,11 @@ def test_the_owner_gets_in_while_strangers_fill_the_queue(env: Env) -> None:
     pool: HashPool = app.state.hashes
     with LiveServer(app) as live:
         assert _login(live.url, "alice", password_of("alice"), OWNER_ADDRESS)[0] == 303  # her usual computer
-        stop = threading.Event()
-        answers: Counter[int] = Counter()
-
-        def stranger(seed: int) -> None:
-            rng = random.Random(seed)
-            while not stop.is_set():
-                address = f"{rng.randrange(1, 224)}.{rng.randrange(256)}.{rng.randrange(256)}.{rng.randrange(1, 255)}"
-                answers[_login(live.url, "alice", f"guess-{rng.random()}", address)[0]] += 1
-
-        threads = [threading.Thread(target=stranger, args=(seed,)) for seed in range(12)]
-        for thread in threads:
-            thread.start()
-        try:
-            deadline = time.monotonic() + 60
-            while answers[503] < 3 and time.monotonic() < deadline:  # the strangers' lane is full
-                time.sleep(0.05)
+        with strangers_guessing(live.url, "alice", clients=12) as answers:
+            wait_until(lambda: answers[503] >= 3)  # the strangers' lane is full
             assert answers[503] >= 3, answers
             status, seconds, _ = _login(live.url, "alice", password_of("alice"), OWNER_ADDRESS)
             busy_meanwhile = pool.pending_in(OTHER)
-        finally:
-            stop.set()
-            for thread in threads:
-                thread.join()
     assert status == 303, answers
     # Her first sign-in from there was clean; this one, in the flood, trusted.
     assert busy_meanwhile >= 1 and pool.done_by_lane[TRUSTED] == 1 and pool.shed_by_lane[OTHER] >= 3

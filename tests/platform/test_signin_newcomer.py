@@ -5,14 +5,12 @@ lane cannot take is refused without any database work. (How long the newcomer wa
 
 from __future__ import annotations
 
-import random
 import threading
 import time
-from collections import Counter
 from typing import Any
 
 from platform_env import Env, LiveServer, password_of
-from test_signin_fairness import SLOW, _login, _slow_password
+from test_signin_fairness import SLOW, _login, _slow_password, strangers_guessing, wait_until
 
 from expvid.platform import create_app
 from expvid.platform.config import PasswordPolicy
@@ -29,33 +27,14 @@ def test_a_newcomer_signs_in_in_the_clean_lanes_while_strangers_flood_another_ac
     app = create_app(settings, database=env.database)
     pool: HashPool = app.state.hashes
     gate: SignInGate = app.state.signin_gate
-    with LiveServer(app) as live:
-        stop = threading.Event()
-        answers: Counter[int] = Counter()
-
-        def stranger(seed: int) -> None:
-            rng = random.Random(seed)
-            while not stop.is_set():
-                address = f"{rng.randrange(1, 224)}.{rng.randrange(256)}.{rng.randrange(256)}.{rng.randrange(1, 255)}"
-                answers[_login(live.url, "alice", f"guess-{rng.random()}", address)[0]] += 1
-
-        threads = [threading.Thread(target=stranger, args=(seed,)) for seed in range(12)]
-        for thread in threads:
-            thread.start()
-        try:
-            deadline = time.monotonic() + 60
-            # the strangers' lane is full, and a suspect found it full before any database work
-            while (answers[503] < 3 or gate.refused_early < 1) and time.monotonic() < deadline:
-                time.sleep(0.05)
-            assert answers[503] >= 3 and gate.refused_early >= 1, (answers, gate.refused_early)
-            clean_steps, clean_hashes = gate.steps[CLEAN_KIND], pool.done_by_lane[CLEAN]
-            status, seconds, _ = _login(live.url, "bob", password_of("bob"), "203.0.113.77")  # never seen
-            newcomer_steps = gate.steps[CLEAN_KIND] - clean_steps
-            newcomer_hashes = pool.done_by_lane[CLEAN] - clean_hashes
-        finally:
-            stop.set()
-            for thread in threads:
-                thread.join()
+    with LiveServer(app) as live, strangers_guessing(live.url, "alice", clients=12) as answers:
+        # the strangers' lane is full, and a suspect found it full before any database work
+        wait_until(lambda: answers[503] >= 3 and gate.refused_early >= 1)
+        assert answers[503] >= 3 and gate.refused_early >= 1, (answers, gate.refused_early)
+        clean_steps, clean_hashes = gate.steps[CLEAN_KIND], pool.done_by_lane[CLEAN]
+        status, seconds, _ = _login(live.url, "bob", password_of("bob"), "203.0.113.77")  # never seen
+        newcomer_steps = gate.steps[CLEAN_KIND] - clean_steps
+        newcomer_hashes = pool.done_by_lane[CLEAN] - clean_hashes
     assert status == 303, answers
     # Its database work ran on the newcomers' thread (look, reserve, finish), its hash in `clean`.
     assert newcomer_steps >= 3 and newcomer_hashes >= 1

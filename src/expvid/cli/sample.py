@@ -48,8 +48,7 @@ def make(
         _make_recipe_inputs(recipe, directory, seed, force)
         return
     from expvid.suites.registry import UnknownSuiteError, get_suite, suite_names
-    from expvid.suites.release_io import SampleDirectoryError as ReleaseDirectoryError
-    from expvid.suites.sample import SampleDirectoryError
+    from expvid.suites.release_io import SampleDirectoryError
 
     try:
         the_suite = get_suite(suite)
@@ -66,7 +65,7 @@ def make(
         )
     try:
         report = maker(directory, seed, force=force)
-    except (SampleDirectoryError, ReleaseDirectoryError) as exc:
+    except SampleDirectoryError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(code=1) from None
     console = message_console()
